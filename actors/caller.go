@@ -1,0 +1,176 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Caller runs tool calls on pairings: the actor half of the one call path
+// the MCP front end takes (SPEC §4).
+type Caller struct {
+	system *actor.ActorSystem
+	router Router
+	cfg    Config
+}
+
+// NewCaller returns a Caller that reaches pairings through router.
+func NewCaller(system *actor.ActorSystem, router Router, cfg Config) *Caller {
+	return &Caller{system: system, router: router, cfg: cfg.withDefaults()}
+}
+
+// CallRequest is one tool call for one pairing.
+type CallRequest struct {
+	Pairing    string
+	Tool       string
+	Arguments  json.RawMessage
+	Connection protocol.Connection
+}
+
+// Event is something that happened to a call before its end: the tab is
+// asking the person (Asking true), or the person answered (Asking false).
+type Event struct {
+	CallID string
+	Asking bool
+}
+
+// activationAttempts bounds how often a call looks its pairing up again
+// when the actor it found was stopping (passivation races a call).
+const activationAttempts = 3
+
+// safetyMargin is how long past the call wait a caller waits for its
+// pairing before it answers with the restarting sentence itself: the
+// pairing ends every call at its deadline, so this only fires when the
+// pairing cannot (SPEC §3: never left hanging).
+const safetyMargin = 30 * time.Second
+
+// Call runs req on its pairing's tab and waits for its end: the tab's
+// result, or the relay's own outcome (no tab, detach, timeout, restarting,
+// too many calls). events, when not nil, hears the person being asked; it
+// must not block. A cancelled ctx cancels the call (the tab is told) and
+// returns ctx's error.
+func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) (Outcome, error) {
+	id := NewID("call-")
+	for attempt := 0; ; attempt++ {
+		pid, err := c.router.Pairing(ctx, req.Pairing)
+		if err != nil {
+			return Outcome{Kind: Restarting, CallID: id}, nil
+		}
+		o, retry, err := c.await(ctx, pid, id, req, events)
+		if !retry || attempt+1 >= activationAttempts {
+			return o, err
+		}
+	}
+}
+
+// await sends the call to pid through a waiter actor and waits. retry is
+// true when the pairing was gone before it took the call.
+func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o Outcome, retry bool, err error) {
+	w := &waiter{
+		pairing: pid,
+		req:     &callRequest{Call: protocol.Call{ID: id, Tool: req.Tool, Arguments: req.Arguments, Connection: req.Connection}},
+		out:     make(chan any, 8),
+		gone:    make(chan struct{}),
+	}
+	defer close(w.gone)
+	wpid := c.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w }))
+	safety := make(chan struct{})
+	t := c.cfg.Clock.AfterFunc(c.cfg.CallWait+safetyMargin, func() { close(safety) })
+	defer t.Stop()
+	for {
+		select {
+		case m := <-w.out:
+			switch m := m.(type) {
+			case *callEvent:
+				if events != nil {
+					events(Event{CallID: m.ID, Asking: m.Asking})
+				}
+			case *callDone:
+				return m.Outcome, false, nil
+			case pairingGone:
+				return Outcome{Kind: Restarting, CallID: id}, !m.accepted, nil
+			}
+		case <-ctx.Done():
+			c.system.Root.Stop(wpid) // the pairing watches the waiter: it cancels the call
+			return Outcome{Kind: Cancelled, CallID: id}, false, ctx.Err()
+		case <-safety:
+			c.system.Root.Stop(wpid)
+			return Outcome{Kind: Restarting, CallID: id}, false, nil
+		}
+	}
+}
+
+// pairingGone tells await that the pairing stopped; accepted says whether
+// it had taken the call (if not, the call can go to a new activation).
+type pairingGone struct{ accepted bool }
+
+// checkGone is the waiter's note to itself that its pairing stopped.
+// Terminated is a system message and overtakes user messages already in
+// the mailbox, a callAccepted among them: the waiter decides whether the
+// call was taken only once those are read.
+type checkGone struct{}
+
+// waiter is where a call's answer goes: a short-lived actor on the front
+// end's node that watches the pairing, so that a pairing that dies with the
+// call in flight is noticed at once.
+type waiter struct {
+	pairing  *actor.PID
+	req      *callRequest
+	out      chan any
+	gone     chan struct{} // closed when nobody reads out any more
+	accepted bool          // the pairing took the call
+}
+
+func (w *waiter) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		ctx.Watch(w.pairing)
+		ctx.Request(w.pairing, w.req)
+	case *callAccepted:
+		w.accepted = true
+	case *callEvent:
+		w.put(m)
+	case *callDone:
+		w.put(m)
+		ctx.Unwatch(w.pairing) // or the pairing keeps a watcher per call it ever ran
+		ctx.Stop(ctx.Self())
+	case *actor.DeadLetterResponse:
+		w.put(pairingGone{accepted: false})
+		ctx.Stop(ctx.Self())
+	case *actor.Terminated:
+		if m.Who.Equal(w.pairing) {
+			ctx.Send(ctx.Self(), &checkGone{})
+		}
+	case *checkGone:
+		w.put(pairingGone{accepted: w.accepted})
+		ctx.Stop(ctx.Self())
+	}
+}
+
+func (w *waiter) put(m any) {
+	select {
+	case w.out <- m:
+	case <-w.gone:
+	}
+}
+
+// Inspect returns a pairing's state (for tests and /debug/check). It
+// activates the pairing when it is not active.
+func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error) {
+	pid, err := c.router.Pairing(ctx, pairing)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.system.Root.RequestFuture(pid, &snapshotRequest{}, 5*time.Second).Result()
+	if err != nil {
+		return nil, err
+	}
+	s, ok := res.(*Snapshot)
+	if !ok {
+		return nil, ErrUnavailable
+	}
+	return s, nil
+}

@@ -1,0 +1,122 @@
+package actors
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Defaults of Config (SPEC §10).
+const (
+	DefaultCallWait     = 225 * time.Second // under Claude's 240 s
+	DefaultTurnIdle     = 120 * time.Second
+	DefaultPairingIdle  = 5 * time.Minute
+	DefaultMaxTabs      = 32
+	DefaultMaxCalls     = 64
+	DefaultDetachedKept = 256
+)
+
+// Config is what pairing and tab actors need to know.
+type Config struct {
+	CallWait    time.Duration // TAB_CALL_WAIT
+	TurnIdle    time.Duration // AGENT_TURN_IDLE
+	PairingIdle time.Duration // a pairing with no tab and no call stops after this
+	MaxTabs     int           // tabs per pairing
+	MaxCalls    int           // calls in flight per pairing
+	// DetachedKept bounds how many detached call ids a pairing remembers so
+	// that their late answers are counted as late rather than unknown.
+	DetachedKept int
+	Clock        clock.Clock
+	Logger       *slog.Logger
+	Metrics      *Metrics
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.CallWait, DefaultCallWait)
+	def(&c.TurnIdle, DefaultTurnIdle)
+	def(&c.PairingIdle, DefaultPairingIdle)
+	if c.MaxTabs <= 0 {
+		c.MaxTabs = DefaultMaxTabs
+	}
+	if c.MaxCalls <= 0 {
+		c.MaxCalls = DefaultMaxCalls
+	}
+	if c.DetachedKept <= 0 {
+		c.DetachedKept = DefaultDetachedKept
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	return c
+}
+
+// OutcomeKind says how a call ended.
+type OutcomeKind int
+
+// How a call can end.
+const (
+	Answered     OutcomeKind = iota // the tab answered: Outcome.Result holds it
+	NoTab                           // no tab connected: answered at once
+	Detached                        // the wait ran out while the person was asked
+	TimedOut                        // the wait ran out
+	Restarting                      // the pairing went away with the call in flight
+	TooManyCalls                    // over the pairing's limit of calls in flight
+	Cancelled                       // the host went away
+)
+
+var outcomeNames = [...]string{"answered", "no_tab", "detached", "timeout", "restarting", "too_many_calls", "cancelled"}
+
+func (k OutcomeKind) String() string { return outcomeNames[k] }
+
+// Outcome is how one call ended.
+type Outcome struct {
+	Kind   OutcomeKind
+	CallID string
+	Turn   string
+	Result protocol.TabResult // when Kind is Answered
+	Limit  int                // when Kind is TooManyCalls
+	Wait   time.Duration      // when Kind is TimedOut
+}
+
+// Sentence is the relay's own sentence for an outcome without the tab's
+// result ("" when Answered).
+func (o Outcome) Sentence(appTitle string) string {
+	switch o.Kind {
+	case NoTab:
+		return protocol.NoTabSentence(appTitle)
+	case Detached:
+		return protocol.DetachSentence()
+	case TimedOut:
+		return protocol.TimeoutSentence(o.Wait)
+	case Restarting:
+		return protocol.RestartingSentence()
+	case TooManyCalls:
+		return protocol.TooManyCallsSentence(o.Limit)
+	case Cancelled:
+		return protocol.CancelledSentence()
+	}
+	return ""
+}
+
+// NewID returns a random id with a prefix: 80 bits, lowercase base32.
+func NewID(prefix string) string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return prefix + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+}

@@ -1,0 +1,11 @@
+// Package actors holds the pairing actor (one per browser: its tabs in focus
+// order, its calls in flight, the call wait and its detach, turns) and the
+// tab actor (one per tab socket, on the node that holds the socket), both on
+// protoactor-go (SPEC §3).
+//
+// The front end reaches a pairing only through Caller.Call; the tab socket
+// only through Hub.Accept. Where a pairing's actor lives is the Router's
+// business: a local registry on a single node, placement in Redis later.
+// The package knows nothing of HTTP, WebSockets, OAuth or MCP, and keeps no
+// state that its tabs cannot rebuild.
+package actors

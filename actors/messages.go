@@ -1,0 +1,80 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// The messages between front ends (waiters), pairing actors and tab actors.
+// Each names its direction. They are plain Go values while every actor of a
+// pairing lives in one process; crossing nodes needs protobuf messages
+// registered on both sides (reference/protoactor.md).
+
+// callRequest (waiter → pairing) asks the pairing to run a call. The
+// request's sender is the waiter, where the call's answer goes.
+type callRequest struct {
+	Call protocol.Call // ID, Tool, Arguments, Connection set; the pairing sets Turn and DeadlineMs
+}
+
+// callAccepted (pairing → waiter) says the pairing holds the call now.
+type callAccepted struct {
+	ID   string
+	Turn string
+}
+
+// cancelCall (waiter → pairing): the host went away.
+type cancelCall struct{ ID string }
+
+// callEvent (pairing → waiter): the person is being asked, or answered.
+type callEvent struct {
+	ID     string
+	Asking bool
+}
+
+// callDone (pairing → waiter) ends a call.
+type callDone struct{ Outcome Outcome }
+
+// callDeadline (timer → pairing): the call's wait ran out.
+type callDeadline struct{ ID string }
+
+// idleCheck (timer → pairing): passivate when still idle.
+type idleCheck struct{ Since time.Time }
+
+// tabRegister (tab → pairing), as a request whose sender is the tab actor.
+type tabRegister struct {
+	TabID     string
+	FocusedAt time.Time
+}
+
+// tabRegistered (pairing → tab) answers tabRegister.
+type tabRegistered struct{ Accepted bool }
+
+// tabFocus, tabResult, tabAsking, tabStep, tabPermissionsChanged
+// (tab → pairing) carry what the tab said; the sender is the tab actor.
+type tabFocus struct{ At time.Time }
+type tabResult struct{ Msg protocol.Result }
+type tabAsking struct {
+	ID     string
+	Asking bool
+}
+type tabStep struct{ By string }
+
+// toTab (pairing → tab): a message for the socket (a call or a cancel).
+type toTab struct{ Msg any }
+
+// closeTab (pairing → tab): end the socket with Code.
+type closeTab struct{ Code protocol.CloseCode }
+
+// snapshotRequest asks a pairing for its state (tests, /debug/check).
+type snapshotRequest struct{}
+
+// Snapshot is a pairing's state as seen from outside.
+type Snapshot struct {
+	Tabs      []string // tab ids, focused last first
+	Calls     int
+	Pending   int // calls waiting for a tab
+	Detached  int
+	TurnConn  string
+	TurnCount int
+}

@@ -1,0 +1,46 @@
+package actors
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the pairing and tab actors' metrics (SPEC §9): no
+// per-browser or per-connection label.
+type Metrics struct {
+	TabsConnected  prometheus.Gauge
+	PairingsActive prometheus.Gauge
+	Calls          *prometheus.CounterVec // by outcome
+	CallSeconds    prometheus.Histogram
+	Detaches       prometheus.Counter
+	LateAnswers    prometheus.Counter
+	Redeliveries   prometheus.Counter
+}
+
+// NewMetrics makes the metrics and registers them with reg (nil: not
+// registered, as in tests that make many relays).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		TabsConnected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tabrelay_tabs_connected", Help: "Tabs registered with a pairing actor on this node."}),
+		PairingsActive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tabrelay_pairings_active", Help: "Pairing actors active on this node."}),
+		Calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_calls_total", Help: "Tool calls ended by a pairing actor, by outcome."}, []string{"outcome"}),
+		CallSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "tabrelay_call_duration_seconds", Help: "From a call reaching its pairing to its end.",
+			Buckets: []float64{.001, .005, .01, .05, .1, .5, 1, 5, 15, 60, 120, 225, 300}}),
+		Detaches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_call_detaches_total", Help: "Calls answered with the detach sentence while the person was asked."}),
+		LateAnswers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_call_late_answers_total", Help: "Results that arrived after their call ended (dropped)."}),
+		Redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_call_redeliveries_total", Help: "Calls sent again to a tab after the tab they were on went away."}),
+	}
+	for k := Answered; k <= Cancelled; k++ {
+		m.Calls.WithLabelValues(k.String())
+	}
+	if reg != nil {
+		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries)
+	}
+	return m
+}

@@ -1,0 +1,300 @@
+package actors
+
+import (
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// pairing is the actor of one browser (SPEC §3). Everything it holds can be
+// rebuilt: tabs register again (each with its last focus time), and calls in
+// flight are answered by their waiters with the restarting sentence when the
+// actor goes away.
+type pairing struct {
+	id  string
+	cfg Config
+	log *slog.Logger
+
+	tabs     []*tabEntry      // focused last first
+	calls    map[string]*call // calls in flight, by id
+	detached []string         // ids of detached calls, oldest first (bounded)
+	turn     turn
+	idle     clock.Timer
+	released func(id string, self *actor.PID) // told when the actor stops
+}
+
+type tabEntry struct {
+	pid       *actor.PID
+	tabID     string
+	focusedAt time.Time
+	joined    time.Time
+}
+
+type call struct {
+	msg     protocol.Call
+	waiter  *actor.PID
+	tab     *actor.PID // nil while waiting for a tab
+	asking  bool
+	started time.Time
+	timer   clock.Timer
+}
+
+// turn is the connection whose calls share a turn id now (SPEC §1).
+type turn struct {
+	id   string
+	conn string
+	last time.Time
+}
+
+func newPairing(id string, cfg Config, released func(string, *actor.PID)) actor.Producer {
+	return func() actor.Actor {
+		return &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, released: released}
+	}
+}
+
+// Receive handles one message at a time: the actor's state needs no lock.
+func (p *pairing) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		p.cfg.Metrics.PairingsActive.Inc()
+		p.armIdle(ctx)
+	case *actor.Stopped:
+		p.cfg.Metrics.PairingsActive.Dec()
+		p.stopTimers()
+		p.released(p.id, ctx.Self())
+	case *callRequest:
+		p.onCall(ctx, m)
+	case *cancelCall:
+		p.onCancel(ctx, m.ID, true)
+	case *callDeadline:
+		p.onDeadline(ctx, m.ID)
+	case *tabRegister:
+		p.onRegister(ctx, m)
+	case *tabFocus:
+		p.onFocus(ctx, m)
+	case *tabResult:
+		p.onResult(ctx, m)
+	case *tabAsking:
+		p.onAsking(ctx, m)
+	case *tabStep:
+		if m.By != p.turn.conn {
+			p.turn.conn = "" // somebody else made a step: the turn ends
+		}
+	case *actor.Terminated:
+		p.onTerminated(ctx, m.Who)
+	case *idleCheck:
+		p.onIdleCheck(ctx, m)
+	case *snapshotRequest:
+		ctx.Respond(p.snapshot())
+	}
+}
+
+func (p *pairing) onCall(ctx actor.Context, m *callRequest) {
+	waiter := ctx.Sender()
+	if waiter == nil {
+		return
+	}
+	now := p.cfg.Clock.Now()
+	if len(p.tabs) == 0 {
+		p.finish(ctx, waiter, nil, Outcome{Kind: NoTab, CallID: m.Call.ID})
+		return
+	}
+	if len(p.calls) >= p.cfg.MaxCalls {
+		p.finish(ctx, waiter, nil, Outcome{Kind: TooManyCalls, CallID: m.Call.ID, Limit: p.cfg.MaxCalls})
+		return
+	}
+	if _, dup := p.calls[m.Call.ID]; dup {
+		return // a retried request of a call already held
+	}
+	c := &call{msg: m.Call, waiter: waiter, started: now}
+	c.msg.Envelope = protocol.Typed(protocol.TypeCall)
+	c.msg.Turn = p.turnFor(m.Call.Connection.ID, now)
+	deadline := now.Add(p.cfg.CallWait)
+	c.msg.DeadlineMs = deadline.UnixMilli()
+	p.calls[c.msg.ID] = c
+	ctx.Watch(waiter)
+	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
+	c.timer = p.cfg.Clock.AfterFunc(p.cfg.CallWait, func() { root.Send(self, &callDeadline{ID: id}) })
+	ctx.Send(waiter, &callAccepted{ID: id, Turn: c.msg.Turn})
+	p.deliver(ctx, c)
+	p.disarmIdle()
+}
+
+// turnFor returns the turn id of a call of connection conn at now: the
+// current turn while it is conn's and has not been idle for TurnIdle.
+func (p *pairing) turnFor(conn string, now time.Time) string {
+	if p.turn.id == "" || p.turn.conn != conn || now.Sub(p.turn.last) >= p.cfg.TurnIdle {
+		p.turn = turn{id: NewID("turn-"), conn: conn}
+	}
+	p.turn.last = now
+	return p.turn.id
+}
+
+// deliver sends c to the tab focused last (SPEC §3).
+func (p *pairing) deliver(ctx actor.Context, c *call) {
+	if len(p.tabs) == 0 {
+		c.tab = nil // waits for a tab to register, until its deadline
+		return
+	}
+	c.tab = p.tabs[0].pid
+	ctx.Send(c.tab, &toTab{Msg: c.msg})
+}
+
+// onCancel ends a call whose host went away, and tells its tab. notify is
+// false when the waiter itself is gone.
+func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
+	c, ok := p.calls[id]
+	if !ok {
+		return
+	}
+	if c.tab != nil {
+		ctx.Send(c.tab, &toTab{Msg: protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "cancelled"}})
+	}
+	if !notify {
+		c.waiter = nil
+	}
+	p.end(ctx, c, Outcome{Kind: Cancelled})
+}
+
+func (p *pairing) onDeadline(ctx actor.Context, id string) {
+	c, ok := p.calls[id]
+	if !ok {
+		return
+	}
+	if c.asking {
+		// The tab keeps its question open; the relay stops waiting, and a
+		// late answer is dropped and counted (SPEC §3).
+		p.cfg.Metrics.Detaches.Inc()
+		p.rememberDetached(id)
+		p.end(ctx, c, Outcome{Kind: Detached})
+		return
+	}
+	if c.tab != nil {
+		ctx.Send(c.tab, &toTab{Msg: protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}})
+	}
+	p.end(ctx, c, Outcome{Kind: TimedOut, Wait: p.cfg.CallWait})
+}
+
+func (p *pairing) onResult(ctx actor.Context, m *tabResult) {
+	c, ok := p.calls[m.Msg.ID]
+	if !ok {
+		// Detached, timed out, cancelled, or from before a restart: the
+		// answer has nobody to go to.
+		p.cfg.Metrics.LateAnswers.Inc()
+		p.log.Debug("late answer dropped", "call", m.Msg.ID, "detached", p.wasDetached(m.Msg.ID))
+		return
+	}
+	p.end(ctx, c, Outcome{Kind: Answered, Result: m.Msg.Result})
+}
+
+func (p *pairing) onAsking(ctx actor.Context, m *tabAsking) {
+	c, ok := p.calls[m.ID]
+	if !ok {
+		return
+	}
+	c.asking = m.Asking
+	ctx.Send(c.waiter, &callEvent{ID: m.ID, Asking: m.Asking})
+}
+
+// end answers c's waiter and forgets c.
+func (p *pairing) end(ctx actor.Context, c *call, o Outcome) {
+	delete(p.calls, c.msg.ID)
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	o.CallID, o.Turn = c.msg.ID, c.msg.Turn
+	p.finish(ctx, c.waiter, c, o)
+	p.armIdle(ctx)
+}
+
+func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o Outcome) {
+	if c != nil {
+		p.cfg.Metrics.CallSeconds.Observe(p.cfg.Clock.Now().Sub(c.started).Seconds())
+	}
+	p.cfg.Metrics.Calls.WithLabelValues(o.Kind.String()).Inc()
+	if waiter == nil {
+		return
+	}
+	if c != nil {
+		ctx.Unwatch(waiter)
+	}
+	ctx.Send(waiter, &callDone{Outcome: o})
+}
+
+func (p *pairing) rememberDetached(id string) {
+	p.detached = append(p.detached, id)
+	if len(p.detached) > p.cfg.DetachedKept {
+		p.detached = p.detached[len(p.detached)-p.cfg.DetachedKept:]
+	}
+}
+
+func (p *pairing) wasDetached(id string) bool {
+	for _, d := range p.detached {
+		if d == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *pairing) snapshot() *Snapshot {
+	s := &Snapshot{Calls: len(p.calls), Detached: len(p.detached), TurnConn: p.turn.conn}
+	for _, t := range p.tabs {
+		s.Tabs = append(s.Tabs, t.tabID)
+	}
+	for _, c := range p.calls {
+		if c.tab == nil {
+			s.Pending++
+		}
+	}
+	return s
+}
+
+// sortTabs keeps the tab focused last first; among tabs never focused or
+// focused at the same instant, the one that joined last.
+func (p *pairing) sortTabs() {
+	sort.SliceStable(p.tabs, func(i, j int) bool {
+		a, b := p.tabs[i], p.tabs[j]
+		if !a.focusedAt.Equal(b.focusedAt) {
+			return a.focusedAt.After(b.focusedAt)
+		}
+		return a.joined.After(b.joined)
+	})
+}
+
+func (p *pairing) armIdle(ctx actor.Context) {
+	if len(p.tabs) > 0 || len(p.calls) > 0 || p.idle != nil {
+		return
+	}
+	self, root, since := ctx.Self(), ctx.ActorSystem().Root, p.cfg.Clock.Now()
+	p.idle = p.cfg.Clock.AfterFunc(p.cfg.PairingIdle, func() { root.Send(self, &idleCheck{Since: since}) })
+}
+
+func (p *pairing) disarmIdle() {
+	if p.idle != nil {
+		p.idle.Stop()
+		p.idle = nil
+	}
+}
+
+func (p *pairing) onIdleCheck(ctx actor.Context, m *idleCheck) {
+	p.idle = nil
+	if len(p.tabs) > 0 || len(p.calls) > 0 {
+		return
+	}
+	p.log.Debug("pairing passivates", "idle", p.cfg.Clock.Now().Sub(m.Since))
+	ctx.Stop(ctx.Self())
+}
+
+func (p *pairing) stopTimers() {
+	p.disarmIdle()
+	for _, c := range p.calls {
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+	}
+}

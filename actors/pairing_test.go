@@ -1,0 +1,433 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// patience bounds how long a test waits for an actor message that must
+// come; it is never how long a rule takes (the rules run on the fake clock).
+const patience = 5 * time.Second
+
+var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+type rig struct {
+	t      *testing.T
+	clock  *clock.Fake
+	caller *Caller
+	hub    *Hub
+	cfg    Config
+	system *actor.ActorSystem
+}
+
+func newRig(t *testing.T, tweak func(*Config)) *rig {
+	t.Helper()
+	system := NewSystem(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(system.Shutdown)
+	cfg := Config{Clock: clock.NewFake(epoch), Metrics: NewMetrics(nil)}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	cfg = cfg.withDefaults()
+	router := NewLocalRouter(system, cfg)
+	return &rig{t: t, clock: cfg.Clock.(*clock.Fake), cfg: cfg, system: system,
+		caller: NewCaller(system, router, cfg), hub: NewHub(system, router, cfg)}
+}
+
+// testTab is an in-process tab endpoint: the Outbox a socket would be.
+type testTab struct {
+	t      *testing.T
+	id     string
+	in     chan any
+	closed chan protocol.CloseCode
+	tab    *Tab
+}
+
+func (tt *testTab) Send(msg any) bool { tt.in <- msg; return true }
+func (tt *testTab) Close(code protocol.CloseCode) {
+	select {
+	case tt.closed <- code:
+	default:
+	}
+}
+
+// connect adds a tab to pairing and waits until the pairing holds it.
+func (r *rig) connect(pairing, tabID string, focusedAt time.Time) *testTab {
+	r.t.Helper()
+	tt := &testTab{t: r.t, id: tabID, in: make(chan any, 64), closed: make(chan protocol.CloseCode, 1)}
+	before := len(r.inspect(pairing).Tabs)
+	tt.tab = r.hub.Accept(TabInfo{Pairing: pairing, TabID: tabID, FocusedAt: focusedAt}, tt)
+	r.eventually(func() bool { return len(r.inspect(pairing).Tabs) == before+1 }, "tab %s registers", tabID)
+	return tt
+}
+
+func (r *rig) inspect(pairing string) *Snapshot {
+	r.t.Helper()
+	s, err := r.caller.Inspect(context.Background(), pairing)
+	if err != nil {
+		r.t.Fatalf("inspect: %v", err)
+	}
+	return s
+}
+
+func (r *rig) eventually(cond func() bool, what string, args ...any) {
+	r.t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting: "+what, args...)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+type pending struct {
+	done   chan Outcome
+	events chan Event
+	cancel context.CancelFunc
+}
+
+// call starts a call of connection conn and returns where its end arrives.
+func (r *rig) call(pairing, conn, tool string) *pending {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &pending{done: make(chan Outcome, 1), events: make(chan Event, 8), cancel: cancel}
+	go func() {
+		o, _ := r.caller.Call(ctx, CallRequest{Pairing: pairing, Tool: tool, Arguments: json.RawMessage(`{}`),
+			Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "Test", Host: "example.com"}},
+			func(e Event) { p.events <- e })
+		p.done <- o
+	}()
+	return p
+}
+
+func (p *pending) outcome(t *testing.T) Outcome {
+	t.Helper()
+	select {
+	case o := <-p.done:
+		return o
+	case <-time.After(patience):
+		t.Fatal("the call did not end")
+		return Outcome{}
+	}
+}
+
+func (tt *testTab) nextCall() protocol.Call {
+	tt.t.Helper()
+	for {
+		select {
+		case m := <-tt.in:
+			if c, ok := m.(protocol.Call); ok {
+				return c
+			}
+		case <-time.After(patience):
+			tt.t.Fatalf("tab %s got no call", tt.id)
+		}
+	}
+}
+
+func (tt *testTab) nextCancel() protocol.Cancel {
+	tt.t.Helper()
+	select {
+	case m := <-tt.in:
+		c, ok := m.(protocol.Cancel)
+		if !ok {
+			tt.t.Fatalf("tab %s got %T, want a cancel", tt.id, m)
+		}
+		return c
+	case <-time.After(patience):
+		tt.t.Fatalf("tab %s got no cancel", tt.id)
+	}
+	return protocol.Cancel{}
+}
+
+func (tt *testTab) answer(id, text string) {
+	data, _ := json.Marshal(map[string]string{"text": text})
+	tt.tab.Result(protocol.Result{ID: id, Result: protocol.TabResult{Data: data}})
+}
+
+func answerText(t *testing.T, o Outcome) string {
+	t.Helper()
+	if o.Kind != Answered {
+		t.Fatalf("outcome %v, want answered", o.Kind)
+	}
+	var v map[string]string
+	if err := json.Unmarshal(o.Result.Data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v["text"]
+}
+
+func TestNoTabIsAnsweredAtOnce(t *testing.T) {
+	r := newRig(t, nil)
+	o := r.call("p1", "c1", "whoami").outcome(t)
+	if o.Kind != NoTab {
+		t.Fatalf("outcome %v, want no_tab", o.Kind)
+	}
+	if s := o.Sentence("Demo"); s == "" {
+		t.Fatal("no sentence for no_tab")
+	}
+	if n := r.clock.Pending(); n != 1 { // only the idle timer: nothing waits for a tab
+		t.Fatalf("%d timers pending, want just the idle one", n)
+	}
+}
+
+func TestCallGoesToTabFocusedLastAndFallsBack(t *testing.T) {
+	r := newRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch.Add(-2*time.Minute))
+	b := r.connect("p1", "tab-b", epoch.Add(-time.Minute))
+
+	p := r.call("p1", "c1", "whoami")
+	b.answer(b.nextCall().ID, "b")
+	if got := answerText(t, p.outcome(t)); got != "b" {
+		t.Fatalf("answered by %s, want b (focused last)", got)
+	}
+
+	a.tab.Focus(epoch)
+	r.eventually(func() bool { return r.inspect("p1").Tabs[0] == "tab-a" }, "tab a first after its focus")
+	p = r.call("p1", "c1", "whoami")
+	a.answer(a.nextCall().ID, "a")
+	if got := answerText(t, p.outcome(t)); got != "a" {
+		t.Fatalf("answered by %s, want a", got)
+	}
+
+	a.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 1 }, "tab a gone")
+	p = r.call("p1", "c1", "whoami")
+	b.answer(b.nextCall().ID, "b")
+	if got := answerText(t, p.outcome(t)); got != "b" {
+		t.Fatalf("answered by %s, want b (the tab focused before)", got)
+	}
+}
+
+func TestCallsInFlightAreRedeliveredWithTheSameID(t *testing.T) {
+	t.Run("to the same tab when it reconnects", func(t *testing.T) {
+		r := newRig(t, nil)
+		a := r.connect("p1", "tab-a", epoch)
+		p := r.call("p1", "c1", "counter")
+		first := a.nextCall()
+		a.tab.Close()
+		r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "call waits for a tab")
+
+		a2 := r.connect("p1", "tab-a", epoch)
+		again := a2.nextCall()
+		if again.ID != first.ID || again.Redelivery != 1 || again.Turn != first.Turn {
+			t.Fatalf("redelivered %+v, want id %s turn %s redelivery 1", again, first.ID, first.Turn)
+		}
+		a2.answer(again.ID, "once")
+		if got := answerText(t, p.outcome(t)); got != "once" {
+			t.Fatalf("got %q", got)
+		}
+	})
+	t.Run("to the tab focused before when another tab is there", func(t *testing.T) {
+		r := newRig(t, nil)
+		a := r.connect("p1", "tab-a", epoch.Add(-time.Minute))
+		b := r.connect("p1", "tab-b", epoch)
+		p := r.call("p1", "c1", "counter")
+		first := b.nextCall()
+		b.tab.Close()
+		again := a.nextCall()
+		if again.ID != first.ID || again.Redelivery != 1 {
+			t.Fatalf("redelivered %+v, want id %s redelivery 1", again, first.ID)
+		}
+		a.answer(again.ID, "a")
+		if got := answerText(t, p.outcome(t)); got != "a" {
+			t.Fatalf("got %q", got)
+		}
+	})
+	t.Run("an answer on another socket reaches the waiter", func(t *testing.T) {
+		r := newRig(t, nil)
+		a := r.connect("p1", "tab-a", epoch)
+		b := r.connect("p1", "tab-b", epoch.Add(-time.Minute))
+		p := r.call("p1", "c1", "counter")
+		c := a.nextCall()
+		b.answer(c.ID, "from b's socket")
+		if got := answerText(t, p.outcome(t)); got != "from b's socket" {
+			t.Fatalf("got %q", got)
+		}
+	})
+}
+
+func TestWaitEndsInDetachWhileAskingAndTimeoutOtherwise(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.CallWait = 225 * time.Second })
+	a := r.connect("p1", "tab-a", epoch)
+
+	asked := r.call("p1", "c1", "clear_all")
+	c := a.nextCall()
+	a.tab.Asking(c.ID, true)
+	select {
+	case e := <-asked.events:
+		if !e.Asking || e.CallID != c.ID {
+			t.Fatalf("event %+v", e)
+		}
+	case <-time.After(patience):
+		t.Fatal("asking did not reach the waiter")
+	}
+	plain := r.call("p1", "c1", "wait")
+	c2 := a.nextCall()
+
+	r.clock.Advance(224 * time.Second)
+	select {
+	case o := <-asked.done:
+		t.Fatalf("ended before the wait: %v", o.Kind)
+	default:
+	}
+	r.clock.Advance(time.Second)
+	if o := asked.outcome(t); o.Kind != Detached || o.Sentence("Demo") != protocol.DetachSentence() {
+		t.Fatalf("outcome %v, want detached", o.Kind)
+	}
+	if o := plain.outcome(t); o.Kind != TimedOut || o.Wait != 225*time.Second {
+		t.Fatalf("outcome %v (wait %v), want timeout after 225s", o.Kind, o.Wait)
+	}
+	if cancel := a.nextCancel(); cancel.ID != c2.ID || cancel.Reason != "timeout" {
+		t.Fatalf("cancel %+v: want the timed-out call's, and none for the detached one", cancel)
+	}
+
+	a.answer(c.ID, "too late")
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.LateAnswers) == 1 }, "late answer counted")
+	if got := testutil.ToFloat64(r.cfg.Metrics.Detaches); got != 1 {
+		t.Fatalf("detaches = %v", got)
+	}
+}
+
+func TestTurns(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.TurnIdle = 120 * time.Second })
+	a := r.connect("p1", "tab-a", epoch)
+	turnOf := func(conn string) string {
+		t.Helper()
+		p := r.call("p1", conn, "counter")
+		c := a.nextCall()
+		a.answer(c.ID, "")
+		o := p.outcome(t)
+		if o.Turn != c.Turn {
+			t.Fatalf("outcome turn %s, call turn %s", o.Turn, c.Turn)
+		}
+		return c.Turn
+	}
+	t1 := turnOf("x")
+	if turnOf("x") != t1 {
+		t.Fatal("calls of one connection do not share a turn")
+	}
+	r.clock.Advance(119 * time.Second)
+	if turnOf("x") != t1 {
+		t.Fatal("the turn ended before AGENT_TURN_IDLE")
+	}
+	t2 := turnOf("y")
+	if t2 == t1 {
+		t.Fatal("another connection shares the turn")
+	}
+	t3 := turnOf("x")
+	if t3 == t1 || t3 == t2 {
+		t.Fatal("a step of another connection did not end x's turn")
+	}
+	a.tab.Step(protocol.StepByPerson)
+	r.eventually(func() bool { return r.inspect("p1").TurnConn == "" }, "the person's step ends the turn")
+	t4 := turnOf("x")
+	if t4 == t3 {
+		t.Fatal("the person's step did not end the turn")
+	}
+	a.tab.Step("x")
+	if turnOf("x") != t4 {
+		t.Fatal("the connection's own step ended its turn")
+	}
+	r.clock.Advance(120 * time.Second)
+	if turnOf("x") == t4 {
+		t.Fatal("the turn outlived AGENT_TURN_IDLE")
+	}
+}
+
+func TestLimits(t *testing.T) {
+	t.Run("calls in flight", func(t *testing.T) {
+		r := newRig(t, func(c *Config) { c.MaxCalls = 2 })
+		a := r.connect("p1", "tab-a", epoch)
+		r.call("p1", "c1", "wait")
+		r.call("p1", "c1", "wait")
+		a.nextCall()
+		a.nextCall()
+		o := r.call("p1", "c1", "wait").outcome(t)
+		if o.Kind != TooManyCalls || o.Limit != 2 {
+			t.Fatalf("outcome %v limit %d", o.Kind, o.Limit)
+		}
+	})
+	t.Run("tabs per pairing", func(t *testing.T) {
+		r := newRig(t, func(c *Config) { c.MaxTabs = 1 })
+		r.connect("p1", "tab-a", epoch)
+		b := &testTab{t: t, id: "tab-b", in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}
+		b.tab = r.hub.Accept(TabInfo{Pairing: "p1", TabID: "tab-b"}, b)
+		select {
+		case code := <-b.closed:
+			if code != protocol.CloseTooManyTabs {
+				t.Fatalf("closed with %v", code)
+			}
+		case <-time.After(patience):
+			t.Fatal("the tab over the limit was not closed")
+		}
+	})
+}
+
+func TestIdlePairingPassivatesAndComesBack(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.PairingIdle = time.Minute })
+	a := r.connect("p1", "tab-a", epoch)
+	if got := testutil.ToFloat64(r.cfg.Metrics.PairingsActive); got != 1 {
+		t.Fatalf("pairings active = %v", got)
+	}
+	r.clock.Advance(time.Hour)
+	if got := testutil.ToFloat64(r.cfg.Metrics.PairingsActive); got != 1 {
+		t.Fatal("a pairing with a tab passivated")
+	}
+	a.tab.Close()
+	// The snapshot is answered after the pairing handled the tab's end
+	// (and armed its idle timer): the gauge alone could be seen earlier.
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab gone")
+	r.clock.Advance(time.Minute)
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.PairingsActive) == 0 }, "pairing passivates")
+	if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != NoTab {
+		t.Fatalf("after passivation: %v", o.Kind)
+	}
+}
+
+func TestPairingRebuildsFromItsTabs(t *testing.T) {
+	r := newRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	r.connect("p1", "tab-b", epoch.Add(-time.Minute))
+	p := r.call("p1", "c1", "wait")
+	a.nextCall()
+
+	pid, _ := r.caller.router.Pairing(context.Background(), "p1")
+	r.system.Root.Stop(pid) // as if its node died
+	if o := p.outcome(t); o.Kind != Restarting {
+		t.Fatalf("call in flight ended %v, want restarting", o.Kind)
+	}
+	r.eventually(func() bool {
+		s := r.inspect("p1")
+		return len(s.Tabs) == 2 && s.Tabs[0] == "tab-a"
+	}, "tabs re-register in their focus order")
+	p = r.call("p1", "c1", "whoami")
+	a.answer(a.nextCall().ID, "a")
+	if got := answerText(t, p.outcome(t)); got != "a" {
+		t.Fatalf("answered by %s after the rebuild, want a", got)
+	}
+}
+
+func TestCancelledCallTellsTheTab(t *testing.T) {
+	r := newRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	p := r.call("p1", "c1", "wait")
+	c := a.nextCall()
+	p.cancel()
+	if cancel := a.nextCancel(); cancel.ID != c.ID || cancel.Reason != "cancelled" {
+		t.Fatalf("cancel %+v", cancel)
+	}
+	if o := p.outcome(t); o.Kind != Cancelled {
+		t.Fatalf("outcome %v", o.Kind)
+	}
+	r.eventually(func() bool { return r.inspect("p1").Calls == 0 }, "call forgotten")
+}

@@ -1,0 +1,35 @@
+package actors
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// NewSystem returns an actor system whose own log lines go to logger,
+// demoted one level: protoactor logs routine events (a system started, a
+// message to a stopped actor) at INFO, which are DEBUG to an operator
+// (reference/protoactor.md).
+func NewSystem(logger *slog.Logger) *actor.ActorSystem {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	lib := slog.New(demoted{logger.Handler()}).With("lib", "protoactor")
+	return actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return lib }))
+}
+
+// demoted lowers every record by one level (INFO → DEBUG, WARN → INFO…).
+type demoted struct{ slog.Handler }
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.Handler.Enabled(ctx, l-4)
+}
+
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level -= 4
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.Handler.WithAttrs(as)} }
+func (d demoted) WithGroup(name string) slog.Handler    { return demoted{d.Handler.WithGroup(name)} }

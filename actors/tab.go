@@ -1,0 +1,139 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Outbox is the tab socket as its tab actor sees it.
+type Outbox interface {
+	// Send queues a message for the tab and never blocks. It reports false
+	// when the tab is gone or too slow to read (the socket then closes
+	// itself with CloseSlow).
+	Send(msg any) bool
+	// Close ends the socket with code.
+	Close(code protocol.CloseCode)
+}
+
+// TabInfo is what a tab proved and said in its hello.
+type TabInfo struct {
+	Pairing   string
+	TabID     string
+	FocusedAt time.Time
+}
+
+// Hub accepts proven tab sockets as tab actors.
+type Hub struct {
+	system *actor.ActorSystem
+	router Router
+	cfg    Config
+}
+
+// NewHub returns a Hub that registers tabs with pairings found by router.
+func NewHub(system *actor.ActorSystem, router Router, cfg Config) *Hub {
+	return &Hub{system: system, router: router, cfg: cfg.withDefaults()}
+}
+
+// Tab is a tab socket's handle on its tab actor.
+type Tab struct {
+	pid  *actor.PID
+	root *actor.RootContext
+}
+
+// Accept starts the tab actor of one socket; it registers with its pairing.
+func (h *Hub) Accept(info TabInfo, out Outbox) *Tab {
+	a := &tabActor{hub: h, info: info, out: out}
+	pid := h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
+	return &Tab{pid: pid, root: h.system.Root}
+}
+
+// Focus reports that the person focused the tab at at.
+func (t *Tab) Focus(at time.Time) { t.root.Send(t.pid, &tabFocus{At: at}) }
+
+// Result hands the pairing a tab's answer.
+func (t *Tab) Result(m protocol.Result) { t.root.Send(t.pid, &tabResult{Msg: m}) }
+
+// Asking reports that the tab asks the person about a call (or that they answered).
+func (t *Tab) Asking(id string, asking bool) { t.root.Send(t.pid, &tabAsking{ID: id, Asking: asking}) }
+
+// Step reports a step made in the tab, by the person or a connection.
+func (t *Tab) Step(by string) { t.root.Send(t.pid, &tabStep{By: by}) }
+
+// Close ends the tab actor: its socket is closed. Its calls in flight go to
+// the browser's other tabs, or wait for it to come back.
+func (t *Tab) Close() { t.root.Stop(t.pid) }
+
+// registerAttempts bounds how often a tab looks its pairing up again in a
+// row before it gives up and closes its socket (the tab will reconnect).
+const registerAttempts = 5
+
+// tabActor is one tab socket on the node that holds it. It keeps the tab's
+// last focus time so that it can register again, as the rebuild of SPEC §3
+// asks, whenever its pairing actor goes away.
+type tabActor struct {
+	hub      *Hub
+	info     TabInfo
+	out      Outbox
+	pairing  *actor.PID
+	failures int
+}
+
+func (a *tabActor) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *actor.Started:
+		a.register(ctx)
+	case *actor.Stopping:
+		if a.pairing != nil {
+			ctx.Unwatch(a.pairing)
+		}
+	case *tabRegistered:
+		if !m.Accepted {
+			a.out.Close(protocol.CloseTooManyTabs)
+			return
+		}
+		a.failures = 0
+	case *actor.DeadLetterResponse:
+		a.register(ctx) // the pairing stopped before it saw us
+	case *actor.Terminated:
+		if a.pairing != nil && m.Who.Equal(a.pairing) {
+			a.register(ctx) // the pairing went away: rebuild it
+		}
+	case *tabFocus:
+		a.info.FocusedAt = m.At
+		a.forward(ctx, m)
+	case *tabResult, *tabAsking, *tabStep:
+		a.forward(ctx, m)
+	case *toTab:
+		a.out.Send(m.Msg)
+	case *closeTab:
+		a.out.Close(m.Code)
+	}
+}
+
+func (a *tabActor) register(ctx actor.Context) {
+	a.failures++
+	if a.failures > registerAttempts {
+		a.hub.cfg.Logger.Warn("tab could not register with its pairing", "pairing", a.info.Pairing)
+		a.out.Close(protocol.CloseUnavailable)
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pid, err := a.hub.router.Pairing(rctx, a.info.Pairing)
+	if err != nil {
+		a.out.Close(protocol.CloseUnavailable)
+		return
+	}
+	a.pairing = pid
+	ctx.Watch(pid)
+	ctx.Request(pid, &tabRegister{TabID: a.info.TabID, FocusedAt: a.info.FocusedAt})
+}
+
+func (a *tabActor) forward(ctx actor.Context, m any) {
+	if a.pairing != nil {
+		ctx.Request(a.pairing, m)
+	}
+}

@@ -1,0 +1,247 @@
+package protocol
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Bundle is the app's catalogue as shipped to the relay (SPEC §1): its
+// tools, its instructions, its UI resources, and the versions of the bundle
+// and of the wire protocol its tabs speak.
+type Bundle struct {
+	Version      string       `json:"version"`  // the bundle's own version; tabs announce the one they run
+	Protocol     int          `json:"protocol"` // the tab wire protocol version
+	App          App          `json:"app"`
+	Instructions string       `json:"instructions"`
+	DataTag      string       `json:"dataTag,omitempty"` // the data tags' name; DefaultDataTag when empty
+	Tools        []Tool       `json:"tools"`
+	Resources    []UIResource `json:"resources,omitempty"`
+}
+
+// App names the web application whose tabs the relay reaches.
+type App struct {
+	Name  string `json:"name"`  // short, lowercase: used in ui:// URIs and sentences
+	Title string `json:"title"` // what a person calls it: "open Demo in a tab"
+}
+
+// Tool is one tool of the catalogue.
+type Tool struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description"`
+	InputSchema json.RawMessage  `json:"inputSchema"`
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Actions are the tool's named actions, when it has several: a call
+	// names one in its "action" argument, and a scope can grant some of
+	// them (SPEC §8).
+	Actions []Action `json:"actions,omitempty"`
+	Family  string   `json:"family,omitempty"` // groups tools in lists and panels
+	// Result says what a result holds: "cells" (cell-level data), "summaries",
+	// or "none" (a change that answers with no data).
+	Result string `json:"result"`
+	// UI is the uri of the UI resource that shows this tool's results
+	// (MCP Apps: carried as _meta.ui.resourceUri).
+	UI string `json:"ui,omitempty"`
+}
+
+// ToolAnnotations are MCP's hints about a tool.
+type ToolAnnotations struct {
+	ReadOnlyHint    *bool `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+// Action is one named action of a tool.
+type Action struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// UIResource is an MCP Apps view the host may draw beside a tool's results.
+type UIResource struct {
+	URI         string          `json:"uri"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MimeType    string          `json:"mimeType"`
+	Text        string          `json:"text"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// UIMimeType is the MIME type of an MCP Apps view.
+const UIMimeType = "text/html;profile=mcp-app"
+
+// Result kinds of Tool.Result.
+const (
+	ResultCells     = "cells"
+	ResultSummaries = "summaries"
+	ResultNone      = "none"
+)
+
+//go:embed demo_bundle.json
+var demoBundle []byte
+
+// DemoBundle returns the demo app's bundle, the relay's default catalogue.
+func DemoBundle() *Bundle {
+	b, err := LoadBundle(demoBundle)
+	if err != nil {
+		panic("protocol: the embedded demo bundle is invalid: " + err.Error())
+	}
+	return b
+}
+
+// DemoBundleJSON returns the demo bundle as shipped.
+func DemoBundleJSON() []byte { return bytes.Clone(demoBundle) }
+
+var (
+	namePattern    = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+	appNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+)
+
+// LoadBundle decodes and checks a bundle. An error names the field at
+// fault ("tools[2].inputSchema: …"), so that whoever ships a bad bundle
+// learns what to fix at the relay's start, not at a host's first call.
+func LoadBundle(data []byte) (*Bundle, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var b Bundle
+	if err := dec.Decode(&b); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("bundle: data after the bundle's JSON object")
+	}
+	if err := b.check(); err != nil {
+		return nil, fmt.Errorf("bundle: %w", err)
+	}
+	return &b, nil
+}
+
+func (b *Bundle) check() error {
+	switch {
+	case strings.TrimSpace(b.Version) == "":
+		return errors.New("version: required")
+	case b.Protocol != Version:
+		return fmt.Errorf("protocol: %d is not the protocol this relay speaks (%d)", b.Protocol, Version)
+	case !appNamePattern.MatchString(b.App.Name):
+		return fmt.Errorf("app.name: %q must match %s", b.App.Name, appNamePattern)
+	case strings.TrimSpace(b.App.Title) == "":
+		return errors.New("app.title: required")
+	case b.DataTag != "" && !ValidDataTag(b.DataTag):
+		return fmt.Errorf("dataTag: %q must be lowercase letters, digits and dashes, starting with a letter", b.DataTag)
+	case len(b.Tools) == 0:
+		return errors.New("tools: at least one tool is required")
+	}
+	uris := make(map[string]bool, len(b.Resources))
+	for i, r := range b.Resources {
+		if err := r.check(); err != nil {
+			return fmt.Errorf("resources[%d].%w", i, err)
+		}
+		if uris[r.URI] {
+			return fmt.Errorf("resources[%d].uri: %q appears twice", i, r.URI)
+		}
+		uris[r.URI] = true
+	}
+	names := make(map[string]bool, len(b.Tools))
+	for i, t := range b.Tools {
+		if err := t.check(uris); err != nil {
+			return fmt.Errorf("tools[%d].%w", i, err)
+		}
+		if names[t.Name] {
+			return fmt.Errorf("tools[%d].name: %q appears twice", i, t.Name)
+		}
+		names[t.Name] = true
+	}
+	return nil
+}
+
+func (t *Tool) check(uris map[string]bool) error {
+	switch {
+	case !namePattern.MatchString(t.Name):
+		return fmt.Errorf("name: %q must match %s", t.Name, namePattern)
+	case strings.TrimSpace(t.Description) == "":
+		return errors.New("description: required (hosts show it, and conformance checks it)")
+	case t.Result != ResultCells && t.Result != ResultSummaries && t.Result != ResultNone:
+		return fmt.Errorf("result: %q must be %q, %q or %q", t.Result, ResultCells, ResultSummaries, ResultNone)
+	case t.UI != "" && !uris[t.UI]:
+		return fmt.Errorf("ui: %q is not one of the bundle's resources", t.UI)
+	}
+	props, err := objectSchemaProperties(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("inputSchema: %w", err)
+	}
+	if len(t.Actions) == 0 {
+		return nil
+	}
+	if _, ok := props["action"]; !ok {
+		return errors.New("inputSchema: a tool with actions must declare an \"action\" property")
+	}
+	seen := make(map[string]bool, len(t.Actions))
+	for j, a := range t.Actions {
+		switch {
+		case !namePattern.MatchString(a.Name) || a.Name == "*":
+			return fmt.Errorf("actions[%d].name: %q must match %s", j, a.Name, namePattern)
+		case seen[a.Name]:
+			return fmt.Errorf("actions[%d].name: %q appears twice", j, a.Name)
+		}
+		seen[a.Name] = true
+	}
+	return nil
+}
+
+func (r *UIResource) check() error {
+	switch {
+	case !strings.HasPrefix(r.URI, "ui://") || len(r.URI) <= len("ui://"):
+		return fmt.Errorf("uri: %q must start with ui://", r.URI)
+	case strings.TrimSpace(r.Name) == "":
+		return errors.New("name: required")
+	case r.MimeType != UIMimeType:
+		return fmt.Errorf("mimeType: %q must be %q", r.MimeType, UIMimeType)
+	case r.Text == "":
+		return errors.New("text: required (the view's HTML)")
+	}
+	return nil
+}
+
+// objectSchemaProperties checks that schema is a JSON Schema of an object
+// (what MCP requires of a tool's input) and returns its properties.
+func objectSchemaProperties(schema json.RawMessage) (map[string]json.RawMessage, error) {
+	if len(schema) == 0 {
+		return nil, errors.New("required")
+	}
+	var s struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, fmt.Errorf("not a JSON Schema object: %v", err)
+	}
+	if s.Type != "object" {
+		return nil, fmt.Errorf("type must be \"object\", not %q", s.Type)
+	}
+	return s.Properties, nil
+}
+
+// Tool returns the tool named name.
+func (b *Bundle) Tool(name string) (*Tool, bool) {
+	for i := range b.Tools {
+		if b.Tools[i].Name == name {
+			return &b.Tools[i], true
+		}
+	}
+	return nil, false
+}
+
+// Tag returns the data tags' name.
+func (b *Bundle) Tag() string {
+	if b.DataTag == "" {
+		return DefaultDataTag
+	}
+	return b.DataTag
+}

@@ -1,0 +1,214 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Version is the tab wire protocol version this relay speaks. A tab says
+// which version it speaks in its hello; any other version is closed with
+// CloseUnsupportedProtocol (SPEC §6).
+const Version = 1
+
+// MaxMessageBytes caps one message in either direction. Tool arguments and
+// results travel inside messages, so the cap is sized for a result that
+// holds a picture at the image limit plus its text (SPEC §10).
+const MaxMessageBytes = 16 << 20
+
+// Message types a tab sends (SPEC §6).
+const (
+	TypeHello              = "hello"
+	TypeFocus              = "focus"
+	TypeResult             = "result"
+	TypeAsking             = "asking"
+	TypeAnswered           = "answered"
+	TypeStep               = "step"
+	TypePermissionsChanged = "permissions-changed"
+	TypeApprove            = "approve"
+	TypeDecline            = "decline"
+	TypeListConnections    = "list-connections"
+	TypeForget             = "forget"
+	TypeSetScope           = "set-scope"
+	TypePong               = "pong"
+)
+
+// Message types the relay sends (SPEC §6).
+const (
+	TypeWelcome     = "welcome"
+	TypeCall        = "call"
+	TypeCancel      = "cancel"
+	TypeConnections = "connections"
+	TypeScope       = "scope"
+	TypePing        = "ping"
+	TypeDrain       = "drain"
+	TypeError       = "error"
+)
+
+// Envelope is the part every message shares: its type, and for a request
+// the tab makes (approve, list-connections…) the ref the answer repeats.
+type Envelope struct {
+	Type string `json:"type"`
+	Ref  string `json:"ref,omitempty"`
+}
+
+// Hello is the first message of every tab socket. It proves the tab with
+// its browser's secret (never in the URL) within the hello deadline.
+type Hello struct {
+	Envelope
+	Protocol int    `json:"protocol"` // the wire protocol version the tab speaks
+	Secret   string `json:"secret"`   // the browser's tab secret: 32 bytes, base64url without padding
+	TabID    string `json:"tabId"`    // the tab's own id for this page load, kept across reconnects
+	Bundle   string `json:"bundle"`   // the bundle version the tab runs
+	// FocusedAt is when the person last focused this tab (Unix ms, 0 when
+	// never): the pairing actor rebuilds its focus order from it (SPEC §3).
+	FocusedAt int64 `json:"focusedAt,omitempty"`
+	// Reconnects counts this tab's earlier connections in this page load
+	// (for the reconnects metric).
+	Reconnects int `json:"reconnects,omitempty"`
+}
+
+// Focus says the person focused this tab at At (Unix ms).
+type Focus struct {
+	Envelope
+	At int64 `json:"at"`
+}
+
+// Result answers a call. It may arrive on another socket than the one the
+// call went out on: it is matched by call id.
+type Result struct {
+	Envelope
+	ID     string    `json:"id"`
+	Result TabResult `json:"result"`
+}
+
+// Asking says the tab is asking the person about call ID; Answered says the
+// person answered (the result follows).
+type Asking struct {
+	Envelope
+	ID string `json:"id"`
+}
+
+// Step says somebody changed something in the tab. By is "person" or the id
+// of the connection whose call made the step; any step by another than the
+// current turn's connection ends that turn (SPEC §1).
+type Step struct {
+	Envelope
+	By string `json:"by"`
+}
+
+// StepByPerson is Step.By for the person's own steps.
+const StepByPerson = "person"
+
+// ScopeEntry grants one tool, and of it the named actions ("*" = all of
+// them, including actions added later) (SPEC §8).
+type ScopeEntry struct {
+	Tool    string   `json:"tool"`
+	Actions []string `json:"actions"`
+}
+
+// Approve is the person's yes to a connect code, with the scope they chose.
+// Decline is their no (Scope empty).
+type Approve struct {
+	Envelope
+	Code  string       `json:"code"`
+	Scope []ScopeEntry `json:"scope,omitempty"`
+}
+
+// Forget ends one connection of this browser: its tokens stop working.
+type Forget struct {
+	Envelope
+	Connection string `json:"connection"`
+}
+
+// SetScope replaces one connection's scope with the person's choice.
+type SetScope struct {
+	Envelope
+	Connection string       `json:"connection"`
+	Scope      []ScopeEntry `json:"scope"`
+}
+
+// Welcome answers a good hello.
+type Welcome struct {
+	Envelope
+	Protocol       int    `json:"protocol"`
+	Pairing        string `json:"pairing"`        // the pairing's id (derived from the secret's hash; not a secret)
+	PingIntervalMs int64  `json:"pingIntervalMs"` // the relay pings this often; answer each with pong
+	MaxMessage     int    `json:"maxMessageBytes"`
+}
+
+// Connection is who a call comes from: one approved grant of one host.
+type Connection struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`   // "connector"
+	Client string `json:"client"` // the OAuth client's name
+	Host   string `json:"host"`   // the client's redirect host
+}
+
+// Call asks the tab to run one tool. The same ID may arrive again after a
+// reconnect (Redelivery > 0): the tab must run each id at most once and
+// answer a repeated id with the result it already has.
+type Call struct {
+	Envelope
+	ID         string          `json:"id"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Connection Connection      `json:"connection"`
+	Turn       string          `json:"turn"`
+	DeadlineMs int64           `json:"deadline"` // Unix ms after which the relay stops waiting
+	Redelivery int             `json:"redelivery,omitempty"`
+}
+
+// Cancel tells the tab the relay no longer waits for call ID.
+type Cancel struct {
+	Envelope
+	ID     string `json:"id"`
+	Reason string `json:"reason"` // "cancelled" (the host went away) | "timeout"
+}
+
+// Ping asks for a pong; a tab silent for two intervals is disconnected.
+type Ping struct {
+	Envelope
+	At int64 `json:"at"`
+}
+
+// Drain tells the tab this relay node is going away: reconnect after
+// ReconnectAfterMs (spread over a window so a node's tabs do not all
+// arrive at once).
+type Drain struct {
+	Envelope
+	ReconnectAfterMs int64 `json:"reconnectAfterMs"`
+}
+
+// Error answers a tab's request (by Ref) that could not be done.
+type Error struct {
+	Envelope
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error codes of Error messages.
+const (
+	ErrCodeBadMessage    = "bad-message"
+	ErrCodeUnsupported   = "unsupported"
+	ErrCodeNotFound      = "not-found"
+	ErrCodeLimited       = "limited"
+	ErrCodeInternal      = "internal"
+	ErrCodeUnknownCall   = "unknown-call"
+	ErrCodeWrongConnCode = "wrong-code"
+)
+
+// DecodeType reads only the type of a message.
+func DecodeType(data []byte) (Envelope, error) {
+	var env Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return env, fmt.Errorf("message is not a JSON object: %w", err)
+	}
+	if env.Type == "" {
+		return env, fmt.Errorf("message has no type")
+	}
+	return env, nil
+}
+
+// Typed returns an Envelope of type t, for building messages:
+// protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), …}.
+func Typed(t string) Envelope { return Envelope{Type: t} }

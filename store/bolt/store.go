@@ -1,0 +1,163 @@
+// Package bolt is the embedded store of a single relay node (SPEC §7): one
+// bbolt file in the data directory holding what must survive a restart —
+// the generated signing key and the pairing records. It keeps no secret in
+// clear but the signing key it generated, in a file only its user can read.
+package bolt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketPairings = []byte("pairings")
+	keySigningKey  = []byte("signing-key")
+)
+
+// FileName is the store's file in the data directory.
+const FileName = "tabrelay.db"
+
+// Store is the embedded store.
+type Store struct {
+	db *bbolt.DB
+}
+
+var _ tabsocket.PairingStore = (*Store)(nil)
+
+// Open opens (creating when needed) the store in dir. A second process on
+// the same directory waits up to a second for the file lock, then fails.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if errors.Is(err, bbolt.ErrTimeout) {
+		return nil, fmt.Errorf("%s is in use by another relay process", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketPairings} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// SigningKey returns the node's signing key, generating 32 random bytes
+// the first time (SPEC §9: generated and kept in the data dir when no
+// RELAY_SIGNING_KEY is given).
+func (s *Store) SigningKey() ([]byte, error) {
+	var key []byte
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketMeta)
+		if k := b.Get(keySigningKey); k != nil {
+			key = append([]byte(nil), k...)
+			return nil
+		}
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return err
+		}
+		return b.Put(keySigningKey, key)
+	})
+	return key, err
+}
+
+// lastSeenResolution is how stale a pairing's LastSeen may get before a
+// hello writes it again: a reconnect storm then reads, and does not fsync
+// once per tab.
+const lastSeenResolution = time.Hour
+
+// TouchPairing returns the pairing's record, creating it when new, and
+// records now as its last use.
+func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, now time.Time) (tabsocket.Pairing, error) {
+	var p tabsocket.Pairing
+	fresh := false
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		raw := tx.Bucket(bucketPairings).Get([]byte(id))
+		if raw == nil {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("pairing record %s: %w", id, err)
+		}
+		fresh = now.Sub(p.LastSeen) < lastSeenResolution
+		return nil
+	})
+	if err != nil || fresh {
+		return p, err
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketPairings)
+		if raw := b.Get([]byte(id)); raw != nil {
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return fmt.Errorf("pairing record %s: %w", id, err)
+			}
+		} else {
+			p = tabsocket.Pairing{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
+		}
+		p.LastSeen = now.UTC()
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), raw)
+	})
+	return p, err
+}
+
+// ForgetPairing marks a pairing forgotten: its tabs are refused with the
+// stop code CloseForgotten until the browser makes a new secret.
+func (s *Store) ForgetPairing(_ context.Context, id string) error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketPairings)
+		raw := b.Get([]byte(id))
+		if raw == nil {
+			return fmt.Errorf("no pairing %s", id)
+		}
+		var p tabsocket.Pairing
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("pairing record %s: %w", id, err)
+		}
+		p.Forgotten = true
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), raw)
+	})
+}
+
+// Pairings counts the pairing records.
+func (s *Store) Pairings() (int, error) {
+	var n int
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		n = tx.Bucket(bucketPairings).Stats().KeyN
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,144 @@
+package tabsocket
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// storeTimeout bounds the pairing store's answer to a hello.
+const storeTimeout = 5 * time.Second
+
+// readHello reads and checks the first message: it must be a hello of this
+// protocol version carrying a well-formed secret, within the hello
+// deadline (the timer in run closes the socket otherwise).
+func (c *conn) readHello() bool {
+	typ, data, err := c.ws.Read(c.ctx)
+	if err != nil {
+		c.readFailed(err)
+		return false
+	}
+	if typ != websocket.MessageText {
+		c.close(protocol.CloseBadMessage)
+		return false
+	}
+	var h protocol.Hello
+	if err := json.Unmarshal(data, &h); err != nil || h.Type != protocol.TypeHello {
+		c.close(protocol.CloseBadMessage)
+		return false
+	}
+	if h.Protocol != protocol.Version {
+		c.close(protocol.CloseUnsupportedProtocol)
+		return false
+	}
+	secret, err := ParseSecret(h.Secret)
+	if err != nil || h.TabID == "" || len(h.TabID) > 64 {
+		c.close(protocol.CloseBadSecret)
+		return false
+	}
+	id, hash := DerivePairing(c.s.cfg.SigningKey, secret)
+	c.log = c.log.With("pairing", id, "tab", h.TabID)
+	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
+	defer cancel()
+	p, err := c.s.cfg.Store.TouchPairing(ctx, id, hash, c.s.cfg.Clock.Now())
+	switch {
+	case err != nil:
+		c.log.Error("pairing store failed", "err", err)
+		c.close(protocol.CloseUnavailable)
+		return false
+	case p.Forgotten:
+		c.close(protocol.CloseForgotten)
+		return false
+	case !equalMAC(p.SecretHash, hash):
+		c.close(protocol.CloseBadSecret) // another signing key, or a collision
+		return false
+	}
+	if c.code.Load() != 0 {
+		return false // the hello deadline passed meanwhile
+	}
+	c.proven.Store(true)
+	var focused time.Time
+	if h.FocusedAt > 0 {
+		focused = time.UnixMilli(h.FocusedAt)
+	}
+	if h.Reconnects > 0 {
+		c.s.cfg.Metrics.Reconnects.Inc()
+	}
+	c.tab = c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
+	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
+		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
+	return true
+}
+
+// dispatch hands one message of a proven tab to its tab actor. It returns
+// a close code when the message ends the socket.
+func (c *conn) dispatch(data []byte) protocol.CloseCode {
+	env, err := protocol.DecodeType(data)
+	if err != nil {
+		return protocol.CloseBadMessage
+	}
+	switch env.Type {
+	case protocol.TypeFocus:
+		var m protocol.Focus
+		if json.Unmarshal(data, &m) != nil {
+			return protocol.CloseBadMessage
+		}
+		at := c.s.cfg.Clock.Now()
+		if m.At > 0 {
+			at = time.UnixMilli(m.At)
+		}
+		c.tab.Focus(at)
+	case protocol.TypeResult:
+		var m protocol.Result
+		if json.Unmarshal(data, &m) != nil || m.ID == "" {
+			return protocol.CloseBadMessage
+		}
+		c.tab.Result(m)
+	case protocol.TypeAsking, protocol.TypeAnswered:
+		var m protocol.Asking
+		if json.Unmarshal(data, &m) != nil || m.ID == "" {
+			return protocol.CloseBadMessage
+		}
+		c.tab.Asking(m.ID, env.Type == protocol.TypeAsking)
+	case protocol.TypeStep:
+		var m protocol.Step
+		if json.Unmarshal(data, &m) != nil || m.By == "" {
+			return protocol.CloseBadMessage
+		}
+		c.tab.Step(m.By)
+	case protocol.TypePong, protocol.TypePermissionsChanged:
+		// A pong only proves the tab alive (touch); who listens for
+		// permission changes arrives with the MCP front end.
+	case protocol.TypeHello:
+		return protocol.CloseBadMessage
+	default:
+		// approve, decline, list-connections, forget, set-scope, and types
+		// of a newer protocol: answered, never a reason to close.
+		c.Send(protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: env.Ref},
+			Code: protocol.ErrCodeUnsupported, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
+	}
+	return 0
+}
+
+func quoteType(t string) string {
+	if len(t) > 40 {
+		t = t[:40]
+	}
+	b, _ := json.Marshal(t)
+	return string(b)
+}
+
+func equalMAC(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var v byte
+	for i := range a {
+		v |= a[i] ^ b[i]
+	}
+	return v == 0
+}

@@ -1,0 +1,38 @@
+package tabsocket
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Metrics are the tab endpoint's metrics (SPEC §9).
+type Metrics struct {
+	Tabs        prometheus.Gauge       // proven tab sockets open
+	Disconnects *prometheus.CounterVec // by close code name
+	Refused     *prometheus.CounterVec // upgrades refused, by reason
+	Reconnects  prometheus.Counter     // hellos of tabs that were connected before
+}
+
+// NewMetrics makes the metrics and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Tabs: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tabrelay_tab_sockets", Help: "Proven tab sockets open on this node."}),
+		Disconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_tab_disconnects_total", Help: "Tab sockets ended, by close code."}, []string{"code"}),
+		Refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_tab_refused_total", Help: "Tab upgrades refused before the socket opened, by reason."}, []string{"reason"}),
+		Reconnects: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_tab_reconnects_total", Help: "Hellos of tabs that had been connected before."}),
+	}
+	for _, c := range protocol.CloseCodes() {
+		m.Disconnects.WithLabelValues(c.String())
+	}
+	m.Disconnects.WithLabelValues("tab_closed")
+	m.Refused.WithLabelValues("origin")
+	m.Refused.WithLabelValues("draining")
+	if reg != nil {
+		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects)
+	}
+	return m
+}

@@ -1,0 +1,61 @@
+package tabsocket
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Pairing is the record of one browser the relay knows (SPEC §1): the tab
+// secret only as an HMAC under the signing key, never the secret.
+type Pairing struct {
+	ID         string    `json:"id"`
+	SecretHash []byte    `json:"secretHash"`
+	CreatedAt  time.Time `json:"createdAt"`
+	LastSeen   time.Time `json:"lastSeen"`
+	Forgotten  bool      `json:"forgotten,omitempty"`
+}
+
+// PairingStore keeps pairing records. The embedded store implements it on
+// one node, the Redis store across nodes.
+type PairingStore interface {
+	// TouchPairing returns the record of pairing id, creating it with
+	// secretHash when it is new, and records now as its last use.
+	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Pairing, error)
+}
+
+// SecretBytes is the size of a tab secret (SPEC §1).
+const SecretBytes = 32
+
+var errBadSecret = errors.New("the tab secret must be 32 bytes in unpadded base64url")
+
+// ParseSecret decodes a tab secret as a hello carries it.
+func ParseSecret(s string) ([]byte, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != SecretBytes {
+		return nil, errBadSecret
+	}
+	return b, nil
+}
+
+// DerivePairing returns the pairing id and the stored hash of a tab secret,
+// both HMACs under the signing key with their own labels, so that neither
+// reveals the other or the secret.
+func DerivePairing(key, secret []byte) (id string, secretHash []byte) {
+	idMAC := mac(key, "tabrelay pairing id", secret)
+	id = "p" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(idMAC[:15]))
+	return id, mac(key, "tabrelay tab secret", secret)
+}
+
+func mac(key []byte, label string, data []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(label))
+	h.Write([]byte{0})
+	h.Write(data)
+	return h.Sum(nil)
+}

@@ -1,0 +1,219 @@
+// Package tabsocket is the relay's /tab endpoint: it turns a WebSocket
+// into a proven tab connection and hands it to the actors' Hub (SPEC §6).
+// It owns the socket's life: the Origin check, the hello deadline, one
+// reader and one writer with a bounded send queue, pings, rate and size
+// limits, and the close codes of protocol. It never blocks an actor, and
+// never logs a tab secret.
+package tabsocket
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Defaults of Config (SPEC §6, §10).
+const (
+	DefaultHelloTimeout = 10 * time.Second
+	DefaultPingInterval = 25 * time.Second
+	DefaultSendQueue    = 256
+	DefaultWriteTimeout = 10 * time.Second
+	DefaultRatePerSec   = 100
+	DefaultRateBurst    = 400
+	// helloReadLimit caps what an unproven socket may send.
+	helloReadLimit = 4 << 10
+)
+
+// Config is what the tab endpoint needs.
+type Config struct {
+	// AllowedOrigins are the app's origins ("https://app.example.com"),
+	// compared exactly: never a prefix (a prefix match accepted
+	// 127.0.0.1.evil.com in a bridge we measure ourselves against).
+	AllowedOrigins []string
+	SigningKey     []byte
+	Store          PairingStore
+	Hub            *actors.Hub
+	HelloTimeout   time.Duration
+	PingInterval   time.Duration
+	SendQueue      int // messages queued for one tab before it counts as slow
+	WriteTimeout   time.Duration
+	RatePerSec     int // messages a tab may send per second, sustained
+	RateBurst      int
+	Clock          clock.Clock
+	Logger         *slog.Logger
+	Metrics        *Metrics
+}
+
+// Server serves /tab.
+type Server struct {
+	cfg     Config
+	origins map[string]bool
+
+	mu       sync.Mutex // guards the fields below
+	conns    map[*conn]struct{}
+	draining bool
+	idle     *sync.Cond // signalled when conns shrinks
+}
+
+// NewServer checks cfg and returns the endpoint.
+func NewServer(cfg Config) (*Server, error) {
+	if len(cfg.SigningKey) < 32 {
+		return nil, errors.New("tabsocket: the signing key must have at least 32 bytes")
+	}
+	if cfg.Store == nil || cfg.Hub == nil {
+		return nil, errors.New("tabsocket: a store and a hub are required")
+	}
+	origins := map[string]bool{}
+	for _, o := range cfg.AllowedOrigins {
+		n, err := NormalizeOrigin(o)
+		if err != nil {
+			return nil, err
+		}
+		origins[n] = true
+	}
+	if len(origins) == 0 {
+		return nil, errors.New("tabsocket: at least one allowed origin is required")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.HelloTimeout, DefaultHelloTimeout)
+	def(&cfg.PingInterval, DefaultPingInterval)
+	def(&cfg.WriteTimeout, DefaultWriteTimeout)
+	if cfg.SendQueue <= 0 {
+		cfg.SendQueue = DefaultSendQueue
+	}
+	if cfg.RatePerSec <= 0 {
+		cfg.RatePerSec = DefaultRatePerSec
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = DefaultRateBurst
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}}
+	s.idle = sync.NewCond(&s.mu)
+	return s, nil
+}
+
+// NormalizeOrigin returns an origin as browsers send it: lowercase
+// scheme://host[:port], no path, no trailing slash.
+func NormalizeOrigin(o string) (string, error) {
+	n := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(o), "/"))
+	scheme, rest, ok := strings.Cut(n, "://")
+	if !ok || (scheme != "http" && scheme != "https") || rest == "" || strings.ContainsAny(rest, "/?#@ ") {
+		return "", errors.New("tabsocket: an allowed origin must look like https://app.example.com, not " + o)
+	}
+	return n, nil
+}
+
+// ServeHTTP upgrades a tab's request after the Origin check.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	origin := strings.ToLower(r.Header.Get("Origin"))
+	if !s.origins[origin] {
+		s.cfg.Metrics.Refused.WithLabelValues("origin").Inc()
+		http.Error(w, "This origin may not connect tabs to the relay.", http.StatusForbidden)
+		return
+	}
+	s.mu.Lock()
+	draining := s.draining
+	s.mu.Unlock()
+	if draining {
+		s.cfg.Metrics.Refused.WithLabelValues("draining").Inc()
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "This relay node is shutting down; connect again.", http.StatusServiceUnavailable)
+		return
+	}
+	// The Origin was compared exactly above; the library's own check
+	// matches host patterns, which is not what SPEC §6 asks.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept has answered the request
+	}
+	c := newConn(s, ws)
+	if !s.track(c) {
+		c.close(protocol.CloseShutdown)
+	}
+	c.run()
+	s.untrack(c)
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	s.idle.Broadcast()
+}
+
+// Conns reports how many tab sockets are open.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Drain refuses new tabs, tells every tab to reconnect after a delay drawn
+// from [0, window) so that they do not all arrive at once, closes their
+// sockets with CloseShutdown, and waits for them to end or ctx to be done.
+func (s *Server) Drain(ctx context.Context, window time.Duration) {
+	s.mu.Lock()
+	s.draining = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		var delay time.Duration
+		if window > 0 {
+			delay = rand.N(window)
+		}
+		c.Send(protocol.Drain{Envelope: protocol.Typed(protocol.TypeDrain), ReconnectAfterMs: delay.Milliseconds()})
+		c.close(protocol.CloseShutdown)
+	}
+	done := make(chan struct{})
+	go func() {
+		s.mu.Lock()
+		for len(s.conns) > 0 && ctx.Err() == nil {
+			s.idle.Wait()
+		}
+		s.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		s.idle.Broadcast()
+		s.mu.Unlock()
+	}
+}

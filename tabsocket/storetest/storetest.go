@@ -1,0 +1,74 @@
+// Package storetest is the contract every PairingStore must keep, as one
+// set of tests: the embedded store runs it now, the Redis store later.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+// Forgetter is what a store offers to forget a pairing.
+type Forgetter interface {
+	ForgetPairing(ctx context.Context, id string) error
+}
+
+// Store is what the suite tests.
+type Store interface {
+	tabsocket.PairingStore
+	Forgetter
+}
+
+// Run runs the suite on stores made by open (a new, empty store each call).
+func Run(t *testing.T, open func(t *testing.T) Store) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	t.Run("a new pairing is created with its hash", func(t *testing.T) {
+		s := open(t)
+		p, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ID != "p1" || !bytes.Equal(p.SecretHash, []byte("hash-1")) || !p.CreatedAt.Equal(now) || p.Forgotten {
+			t.Fatalf("record %+v", p)
+		}
+	})
+	t.Run("a known pairing keeps its first hash and creation time", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.TouchPairing(ctx, "p1", []byte("other"), now.Add(48*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p.SecretHash, []byte("hash-1")) || !p.CreatedAt.Equal(now) {
+			t.Fatalf("record %+v", p)
+		}
+		if !p.LastSeen.Equal(now.Add(48 * time.Hour)) {
+			t.Fatalf("last seen %v, want the second touch", p.LastSeen)
+		}
+	})
+	t.Run("a forgotten pairing stays forgotten", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ForgetPairing(ctx, "p1"); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now.Add(2*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.Forgotten {
+			t.Fatal("forgotten pairing came back")
+		}
+		if err := s.ForgetPairing(ctx, "unknown"); err == nil {
+			t.Fatal("forgetting an unknown pairing succeeded")
+		}
+	})
+}
