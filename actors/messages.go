@@ -74,6 +74,7 @@ type Snapshot struct {
 	Tabs      []string // tab ids, focused last first
 	Calls     int
 	Pending   int // calls waiting for a tab
+	Asking    int // calls whose tab is asking the person
 	Detached  int
 	TurnConn  string
 	TurnCount int

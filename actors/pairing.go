@@ -250,6 +250,9 @@ func (p *pairing) snapshot() *Snapshot {
 		if c.tab == nil {
 			s.Pending++
 		}
+		if c.asking {
+			s.Asking++
+		}
 	}
 	return s
 }

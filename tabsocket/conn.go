@@ -33,8 +33,9 @@ type conn struct {
 	lastRead  atomic.Int64 // clock time of the last message read, Unix ns
 	ping      clock.Timer  // guarded by pingMu
 	pingMu    sync.Mutex
-	tab       *actors.Tab // set once the hello is accepted; used by the reader only
-	proven    atomic.Bool // the hello was accepted
+	tab       atomic.Pointer[actors.Tab] // set once the hello is accepted
+	proven    atomic.Bool                // the hello was accepted
+	released  sync.Once
 	bucket    tokenBucket
 }
 
@@ -92,6 +93,9 @@ func (c *conn) closeAfterQueue(code protocol.CloseCode) {
 func (c *conn) close(code protocol.CloseCode) {
 	c.closeOnce.Do(func() {
 		c.code.Store(int32(code))
+		// The pairing stops sending here at once, even while the close
+		// handshake waits on a writer stuck behind a slow tab.
+		c.release()
 		c.s.cfg.Metrics.Disconnects.WithLabelValues(code.String()).Inc()
 		if code.Stop() || code == protocol.CloseSlow || code == protocol.ClosePingTimeout {
 			c.log.Info("tab disconnected", "code", int(code), "reason", code.Reason())
@@ -121,7 +125,7 @@ func (c *conn) run() {
 	}
 	hello.Stop()
 	c.ws.SetReadLimit(protocol.MaxMessageBytes)
-	defer c.tab.Close()
+	defer c.release()
 	c.s.cfg.Metrics.Tabs.Inc()
 	defer c.s.cfg.Metrics.Tabs.Dec()
 	c.schedulePing()
@@ -181,6 +185,16 @@ func (c *conn) write() {
 			}
 		}
 	}
+}
+
+// release ends the tab actor: its calls in flight go to the browser's
+// other tabs, or wait for this one to come back.
+func (c *conn) release() {
+	c.released.Do(func() {
+		if tab := c.tab.Load(); tab != nil {
+			tab.Close()
+		}
+	})
 }
 
 func (c *conn) touch() { c.lastRead.Store(c.s.cfg.Clock.Now().UnixNano()) }

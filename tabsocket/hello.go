@@ -68,7 +68,12 @@ func (c *conn) readHello() bool {
 	if h.Reconnects > 0 {
 		c.s.cfg.Metrics.Reconnects.Inc()
 	}
-	c.tab = c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
+	tab := c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
+	c.tab.Store(tab)
+	if c.code.Load() != 0 {
+		tab.Close() // closed while the tab was being accepted: release it here
+		return false
+	}
 	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
 		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
 	return true
@@ -91,25 +96,25 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 		if m.At > 0 {
 			at = time.UnixMilli(m.At)
 		}
-		c.tab.Focus(at)
+		c.tab.Load().Focus(at)
 	case protocol.TypeResult:
 		var m protocol.Result
 		if json.Unmarshal(data, &m) != nil || m.ID == "" {
 			return protocol.CloseBadMessage
 		}
-		c.tab.Result(m)
+		c.tab.Load().Result(m)
 	case protocol.TypeAsking, protocol.TypeAnswered:
 		var m protocol.Asking
 		if json.Unmarshal(data, &m) != nil || m.ID == "" {
 			return protocol.CloseBadMessage
 		}
-		c.tab.Asking(m.ID, env.Type == protocol.TypeAsking)
+		c.tab.Load().Asking(m.ID, env.Type == protocol.TypeAsking)
 	case protocol.TypeStep:
 		var m protocol.Step
 		if json.Unmarshal(data, &m) != nil || m.By == "" {
 			return protocol.CloseBadMessage
 		}
-		c.tab.Step(m.By)
+		c.tab.Load().Step(m.By)
 	case protocol.TypePong, protocol.TypePermissionsChanged:
 		// A pong only proves the tab alive (touch); who listens for
 		// permission changes arrives with the MCP front end.

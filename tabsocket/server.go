@@ -198,7 +198,7 @@ func (s *Server) Drain(ctx context.Context, window time.Duration) {
 			delay = rand.N(window)
 		}
 		c.Send(protocol.Drain{Envelope: protocol.Typed(protocol.TypeDrain), ReconnectAfterMs: delay.Milliseconds()})
-		c.close(protocol.CloseShutdown)
+		c.closeAfterQueue(protocol.CloseShutdown)
 	}
 	done := make(chan struct{})
 	go func() {

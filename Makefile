@@ -1,0 +1,37 @@
+# tabrelay — the two commands a new user needs are `make run` and `make test`.
+GO      ?= go
+BIN     := bin/tabrelay
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+# make run: one node on the embedded store, tabs from these origins.
+RUN_ENV := RELAY_DATA_DIR=$${RELAY_DATA_DIR:-data} \
+           ALLOWED_ORIGINS=$${ALLOWED_ORIGINS:-http://localhost:8080,http://127.0.0.1:8080}
+
+.PHONY: build run test bench lint fuzz clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tabrelay
+
+run: build
+	$(RUN_ENV) ./$(BIN) serve
+
+# Every test, race detector on. Tests that need programs beyond Go install
+# them through scripts/ensure-deps.sh and fail with one line when they cannot.
+test:
+	@bash scripts/ensure-deps.sh
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzTagData -fuzztime 60s ./protocol
+	$(GO) test -run '^$$' -fuzz FuzzImageCheck -fuzztime 60s ./protocol
+
+clean:
+	rm -rf bin

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/protocol"
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+// setting is one configuration value: a flag whose default comes from an
+// environment variable (SPEC §9: flags and environment).
+type setting struct {
+	flag, env, def, help string
+	val                  *string
+}
+
+func (s *setting) register(fs *flag.FlagSet) {
+	def := s.def
+	if v, ok := os.LookupEnv(s.env); ok {
+		def = v
+	}
+	s.val = fs.String(s.flag, def, s.help+" ("+s.env+")")
+}
+
+func (s *setting) get() string { return strings.TrimSpace(*s.val) }
+
+// serveSettings are `tabrelay serve`'s settings; README's table lists them.
+type serveSettings struct {
+	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
+	redisURL, callWait, turnIdle, drainWindow, grace, logLevel setting
+}
+
+func newServeSettings(fs *flag.FlagSet) *serveSettings {
+	s := &serveSettings{
+		publicURL:   setting{flag: "public-url", env: "RELAY_PUBLIC_URL", help: "the relay's public origin, as hosts reach it; default http://<listen>"},
+		listen:      setting{flag: "listen", env: "RELAY_LISTEN", def: "127.0.0.1:8080", help: "host:port of the public listener"},
+		adminListen: setting{flag: "admin-listen", env: "RELAY_ADMIN_LISTEN", def: "127.0.0.1:9090", help: "host:port of the admin listener (metrics)"},
+		dataDir:     setting{flag: "data-dir", env: "RELAY_DATA_DIR", def: "data", help: "directory of the embedded store"},
+		signingKey:  setting{flag: "signing-key", env: "RELAY_SIGNING_KEY", help: "base64 key (32+ bytes) for HMACs; generated in the data dir when empty"},
+		origins:     setting{flag: "allowed-origins", env: "ALLOWED_ORIGINS", help: "comma-separated origins of the app whose tabs may connect"},
+		appURL:      setting{flag: "app-url", env: "APP_URL", help: "the app's URL (approval links go there)"},
+		bundle:      setting{flag: "bundle", env: "RELAY_BUNDLE", help: "the app's bundle (JSON file); default the embedded demo bundle"},
+		redisURL:    setting{flag: "redis-url", env: "REDIS_URL", help: "Redis for a cluster of nodes; empty = one node with the embedded store"},
+		callWait:    setting{flag: "tab-call-wait", env: "TAB_CALL_WAIT", def: "225s", help: "how long a call waits for its tab"},
+		turnIdle:    setting{flag: "agent-turn-idle", env: "AGENT_TURN_IDLE", def: "120s", help: "a connection's turn ends after this idle time"},
+		drainWindow: setting{flag: "drain-window", env: "RELAY_DRAIN_WINDOW", def: "10s", help: "on shutdown, tabs reconnect spread over this window"},
+		grace:       setting{flag: "grace", env: "RELAY_GRACE", def: "30s", help: "a shutdown ends within this"},
+		logLevel:    setting{flag: "log-level", env: "RELAY_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
+	}
+	for _, st := range s.all() {
+		st.register(fs)
+	}
+	return s
+}
+
+func (s *serveSettings) all() []*setting {
+	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
+		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel}
+}
+
+// config checks every setting and returns the node's configuration, or
+// one error that says what to fix.
+func (s *serveSettings) config() (node.Config, error) {
+	var c node.Config
+	var err error
+	if s.redisURL.get() != "" {
+		return c, errors.New("REDIS_URL is set, but this build runs only as one node with its embedded store: unset REDIS_URL")
+	}
+	if c.Listen, err = hostPort(&s.listen); err != nil {
+		return c, err
+	}
+	if c.AdminListen, err = hostPort(&s.adminListen); err != nil {
+		return c, err
+	}
+	if c.PublicURL, err = publicURL(s.publicURL.get(), c.Listen); err != nil {
+		return c, err
+	}
+	if c.DataDir = s.dataDir.get(); c.DataDir == "" {
+		return c, errors.New("RELAY_DATA_DIR is empty: name a directory for the embedded store")
+	}
+	if c.SigningKey, err = signingKey(s.signingKey.get()); err != nil {
+		return c, err
+	}
+	if c.AllowedOrigins, err = origins(s.origins.get()); err != nil {
+		return c, err
+	}
+	if c.AppURL = s.appURL.get(); c.AppURL != "" {
+		if u, perr := url.Parse(c.AppURL); perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, fmt.Errorf("APP_URL %q is not an http(s) URL", c.AppURL)
+		}
+	}
+	if c.Bundle, err = bundle(s.bundle.get()); err != nil {
+		return c, err
+	}
+	for _, d := range []struct {
+		s        *setting
+		dst      *time.Duration
+		min, max time.Duration
+	}{
+		{&s.callWait, &c.CallWait, time.Second, 10 * time.Minute},
+		{&s.turnIdle, &c.TurnIdle, time.Second, 24 * time.Hour},
+		{&s.drainWindow, &c.DrainWindow, 0, 10 * time.Minute},
+		{&s.grace, &c.Grace, time.Second, time.Hour},
+	} {
+		if *d.dst, err = duration(d.s, d.min, d.max); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func hostPort(s *setting) (string, error) {
+	v := s.get()
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return "", fmt.Errorf("%s %q is not host:port (e.g. 127.0.0.1:8080)", s.env, v)
+	}
+	return v, nil
+}
+
+func publicURL(v, listen string) (string, error) {
+	if v == "" {
+		return "http://" + listen, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return "", fmt.Errorf("RELAY_PUBLIC_URL %q must be a bare origin like https://relay.example.com", v)
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+}
+
+func signingKey(v string) ([]byte, error) {
+	if v == "" {
+		return nil, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.DecodeString(v); err == nil {
+			if len(k) < 32 {
+				return nil, fmt.Errorf("RELAY_SIGNING_KEY has %d bytes; it needs 32 or more (openssl rand -base64 32)", len(k))
+			}
+			return k, nil
+		}
+	}
+	return nil, errors.New("RELAY_SIGNING_KEY is not base64 (make one with: openssl rand -base64 32)")
+}
+
+func origins(v string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(v, ",") {
+		if strings.TrimSpace(o) == "" {
+			continue
+		}
+		n, err := tabsocket.NormalizeOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("ALLOWED_ORIGINS: %q is not an origin like https://app.example.com", strings.TrimSpace(o))
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("ALLOWED_ORIGINS is empty: set it to the app's origin(s), e.g. https://app.example.com")
+	}
+	return out, nil
+}
+
+func bundle(path string) (*protocol.Bundle, error) {
+	if path == "" {
+		return protocol.DemoBundle(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_BUNDLE: %w", err)
+	}
+	b, err := protocol.LoadBundle(data)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_BUNDLE %s: %w", path, err)
+	}
+	return b, nil
+}
+
+func duration(s *setting, min, max time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(s.get())
+	if err != nil || d < min || d > max {
+		return 0, fmt.Errorf("%s %q must be a duration between %v and %v (e.g. 225s)", s.env, s.get(), min, max)
+	}
+	return d, nil
+}

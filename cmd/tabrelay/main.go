@@ -1,0 +1,57 @@
+// Command tabrelay is the relay between AI agent hosts and the browser
+// tabs of a web application: `tabrelay serve` runs a node, `tabrelay tab`
+// runs a headless tab (for demos, tests and load).
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+)
+
+// version is set at build time (-ldflags "-X main.version=…").
+var version = "dev"
+
+const usage = `tabrelay: the relay between AI agent hosts and a web app's browser tabs
+
+Usage:
+  tabrelay serve [flags]    run a relay node (flags and environment: tabrelay serve -h)
+  tabrelay tab [flags]      run a headless tab of the demo app (tabrelay tab -h)
+  tabrelay version          print the version
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "tab":
+		return tab(args[1:], stderr)
+	case "version":
+		fmt.Fprintln(stdout, version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "tabrelay: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// newLogger returns the JSON logger every command writes to stderr.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("RELAY_LOG_LEVEL %q must be debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// tab runs a headless tab of the demo app until SIGTERM or SIGINT, or until
+// the relay closes it with a stop code. SIGUSR1 reports focus, as a person
+// clicking into the tab would.
+func tab(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tabrelay tab", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	relay := fs.String("relay", os.Getenv("RELAY_PUBLIC_URL"), "the relay's URL (RELAY_PUBLIC_URL)")
+	secretFile := fs.String("secret-file", "", "the browser's secret, made on first use; tabs sharing it are tabs of one browser")
+	origin := fs.String("origin", "", "the Origin to present: one of the relay's ALLOWED_ORIGINS")
+	bundleFile := fs.String("bundle", "", "the bundle the tab runs (default: the demo bundle)")
+	name := fs.String("name", "", "this tab's name, as whoami answers it")
+	focus := fs.Bool("focus", false, "report focus on every connect")
+	answerAfter := fs.Duration("answer-after", 2*time.Second, "how long the person takes to answer a question; negative: never")
+	execLog := fs.String("exec-log", "", "append \"<call id> <tool>\" per call actually run (tests count them)")
+	minBackoff := fs.Duration("backoff-min", headless.DefaultMinBackoff, "shortest reconnect wait")
+	maxBackoff := fs.Duration("backoff-max", headless.DefaultMaxBackoff, "longest reconnect wait")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *relay == "" || *secretFile == "" || *origin == "" {
+		fmt.Fprintln(stderr, "tabrelay tab: --relay, --secret-file and --origin are required")
+		return 2
+	}
+	logger, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "tabrelay tab:", err)
+		return 2
+	}
+	var bundle *protocol.Bundle
+	if *bundleFile != "" {
+		data, err := os.ReadFile(*bundleFile)
+		if err == nil {
+			bundle, err = protocol.LoadBundle(data)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "tabrelay tab:", err)
+			return 2
+		}
+	}
+	t, err := headless.New(headless.Options{Relay: *relay, SecretFile: *secretFile, Origin: *origin, Bundle: bundle,
+		Name: *name, Focus: *focus, AnswerAfter: *answerAfter, ExecLog: *execLog, Logger: logger,
+		MinBackoff: *minBackoff, MaxBackoff: *maxBackoff})
+	if err != nil {
+		fmt.Fprintln(stderr, "tabrelay tab:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	focusSignals := make(chan os.Signal, 1)
+	signal.Notify(focusSignals, syscall.SIGUSR1)
+	go func() {
+		for range focusSignals {
+			t.Focus()
+		}
+	}()
+	err = t.Run(ctx)
+	var stopErr *headless.StopError
+	switch {
+	case errors.As(err, &stopErr):
+		fmt.Fprintln(stderr, "tabrelay tab:", err)
+		return 1
+	case err != nil && ctx.Err() == nil:
+		fmt.Fprintln(stderr, "tabrelay tab:", err)
+		return 1
+	}
+	return 0
+}

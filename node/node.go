@@ -1,0 +1,260 @@
+// Package node assembles one relay process from its parts: the store, the
+// actor system and its pairing router, the tab endpoint, the HTTP routes,
+// metrics, and the drain on shutdown. `tabrelay serve` runs it, and the
+// end-to-end tests start it in-process so that they can drive calls through
+// the same function the MCP front end uses (Node.Call).
+//
+// It is the only package besides cmd/tabrelay that knows every other one;
+// it holds wiring and the shutdown order, no protocol or actor logic.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+	"github.com/tabrelay/tabrelay/store/bolt"
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+// Config is one node's configuration (SPEC §9), already checked.
+type Config struct {
+	PublicURL      string
+	Listen         string // host:port of the public listener
+	AdminListen    string // host:port of the admin listener (metrics)
+	DataDir        string
+	SigningKey     []byte // nil: generated and kept in the data dir
+	AllowedOrigins []string
+	AppURL         string
+	Bundle         *protocol.Bundle
+	CallWait       time.Duration
+	TurnIdle       time.Duration
+	DrainWindow    time.Duration // tabs reconnect spread over this window
+	Grace          time.Duration // a shutdown ends within this
+	Version        string
+	// Clock is the clock of the call rules (the wait, turns, passivation);
+	// tests move a fake one. Sockets keep real time: their pings must go
+	// on while a test jumps the call wait forward.
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+// Node is one running relay process.
+type Node struct {
+	cfg      Config
+	log      *slog.Logger
+	store    *bolt.Store
+	system   *actor.ActorSystem
+	caller   *actors.Caller
+	tabs     *tabsocket.Server
+	registry *prometheus.Registry
+	metrics  *actors.Metrics
+
+	public, admin *http.Server
+	publicLn      net.Listener
+	adminLn       net.Listener
+
+	draining atomic.Bool
+	inflight atomic.Int64  // calls running in Call
+	stopping chan struct{} // closed when calls still in flight must end
+	stopOnce sync.Once
+}
+
+// New opens the store and builds the node; Start listens.
+func New(cfg Config) (*Node, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Bundle == nil {
+		cfg.Bundle = protocol.DemoBundle()
+	}
+	store, err := bolt.Open(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	key := cfg.SigningKey
+	if key == nil {
+		if key, err = store.SigningKey(); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(buildInfo(cfg.Version))
+	n := &Node{cfg: cfg, log: cfg.Logger, store: store, registry: reg, stopping: make(chan struct{})}
+	n.system = actors.NewSystem(cfg.Logger)
+	n.metrics = actors.NewMetrics(reg)
+	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
+	router := actors.NewLocalRouter(n.system, acfg)
+	n.caller = actors.NewCaller(n.system, router, acfg)
+	n.tabs, err = tabsocket.NewServer(tabsocket.Config{
+		AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: store,
+		Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
+		Metrics: tabsocket.NewMetrics(reg),
+	})
+	if err != nil {
+		n.system.Shutdown()
+		store.Close()
+		return nil, err
+	}
+	n.public = &http.Server{Handler: n.publicRoutes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
+	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second}
+	return n, nil
+}
+
+func buildInfo(version string) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tabrelay_build_info", Help: "The running build."}, []string{"version"})
+	g.WithLabelValues(version).Set(1)
+	return g
+}
+
+// Start opens both listeners and serves them in the background.
+func (n *Node) Start() error {
+	var err error
+	if n.publicLn, err = net.Listen("tcp", n.cfg.Listen); err != nil {
+		return fmt.Errorf("listen on %s (RELAY_LISTEN): %w", n.cfg.Listen, err)
+	}
+	if n.adminLn, err = net.Listen("tcp", n.cfg.AdminListen); err != nil {
+		n.publicLn.Close()
+		return fmt.Errorf("listen on %s (RELAY_ADMIN_LISTEN): %w", n.cfg.AdminListen, err)
+	}
+	go n.serve(n.public, n.publicLn)
+	go n.serve(n.admin, n.adminLn)
+	n.log.Info("relay listening", "public", n.publicLn.Addr().String(), "admin", n.adminLn.Addr().String(),
+		"public_url", n.cfg.PublicURL, "store", "embedded", "bundle", n.cfg.Bundle.Version)
+	return nil
+}
+
+func (n *Node) serve(s *http.Server, ln net.Listener) {
+	if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		n.log.Error("listener failed", "addr", ln.Addr().String(), "err", err)
+	}
+}
+
+// Addr is the public listener's address (after Start).
+func (n *Node) Addr() string { return n.publicLn.Addr().String() }
+
+// AdminAddr is the admin listener's address (after Start).
+func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
+
+// Call runs one tool call on a pairing and encodes its end as the MCP
+// result a host reads: the one call path's end, shared with the MCP front
+// end. While the node drains, no call starts and the ones in flight that
+// cannot finish in time end with the restarting sentence.
+func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(actors.Event)) (protocol.ToolResult, actors.Outcome) {
+	if n.draining.Load() {
+		o := actors.Outcome{Kind: actors.Restarting}
+		return n.encode(o), o
+	}
+	n.inflight.Add(1)
+	defer n.inflight.Add(-1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-n.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	o, err := n.caller.Call(ctx, req, events)
+	if err != nil && n.isStopping() {
+		o = actors.Outcome{Kind: actors.Restarting, CallID: o.CallID}
+	}
+	return n.encode(o), o
+}
+
+func (n *Node) isStopping() bool {
+	select {
+	case <-n.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// encode turns an outcome into the result the host reads (SPEC §4).
+func (n *Node) encode(o actors.Outcome) protocol.ToolResult {
+	tag := n.cfg.Bundle.Tag()
+	if o.Kind == actors.Answered {
+		return protocol.EncodeResult(tag, o.Result)
+	}
+	r := protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: o.Sentence(n.cfg.Bundle.App.Title)}}}
+	r.IsError = o.Kind != actors.Detached // a detach is news to read, not a failure
+	return r
+}
+
+// Inspect returns a pairing's state.
+func (n *Node) Inspect(ctx context.Context, pairing string) (*actors.Snapshot, error) {
+	return n.caller.Inspect(ctx, pairing)
+}
+
+// Metrics returns the node's registry.
+func (n *Node) Metrics() *prometheus.Registry { return n.registry }
+
+// Shutdown drains the node within its grace period (SPEC §6, §7): readiness
+// goes false and no call starts; calls in flight get half the grace to
+// finish, then end with the restarting sentence; tabs are told to
+// reconnect spread over the drain window; the listeners close.
+func (n *Node) Shutdown(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.Grace)
+	defer cancel()
+	start := time.Now()
+	n.draining.Store(true)
+	n.log.Info("relay draining", "grace", n.cfg.Grace.String(), "window", n.cfg.DrainWindow.String())
+	half, cancelHalf := context.WithTimeout(ctx, n.cfg.Grace/2)
+	n.waitCalls(half)
+	cancelHalf()
+	n.stopOnce.Do(func() { close(n.stopping) })
+	n.waitCalls(ctx)
+	window := n.cfg.DrainWindow
+	if left := time.Until(deadlineOf(ctx)) / 2; window > left {
+		window = left
+	}
+	n.tabs.Drain(ctx, window)
+	_ = n.public.Shutdown(ctx)
+	_ = n.admin.Shutdown(ctx)
+	n.system.Shutdown()
+	if err := n.store.Close(); err != nil {
+		n.log.Error("store close failed", "err", err)
+	}
+	n.log.Info("relay stopped", "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(time.Minute)
+	}
+	return d
+}
+
+// waitCalls waits until no call runs or ctx is done. It polls: it runs
+// once per shutdown, and a counter keeps Call's hot path to two atomics.
+func (n *Node) waitCalls(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for n.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

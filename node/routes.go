@@ -1,0 +1,47 @@
+package node
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// publicRoutes are the public listener's routes at this stage (SPEC §2).
+func (n *Node) publicRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /tab", n.tabs)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": n.cfg.Version})
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		if n.draining.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "draining"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+	})
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		if r.Method != http.MethodPost {
+			http.Error(w, "The MCP endpoint takes POST only.", http.StatusMethodNotAllowed)
+			return
+		}
+		http.Error(w, "The MCP endpoint is not served by this build yet.", http.StatusNotImplemented)
+	})
+	return mux
+}
+
+// adminRoutes are the admin listener's routes (loopback by default).
+func (n *Node) adminRoutes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,124 @@
+package protocol_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// docPath is the tab protocol's document, relative to this package.
+const docPath = "../docs/tab-protocol.md"
+
+// docMessageTypes lists every message type constant of messages.go. The
+// test also checks this list against messages.go, so a new Type constant
+// fails here until it is listed and documented.
+var docMessageTypes = map[string]string{
+	"TypeHello":              protocol.TypeHello,
+	"TypeFocus":              protocol.TypeFocus,
+	"TypeResult":             protocol.TypeResult,
+	"TypeAsking":             protocol.TypeAsking,
+	"TypeAnswered":           protocol.TypeAnswered,
+	"TypeStep":               protocol.TypeStep,
+	"TypePermissionsChanged": protocol.TypePermissionsChanged,
+	"TypeApprove":            protocol.TypeApprove,
+	"TypeDecline":            protocol.TypeDecline,
+	"TypeListConnections":    protocol.TypeListConnections,
+	"TypeForget":             protocol.TypeForget,
+	"TypeSetScope":           protocol.TypeSetScope,
+	"TypePong":               protocol.TypePong,
+	"TypeWelcome":            protocol.TypeWelcome,
+	"TypeCall":               protocol.TypeCall,
+	"TypeCancel":             protocol.TypeCancel,
+	"TypeConnections":        protocol.TypeConnections,
+	"TypeScope":              protocol.TypeScope,
+	"TypePing":               protocol.TypePing,
+	"TypeDrain":              protocol.TypeDrain,
+	"TypeError":              protocol.TypeError,
+}
+
+// TestProtocolDoc fails when docs/tab-protocol.md does not mention a
+// message type or a close code, so the document cannot fall behind the code.
+func TestProtocolDoc(t *testing.T) {
+	raw, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatalf("read the tab protocol document: %v", err)
+	}
+	doc := string(raw)
+
+	for _, name := range sortedKeys(docMessageTypes) {
+		typ := docMessageTypes[name]
+		// In code spans (`hello`) or in JSON ("type":"hello"): a bare word
+		// such as "result" would be found anywhere.
+		if !strings.Contains(doc, "`"+typ+"`") && !strings.Contains(doc, `"type":"`+typ+`"`) {
+			t.Errorf("%s: message type %q is not documented in %s (write it as `%s`)", name, typ, docPath, typ)
+		}
+	}
+
+	codes := protocol.CloseCodes()
+	if len(codes) == 0 {
+		t.Fatal("protocol.CloseCodes() is empty")
+	}
+	for _, c := range codes {
+		num := regexp.MustCompile(`\b` + strconv.Itoa(int(c)) + `\b`)
+		if !num.MatchString(doc) {
+			t.Errorf("close code %d (%s) is not documented in %s", int(c), c, docPath)
+		}
+		if !strings.Contains(doc, "`"+c.String()+"`") {
+			t.Errorf("close code %d: its name `%s` is not documented in %s", int(c), c, docPath)
+		}
+	}
+}
+
+// TestProtocolDocListsEveryType keeps docMessageTypes in step with the Type
+// constants declared in messages.go.
+func TestProtocolDocListsEveryType(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "messages.go", nil, 0)
+	if err != nil {
+		t.Fatalf("parse messages.go: %v", err)
+	}
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			for _, n := range spec.(*ast.ValueSpec).Names {
+				if strings.HasPrefix(n.Name, "Type") && len(n.Name) > len("Type") {
+					declared[n.Name] = true
+				}
+			}
+		}
+	}
+	if len(declared) == 0 {
+		t.Fatal("no Type constants found in messages.go")
+	}
+	for name := range declared {
+		if _, ok := docMessageTypes[name]; !ok {
+			t.Errorf("messages.go declares %s, which docMessageTypes does not list: add it here and to %s", name, docPath)
+		}
+	}
+	for _, name := range sortedKeys(docMessageTypes) {
+		if !declared[name] {
+			t.Errorf("docMessageTypes lists %s, which messages.go no longer declares", name)
+		}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

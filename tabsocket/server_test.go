@@ -1,0 +1,379 @@
+package tabsocket_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+	"github.com/tabrelay/tabrelay/store/bolt"
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+const origin = "https://app.example.com"
+
+// patience bounds waits for what must happen; no rule here takes real time.
+const patience = 5 * time.Second
+
+type env struct {
+	t       *testing.T
+	clock   *clock.Fake
+	srv     *tabsocket.Server
+	http    *httptest.Server
+	caller  *actors.Caller
+	store   *bolt.Store
+	key     []byte
+	metrics *tabsocket.Metrics
+}
+
+func newEnv(t *testing.T, tweak func(*tabsocket.Config)) *env {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	fake := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	system := actors.NewSystem(logger)
+	t.Cleanup(system.Shutdown)
+	acfg := actors.Config{Clock: fake, Logger: logger, Metrics: actors.NewMetrics(nil), MaxCalls: 1000}
+	router := actors.NewLocalRouter(system, acfg)
+	store, err := bolt.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	key := make([]byte, 32)
+	rand.Read(key)
+	cfg := tabsocket.Config{AllowedOrigins: []string{origin}, SigningKey: key, Store: store,
+		Hub: actors.NewHub(system, router, acfg), Clock: fake, Logger: logger, Metrics: tabsocket.NewMetrics(nil)}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	srv, err := tabsocket.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &env{t: t, clock: fake, srv: srv, http: hs, caller: actors.NewCaller(system, router, acfg),
+		store: store, key: key, metrics: cfg.Metrics}
+}
+
+func newSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (e *env) dial(originHeader string) (*websocket.Conn, *http.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	h := http.Header{}
+	if originHeader != "" {
+		h.Set("Origin", originHeader)
+	}
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.http.URL, "http")+"/tab", &websocket.DialOptions{HTTPHeader: h})
+	if c != nil {
+		c.SetReadLimit(protocol.MaxMessageBytes)
+	}
+	return c, resp, err
+}
+
+func (e *env) mustDial() *websocket.Conn {
+	e.t.Helper()
+	c, _, err := e.dial(origin)
+	if err != nil {
+		e.t.Fatalf("dial: %v", err)
+	}
+	e.t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+func send(t *testing.T, c *websocket.Conn, v any) {
+	t.Helper()
+	data, _ := json.Marshal(v)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	if err := c.Write(ctx, websocket.MessageText, data); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}
+
+func hello(secret, tabID string) protocol.Hello {
+	return protocol.Hello{Envelope: protocol.Typed(protocol.TypeHello), Protocol: protocol.Version,
+		Secret: secret, TabID: tabID, Bundle: "demo-1"}
+}
+
+// read returns the next message, or the close code that ended the socket.
+func read(t *testing.T, c *websocket.Conn) (map[string]any, websocket.StatusCode) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	_, data, err := c.Read(ctx)
+	if err != nil {
+		if code := websocket.CloseStatus(err); code != -1 {
+			return nil, code
+		}
+		t.Fatalf("read: %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m, -1
+}
+
+func (e *env) expectClose(c *websocket.Conn, want protocol.CloseCode) {
+	e.t.Helper()
+	for {
+		m, code := read(e.t, c)
+		if m == nil {
+			if code != websocket.StatusCode(want) {
+				e.t.Fatalf("closed with %d, want %d (%s)", code, want, want.Reason())
+			}
+			return
+		}
+	}
+}
+
+// welcomed connects a proven tab and returns it with its pairing id.
+func (e *env) welcomed(secret, tabID string) (*websocket.Conn, string) {
+	e.t.Helper()
+	c := e.mustDial()
+	send(e.t, c, hello(secret, tabID))
+	m, code := read(e.t, c)
+	if m == nil || m["type"] != protocol.TypeWelcome {
+		e.t.Fatalf("no welcome: %v (close %d)", m, code)
+	}
+	return c, m["pairing"].(string)
+}
+
+func TestOriginIsComparedExactly(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, o := range []string{"", "https://app.example.com.evil.com", "http://app.example.com", "https://evil.com", "null"} {
+		t.Run("origin "+o, func(t *testing.T) {
+			_, resp, err := e.dial(o)
+			if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("origin %q: err %v, resp %v; want 403", o, err, resp)
+			}
+		})
+	}
+	if got := testutil.ToFloat64(e.metrics.Refused.WithLabelValues("origin")); got != 5 {
+		t.Fatalf("refused{origin} = %v", got)
+	}
+	c, _ := e.welcomed(newSecret(), "t1")
+	c.Close(websocket.StatusNormalClosure, "")
+}
+
+func TestHelloRules(t *testing.T) {
+	e := newEnv(t, nil)
+	t.Run("no hello within 10s is closed", func(t *testing.T) {
+		c := e.mustDial()
+		e.clock.Advance(9 * time.Second)
+		e.eventuallyOpen()
+		e.clock.Advance(time.Second)
+		e.expectClose(c, protocol.CloseNoHello)
+	})
+	cases := []struct {
+		name string
+		msg  any
+		want protocol.CloseCode
+	}{
+		{"malformed secret", hello("short", "t1"), protocol.CloseBadSecret},
+		{"secret in standard base64", hello(strings.Repeat("+", 43), "t1"), protocol.CloseBadSecret},
+		{"no tab id", hello(newSecret(), ""), protocol.CloseBadSecret},
+		{"other protocol version", func() protocol.Hello { h := hello(newSecret(), "t1"); h.Protocol = 99; return h }(), protocol.CloseUnsupportedProtocol},
+		{"not a hello first", protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus)}, protocol.CloseBadMessage},
+		{"not JSON", json.RawMessage(`{"type":`), protocol.CloseBadMessage},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := e.mustDial()
+			if raw, ok := tc.msg.(json.RawMessage); ok {
+				ctx, cancel := context.WithTimeout(context.Background(), patience)
+				defer cancel()
+				c.Write(ctx, websocket.MessageText, raw)
+			} else {
+				send(t, c, tc.msg)
+			}
+			e.expectClose(c, tc.want)
+			if !tc.want.Stop() {
+				t.Fatalf("%v should be a stop code", tc.want)
+			}
+		})
+	}
+	t.Run("a forgotten pairing is told to stop", func(t *testing.T) {
+		secret := newSecret()
+		c, id := e.welcomed(secret, "t1")
+		c.Close(websocket.StatusNormalClosure, "")
+		if err := e.store.ForgetPairing(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+		c = e.mustDial()
+		send(t, c, hello(secret, "t1"))
+		e.expectClose(c, protocol.CloseForgotten)
+	})
+	t.Run("the same secret is the same pairing", func(t *testing.T) {
+		secret := newSecret()
+		_, id1 := e.welcomed(secret, "t1")
+		_, id2 := e.welcomed(secret, "t2")
+		_, id3 := e.welcomed(newSecret(), "t1")
+		if id1 != id2 || id1 == id3 {
+			t.Fatalf("pairings %s %s %s", id1, id2, id3)
+		}
+		if strings.Contains(id1, secret[:8]) {
+			t.Fatal("the pairing id shows the secret")
+		}
+	})
+}
+
+// eventuallyOpen waits for the server to hold at least one socket.
+func (e *env) eventuallyOpen() {
+	e.t.Helper()
+	deadline := time.Now().Add(patience)
+	for e.srv.Conns() == 0 {
+		if time.Now().After(deadline) {
+			e.t.Fatal("no socket open")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestPingTimeout(t *testing.T) {
+	e := newEnv(t, nil)
+	c, _ := e.welcomed(newSecret(), "t1")
+	e.clock.Advance(25 * time.Second)
+	if m, _ := read(t, c); m == nil || m["type"] != protocol.TypePing {
+		t.Fatalf("got %v, want a ping", m)
+	}
+	send(t, c, map[string]string{"type": protocol.TypePong})
+	e.waitTouched(c)
+	e.clock.Advance(25 * time.Second) // answered in time: pinged again
+	if m, _ := read(t, c); m == nil || m["type"] != protocol.TypePing {
+		t.Fatalf("got %v, want a second ping", m)
+	}
+	e.clock.Advance(25 * time.Second) // silent for two intervals
+	e.expectClose(c, protocol.ClosePingTimeout)
+}
+
+// waitTouched makes sure the server read what the tab sent: an unknown
+// message is answered, so its answer comes after the earlier message.
+func (e *env) waitTouched(c *websocket.Conn) {
+	e.t.Helper()
+	send(e.t, c, map[string]string{"type": "x-probe", "ref": "probe"})
+	for {
+		m, _ := read(e.t, c)
+		if m != nil && m["ref"] == "probe" {
+			return
+		}
+	}
+}
+
+func TestUnknownRequestsAreAnsweredNotClosed(t *testing.T) {
+	e := newEnv(t, nil)
+	c, _ := e.welcomed(newSecret(), "t1")
+	send(t, c, map[string]string{"type": protocol.TypeListConnections, "ref": "r1"})
+	m, _ := read(t, c)
+	if m == nil || m["type"] != protocol.TypeError || m["ref"] != "r1" || m["code"] != protocol.ErrCodeUnsupported {
+		t.Fatalf("got %v", m)
+	}
+}
+
+func TestTooManyMessagesCloses(t *testing.T) {
+	e := newEnv(t, func(c *tabsocket.Config) { c.RateBurst = 20; c.RatePerSec = 1 })
+	c, _ := e.welcomed(newSecret(), "t1")
+	for i := 0; i < 25; i++ {
+		data, _ := json.Marshal(map[string]string{"type": protocol.TypePong})
+		if c.Write(context.Background(), websocket.MessageText, data) != nil {
+			break
+		}
+	}
+	e.expectClose(c, protocol.CloseTooFast)
+}
+
+func TestOversizedMessageCloses(t *testing.T) {
+	e := newEnv(t, nil)
+	c, _ := e.welcomed(newSecret(), "t1")
+	big := `{"type":"pong","pad":"` + strings.Repeat("x", protocol.MaxMessageBytes) + `"}`
+	c.Write(context.Background(), websocket.MessageText, []byte(big))
+	e.expectClose(c, protocol.CloseTooBig)
+}
+
+func TestDrainSpreadsReconnects(t *testing.T) {
+	e := newEnv(t, nil)
+	var conns []*websocket.Conn
+	for i := 0; i < 5; i++ {
+		c, _ := e.welcomed(newSecret(), "t1")
+		conns = append(conns, c)
+	}
+	done := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), patience)
+		defer cancel()
+		e.srv.Drain(ctx, 30*time.Second)
+		close(done)
+	}()
+	for _, c := range conns {
+		m, _ := read(t, c)
+		if m == nil || m["type"] != protocol.TypeDrain {
+			t.Fatalf("got %v, want drain", m)
+		}
+		if d := m["reconnectAfterMs"].(float64); d < 0 || d >= 30000 {
+			t.Fatalf("reconnect after %vms, outside the 30s window", d)
+		}
+		e.expectClose(c, protocol.CloseShutdown)
+	}
+	<-done
+	if _, resp, err := e.dial(origin); err == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a tab connected to a draining node: %v", err)
+	}
+}
+
+func TestSlowTabIsDisconnectedWithoutBlockingThePairing(t *testing.T) {
+	e := newEnv(t, func(c *tabsocket.Config) { c.SendQueue = 4 })
+	secret := newSecret()
+	slow, pairing := e.welcomed(secret, "slow")
+	fast, _ := e.welcomed(secret, "fast")
+	send(t, slow, protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus), At: time.Now().UnixMilli()})
+	e.waitTouched(slow)
+	// The slow tab reads nothing from here on. Calls with big arguments fill
+	// the socket's buffers, then its queue.
+	arg, _ := json.Marshal(map[string]string{"pad": strings.Repeat("x", 1<<20)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := 0; i < 64; i++ {
+		go e.caller.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: "echo", Arguments: arg}, nil)
+	}
+	deadline := time.Now().Add(patience)
+	for testutil.ToFloat64(e.metrics.Disconnects.WithLabelValues("slow")) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow tab was not disconnected")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The pairing is not blocked: its calls move to the fast tab.
+	got := 0
+	for got < 3 {
+		m, code := read(t, fast)
+		if m == nil {
+			t.Fatalf("fast tab closed: %d", code)
+		}
+		if m["type"] == protocol.TypeCall {
+			got++
+		}
+	}
+	snap, err := e.caller.Inspect(context.Background(), pairing)
+	if err != nil || len(snap.Tabs) != 1 || snap.Tabs[0] != "fast" {
+		t.Fatalf("tabs after the slow one left: %+v %v", snap, err)
+	}
+}
+

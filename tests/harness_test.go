@@ -1,0 +1,263 @@
+// Package tests holds the end-to-end tests: the relay started in-process
+// (so that calls go through node.Call, the function the MCP front end
+// uses) or as a real `tabrelay serve` process, and real `tabrelay tab`
+// processes over real sockets.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/protocol"
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+const origin = "http://app.test:8080"
+
+// patience bounds waits for what must happen soon; rules never wait on it.
+const patience = 10 * time.Second
+
+// binary is the tabrelay command built once for these tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tabrelay-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "tabrelay")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/tabrelay")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building tabrelay:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// relay is a node started in this process.
+type relay struct {
+	t     *testing.T
+	node  *node.Node
+	clock *clock.Fake
+	key   []byte
+	url   string
+	logs  *syncBuffer
+}
+
+func startRelay(t *testing.T, tweak func(*node.Config)) *relay {
+	t.Helper()
+	key := make([]byte, 32)
+	rand.Read(key)
+	logs := &syncBuffer{}
+	fake := clock.NewFake(time.Now())
+	cfg := node.Config{
+		PublicURL: "http://127.0.0.1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
+		DataDir: t.TempDir(), SigningKey: key, AllowedOrigins: []string{origin},
+		CallWait: 225 * time.Second, TurnIdle: 120 * time.Second, DrainWindow: time.Second, Grace: 5 * time.Second,
+		Clock: fake, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Shutdown(context.Background()) })
+	return &relay{t: t, node: n, clock: fake, key: key, url: "http://" + n.Addr(), logs: logs}
+}
+
+// browser is one browser: a secret file shared by its tab processes.
+type browser struct {
+	t          *testing.T
+	secretFile string
+	execLog    string
+}
+
+func newBrowser(t *testing.T) *browser {
+	dir := t.TempDir()
+	return &browser{t: t, secretFile: filepath.Join(dir, "browser.secret"), execLog: filepath.Join(dir, "exec.log")}
+}
+
+// pairing derives the browser's pairing id as the relay does.
+func (b *browser) pairing(key []byte) string {
+	b.t.Helper()
+	raw, err := os.ReadFile(b.secretFile)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	secret, err := tabsocket.ParseSecret(strings.TrimSpace(string(raw)))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	id, _ := tabsocket.DerivePairing(key, secret)
+	return id
+}
+
+// tabProc is a running `tabrelay tab` process.
+type tabProc struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan struct{} // closed when the process ended; err holds how
+	err    error
+}
+
+// startTab runs a headless tab of b against relayURL.
+func (b *browser) startTab(relayURL, name string, extra ...string) *tabProc {
+	b.t.Helper()
+	args := append([]string{"tab", "--relay", relayURL, "--origin", origin, "--secret-file", b.secretFile,
+		"--name", name, "--exec-log", b.execLog, "--backoff-min", "50ms", "--backoff-max", "500ms"}, extra...)
+	cmd := exec.Command(binary, args...)
+	p := &tabProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	b.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(patience):
+			cmd.Process.Kill()
+		}
+		if b.t.Failed() {
+			b.t.Logf("tab %s stderr:\n%s", name, p.stderr.String())
+		}
+	})
+	return p
+}
+
+// waitTabs waits until the pairing holds n tabs.
+func (r *relay) waitTabs(pairing string, n int) *actors.Snapshot {
+	r.t.Helper()
+	var s *actors.Snapshot
+	eventually(r.t, func() bool {
+		var err error
+		s, err = r.node.Inspect(context.Background(), pairing)
+		return err == nil && len(s.Tabs) == n
+	}, "pairing %s holds %d tabs", pairing, n)
+	return s
+}
+
+// waitSecret waits for the first tab of b to write its secret file.
+func (b *browser) waitSecret() {
+	b.t.Helper()
+	eventually(b.t, func() bool {
+		raw, err := os.ReadFile(b.secretFile)
+		return err == nil && len(strings.TrimSpace(string(raw))) == 43
+	}, "secret file written")
+}
+
+type callResult struct {
+	result  protocol.ToolResult
+	outcome actors.Outcome
+	events  []actors.Event
+}
+
+// call runs one tool call through node.Call, as the MCP front end will.
+func (r *relay) call(ctx context.Context, pairing, conn, tool string, args any) callResult {
+	r.t.Helper()
+	raw, _ := json.Marshal(args)
+	var mu sync.Mutex
+	var events []actors.Event
+	res, o := r.node.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: tool, Arguments: raw,
+		Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "E2E", Host: "e2e.test"}},
+		func(e actors.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	mu.Lock()
+	defer mu.Unlock()
+	return callResult{result: res, outcome: o, events: events}
+}
+
+// data decodes the tagged data of an answered call.
+func (c callResult) data(t *testing.T) map[string]any {
+	t.Helper()
+	if c.outcome.Kind != actors.Answered || len(c.result.Content) == 0 {
+		t.Fatalf("call ended %v: %+v", c.outcome.Kind, c.result)
+	}
+	raw, err := protocol.UntagData(protocol.DefaultDataTag, c.result.Content[0].Text)
+	if err != nil {
+		t.Fatalf("result text %q: %v", c.result.Content[0].Text, err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func eventually(t *testing.T, cond func() bool, what string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(patience)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: "+what, args...)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// execCounts reads a browser's execution log: call id → runs.
+func (b *browser) execCounts() map[string]int {
+	b.t.Helper()
+	counts := map[string]int{}
+	f, err := os.Open(b.execLog)
+	if os.IsNotExist(err) {
+		return counts
+	}
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) > 0 {
+			counts[fields[0]]++
+		}
+	}
+	return counts
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var _ io.Writer = (*syncBuffer)(nil)

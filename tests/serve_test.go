@@ -1,0 +1,155 @@
+package tests
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// serveProc is a running `tabrelay serve` process.
+type serveProc struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	exited chan struct{} // closed when the process ended; err holds how
+	err    error
+	url    string
+	admin  string
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startServe(t *testing.T, listen, admin, dataDir string, env ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + listen, "RELAY_ADMIN_LISTEN=" + admin,
+		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s"}, env...)
+	p := &serveProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", p.stderr.String())
+		}
+	})
+	eventually(t, func() bool {
+		resp, err := http.Get(p.url + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, "relay at %s healthy", listen)
+	return p
+}
+
+// metric reads one unlabelled metric from the admin listener.
+func (p *serveProc) metric(t *testing.T, name string) string {
+	t.Helper()
+	resp, err := http.Get(p.admin + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestRestartedRelayGetsItsTabsBack stops a relay with SIGTERM while a tab
+// is connected and starts it again on the same data directory: the node
+// drains within its grace, and the tab comes back by itself to the same
+// pairing (the signing key survived in the data dir).
+func TestRestartedRelayGetsItsTabsBack(t *testing.T) {
+	listen, admin, data := freePort(t), freePort(t), t.TempDir()
+	first := startServe(t, listen, admin, data)
+	b := newBrowser(t)
+	tab := b.startTab(first.url, "a")
+	eventually(t, func() bool { return first.metric(t, "tabrelay_tabs_connected") == "1" }, "tab connected")
+
+	start := time.Now()
+	first.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-first.exited:
+		if first.err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM", first.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not exit within its grace")
+	}
+	if took := time.Since(start); took > 6*time.Second {
+		t.Fatalf("shutdown took %v, grace is 5s", took)
+	}
+	if !strings.Contains(first.stderr.String(), `"relay stopped"`) {
+		t.Fatalf("no orderly stop in the log:\n%s", first.stderr.String())
+	}
+
+	second := startServe(t, listen, admin, data)
+	eventually(t, func() bool { return second.metric(t, "tabrelay_tabs_connected") == "1" }, "tab back after restart")
+	if got := second.metric(t, "tabrelay_tab_reconnects_total"); got != "1" {
+		t.Fatalf("reconnects = %q, want 1", got)
+	}
+	select {
+	case <-tab.exited:
+		t.Fatalf("the tab stopped: %v\n%s", tab.err, tab.stderr.String())
+	default:
+	}
+}
+
+func TestBadConfigurationFailsWithOneLine(t *testing.T) {
+	cases := []struct{ env, want string }{
+		{"ALLOWED_ORIGINS=", "ALLOWED_ORIGINS is empty"},
+		{"ALLOWED_ORIGINS=https://app.example.com/path", "ALLOWED_ORIGINS"},
+		{"RELAY_SIGNING_KEY=c2hvcnQ=", "RELAY_SIGNING_KEY has 5 bytes"},
+		{"TAB_CALL_WAIT=forever", "TAB_CALL_WAIT"},
+		{"REDIS_URL=redis://127.0.0.1:6379", "REDIS_URL"},
+		{"RELAY_LISTEN=8080", "RELAY_LISTEN"},
+		{"RELAY_PUBLIC_URL=https://relay.example.com/mcp", "RELAY_PUBLIC_URL"},
+		{"RELAY_BUNDLE=/nonexistent.json", "RELAY_BUNDLE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.env, func(t *testing.T) {
+			cmd := exec.Command(binary, "serve")
+			cmd.Env = []string{"RELAY_DATA_DIR=" + t.TempDir(), "ALLOWED_ORIGINS=" + origin, tc.env}
+			out, err := cmd.CombinedOutput()
+			if code := exitCode(err); code != 2 {
+				t.Fatalf("exit %d, want 2; output:\n%s", code, out)
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("output %q, want one line naming %s", out, tc.want)
+			}
+		})
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
