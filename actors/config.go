@@ -18,6 +18,7 @@ const (
 	DefaultPairingIdle  = 5 * time.Minute
 	DefaultMaxTabs      = 32
 	DefaultMaxCalls     = 64
+	DefaultMaxPairings  = 100_000
 	DefaultDetachedKept = 256
 )
 
@@ -28,6 +29,7 @@ type Config struct {
 	PairingIdle time.Duration // a pairing with no tab and no call stops after this
 	MaxTabs     int           // tabs per pairing
 	MaxCalls    int           // calls in flight per pairing
+	MaxPairings int           // pairing actors active on one node
 	// DetachedKept bounds how many detached call ids a pairing remembers so
 	// that their late answers are counted as late rather than unknown.
 	DetachedKept int
@@ -50,6 +52,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxCalls <= 0 {
 		c.MaxCalls = DefaultMaxCalls
+	}
+	if c.MaxPairings <= 0 {
+		c.MaxPairings = DefaultMaxPairings
 	}
 	if c.DetachedKept <= 0 {
 		c.DetachedKept = DefaultDetachedKept

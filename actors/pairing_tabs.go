@@ -91,6 +91,7 @@ func (p *pairing) redeliver(ctx actor.Context, c *call) {
 		return
 	}
 	c.msg.Redelivery++
+	c.asking = false // the question was in the tab that went away; the next tab asks anew
 	p.cfg.Metrics.Redeliveries.Inc()
 	p.deliver(ctx, c)
 }

@@ -21,7 +21,7 @@ const patience = 5 * time.Second
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	clock  *clock.Fake
 	caller *Caller
 	hub    *Hub
@@ -29,7 +29,7 @@ type rig struct {
 	system *actor.ActorSystem
 }
 
-func newRig(t *testing.T, tweak func(*Config)) *rig {
+func newRig(t testing.TB, tweak func(*Config)) *rig {
 	t.Helper()
 	system := NewSystem(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(system.Shutdown)
@@ -39,13 +39,14 @@ func newRig(t *testing.T, tweak func(*Config)) *rig {
 	}
 	cfg = cfg.withDefaults()
 	router := NewLocalRouter(system, cfg)
-	return &rig{t: t, clock: cfg.Clock.(*clock.Fake), cfg: cfg, system: system,
+	fake, _ := cfg.Clock.(*clock.Fake)
+	return &rig{t: t, clock: fake, cfg: cfg, system: system,
 		caller: NewCaller(system, router, cfg), hub: NewHub(system, router, cfg)}
 }
 
 // testTab is an in-process tab endpoint: the Outbox a socket would be.
 type testTab struct {
-	t      *testing.T
+	t      testing.TB
 	id     string
 	in     chan any
 	closed chan protocol.CloseCode
@@ -371,6 +372,24 @@ func TestLimits(t *testing.T) {
 			t.Fatal("the tab over the limit was not closed")
 		}
 	})
+}
+
+func TestPairingsPerNode(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxPairings = 1 })
+	r.connect("p1", "tab-a", epoch)
+	if o := r.call("p2", "c1", "whoami").outcome(t); o.Kind != Restarting {
+		t.Fatalf("a pairing over the node's limit: %v", o.Kind)
+	}
+	b := &testTab{t: t, id: "tab-b", in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}
+	b.tab = r.hub.Accept(TabInfo{Pairing: "p3", TabID: "tab-b"}, b)
+	select {
+	case code := <-b.closed:
+		if code != protocol.CloseUnavailable {
+			t.Fatalf("closed with %v", code)
+		}
+	case <-time.After(patience):
+		t.Fatal("a tab of a pairing over the node's limit was kept")
+	}
 }
 
 func TestIdlePairingPassivatesAndComesBack(t *testing.T) {

@@ -16,7 +16,7 @@ type Router interface {
 }
 
 // ErrUnavailable says a pairing cannot be reached now (its node is
-// draining, or placement is down).
+// draining, holds as many pairings as it may, or placement is down).
 var ErrUnavailable = errors.New("pairing unavailable")
 
 // LocalRouter activates pairing actors in this process: at most one active
@@ -60,6 +60,9 @@ func (r *LocalRouter) Pairing(_ context.Context, id string) (*actor.PID, error) 
 		if _, alive := r.system.ProcessRegistry.GetLocal(pid.Id); alive {
 			return pid, nil
 		}
+	}
+	if len(r.active) >= r.cfg.MaxPairings {
+		return nil, fmt.Errorf("%w: this node holds %d pairings, its limit", ErrUnavailable, r.cfg.MaxPairings)
 	}
 	r.seq++
 	props := actor.PropsFromProducer(newPairing(id, r.cfg, r.release), actor.WithGuardian(r.stop))

@@ -186,16 +186,9 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// Error codes of Error messages.
-const (
-	ErrCodeBadMessage    = "bad-message"
-	ErrCodeUnsupported   = "unsupported"
-	ErrCodeNotFound      = "not-found"
-	ErrCodeLimited       = "limited"
-	ErrCodeInternal      = "internal"
-	ErrCodeUnknownCall   = "unknown-call"
-	ErrCodeWrongConnCode = "wrong-code"
-)
+// ErrCodeUnsupported is the Error code for a request this relay does not
+// handle (yet): the tab may go on.
+const ErrCodeUnsupported = "unsupported"
 
 // DecodeType reads only the type of a message.
 func DecodeType(data []byte) (Envelope, error) {

@@ -141,10 +141,6 @@ func (c *conn) run() {
 			c.close(protocol.CloseBadMessage)
 			return
 		}
-		if !c.bucket.take(c.s.cfg.Clock.Now()) {
-			c.close(protocol.CloseTooFast)
-			return
-		}
 		if code := c.dispatch(data); code != 0 {
 			c.close(code)
 			return

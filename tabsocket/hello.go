@@ -35,8 +35,12 @@ func (c *conn) readHello() bool {
 		c.close(protocol.CloseUnsupportedProtocol)
 		return false
 	}
+	if h.TabID == "" || len(h.TabID) > 64 {
+		c.close(protocol.CloseBadMessage)
+		return false
+	}
 	secret, err := ParseSecret(h.Secret)
-	if err != nil || h.TabID == "" || len(h.TabID) > 64 {
+	if err != nil {
 		c.close(protocol.CloseBadSecret)
 		return false
 	}
@@ -85,6 +89,12 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	env, err := protocol.DecodeType(data)
 	if err != nil {
 		return protocol.CloseBadMessage
+	}
+	// Answers to calls (result, asking, answered) are paid for by the calls
+	// the relay sent; everything else the tab says on its own counts.
+	solicited := env.Type == protocol.TypeResult || env.Type == protocol.TypeAsking || env.Type == protocol.TypeAnswered
+	if !solicited && !c.bucket.take(c.s.cfg.Clock.Now()) {
+		return protocol.CloseTooFast
 	}
 	switch env.Type {
 	case protocol.TypeFocus:

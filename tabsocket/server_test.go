@@ -190,7 +190,7 @@ func TestHelloRules(t *testing.T) {
 	}{
 		{"malformed secret", hello("short", "t1"), protocol.CloseBadSecret},
 		{"secret in standard base64", hello(strings.Repeat("+", 43), "t1"), protocol.CloseBadSecret},
-		{"no tab id", hello(newSecret(), ""), protocol.CloseBadSecret},
+		{"no tab id", hello(newSecret(), ""), protocol.CloseBadMessage},
 		{"other protocol version", func() protocol.Hello { h := hello(newSecret(), "t1"); h.Protocol = 99; return h }(), protocol.CloseUnsupportedProtocol},
 		{"not a hello first", protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus)}, protocol.CloseBadMessage},
 		{"not JSON", json.RawMessage(`{"type":`), protocol.CloseBadMessage},
@@ -376,4 +376,3 @@ func TestSlowTabIsDisconnectedWithoutBlockingThePairing(t *testing.T) {
 		t.Fatalf("tabs after the slow one left: %+v %v", snap, err)
 	}
 }
-

@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 
 // relay is a node started in this process.
 type relay struct {
-	t     *testing.T
+	t     testing.TB
 	node  *node.Node
 	clock *clock.Fake
 	key   []byte
@@ -65,7 +65,7 @@ type relay struct {
 	logs  *syncBuffer
 }
 
-func startRelay(t *testing.T, tweak func(*node.Config)) *relay {
+func startRelay(t testing.TB, tweak func(*node.Config)) *relay {
 	t.Helper()
 	key := make([]byte, 32)
 	rand.Read(key)
@@ -93,12 +93,12 @@ func startRelay(t *testing.T, tweak func(*node.Config)) *relay {
 
 // browser is one browser: a secret file shared by its tab processes.
 type browser struct {
-	t          *testing.T
+	t          testing.TB
 	secretFile string
 	execLog    string
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t testing.TB) *browser {
 	dir := t.TempDir()
 	return &browser{t: t, secretFile: filepath.Join(dir, "browser.secret"), execLog: filepath.Join(dir, "exec.log")}
 }
@@ -194,7 +194,7 @@ func (r *relay) call(ctx context.Context, pairing, conn, tool string, args any) 
 }
 
 // data decodes the tagged data of an answered call.
-func (c callResult) data(t *testing.T) map[string]any {
+func (c callResult) data(t testing.TB) map[string]any {
 	t.Helper()
 	if c.outcome.Kind != actors.Answered || len(c.result.Content) == 0 {
 		t.Fatalf("call ended %v: %+v", c.outcome.Kind, c.result)
@@ -210,7 +210,7 @@ func (c callResult) data(t *testing.T) map[string]any {
 	return v
 }
 
-func eventually(t *testing.T, cond func() bool, what string, args ...any) {
+func eventually(t testing.TB, cond func() bool, what string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for !cond() {

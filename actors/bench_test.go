@@ -1,0 +1,59 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// echoTab answers every call at once, in process: what remains is the
+// actors' own cost of a call (waiter, pairing, tab actor, and back).
+type echoTab struct{ tab *Tab }
+
+func (e *echoTab) Send(msg any) bool {
+	if c, ok := msg.(protocol.Call); ok {
+		e.tab.Result(protocol.Result{ID: c.ID, Result: protocol.TabResult{Data: c.Arguments}})
+	}
+	return true
+}
+func (e *echoTab) Close(protocol.CloseCode) {}
+
+func benchRig(b *testing.B) *rig {
+	r := newRig(b, func(c *Config) { c.Clock = clock.Real{}; c.MaxCalls = 1 << 20 })
+	e := &echoTab{}
+	e.tab = r.hub.Accept(TabInfo{Pairing: "p1", TabID: "echo"}, e)
+	for {
+		if s, err := r.caller.Inspect(context.Background(), "p1"); err == nil && len(s.Tabs) == 1 {
+			return r
+		}
+	}
+}
+
+func BenchmarkPairingCall(b *testing.B) {
+	r := benchRig(b)
+	req := CallRequest{Pairing: "p1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if o, _ := r.caller.Call(context.Background(), req, nil); o.Kind != Answered {
+			b.Fatalf("outcome %v", o.Kind)
+		}
+	}
+}
+
+func BenchmarkPairingCallParallel(b *testing.B) {
+	r := benchRig(b)
+	req := CallRequest{Pairing: "p1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if o, _ := r.caller.Call(context.Background(), req, nil); o.Kind != Answered && o.Kind != TooManyCalls {
+				b.Fatalf("outcome %v", o.Kind)
+			}
+		}
+	})
+}

@@ -1,0 +1,63 @@
+package tests
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/tabrelay/tabrelay/headless"
+
+	"github.com/tabrelay/tabrelay/actors"
+)
+
+// BenchmarkCallRoundTrip measures one tool call through node.Call, the
+// pairing actor, the tab socket, a headless tab over a real WebSocket and back,
+// encoded as the host would read it.
+func BenchmarkCallRoundTrip(b *testing.B) {
+	r, pairing := benchTab(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if res := r.call(ctx, pairing, "c1", "echo", map[string]any{"value": i}); res.outcome.Kind != actors.Answered {
+			b.Fatalf("outcome %v", res.outcome.Kind)
+		}
+	}
+}
+
+// BenchmarkCallRoundTripParallel is the same with concurrent callers on
+// one browser's tab.
+func BenchmarkCallRoundTripParallel(b *testing.B) {
+	r, pairing := benchTab(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if res := r.call(ctx, pairing, "c1", "echo", map[string]any{"value": 1}); res.outcome.Kind != actors.Answered {
+				b.Fatalf("outcome %v", res.outcome.Kind)
+			}
+		}
+	})
+}
+
+// benchTab connects a headless tab in this process over a real socket. It
+// keeps its secret in memory: a tab process with a secret file claims each
+// call id in a file (about 2 ms of disk per call here), which would measure
+// the disk, not the relay.
+func benchTab(b *testing.B) (*relay, string) {
+	r := startRelay(b, nil)
+	tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "bench",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { tab.Run(ctx); close(done) }()
+	b.Cleanup(func() { cancel(); <-done })
+	if err := tab.WaitConnected(ctx); err != nil {
+		b.Fatal(err)
+	}
+	r.waitTabs(tab.Pairing(), 1)
+	return r, tab.Pairing()
+}
