@@ -10,6 +10,7 @@ package node
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	"github.com/tabrelay/tabrelay/tabsocket"
@@ -31,11 +33,14 @@ import (
 
 // Config is one node's configuration (SPEC §9), already checked.
 type Config struct {
-	PublicURL      string
-	Listen         string // host:port of the public listener
-	AdminListen    string // host:port of the admin listener (metrics)
-	DataDir        string
-	SigningKey     []byte // nil: generated and kept in the data dir
+	PublicURL   string
+	Listen      string // host:port of the public listener
+	AdminListen string // host:port of the admin listener (metrics)
+	DataDir     string
+	SigningKey  []byte // nil: generated and kept in the data dir
+	// PreviousKeys still verify what they hashed (rotation: put the new
+	// key first and keep the old one here until its tokens expired).
+	PreviousKeys   [][]byte
 	AllowedOrigins []string
 	AppURL         string
 	Bundle         *protocol.Bundle
@@ -44,6 +49,11 @@ type Config struct {
 	DrainWindow    time.Duration // tabs reconnect spread over this window
 	Grace          time.Duration // a shutdown ends within this
 	Version        string
+	// CIMDAllowLoopback lets client metadata documents be fetched from
+	// loopback addresses: a test switch, off by default. CIMDRootCAs
+	// replaces the system's roots for those fetches (tests).
+	CIMDAllowLoopback bool
+	CIMDRootCAs       *x509.CertPool
 	// Clock is the clock of the call rules (the wait, turns, passivation);
 	// tests move a fake one. Sockets keep real time: their pings must go
 	// on while a test jumps the call wait forward.
@@ -59,6 +69,7 @@ type Node struct {
 	system   *actor.ActorSystem
 	caller   *actors.Caller
 	tabs     *tabsocket.Server
+	oauth    *oauth.Server
 	registry *prometheus.Registry
 	metrics  *actors.Metrics
 
@@ -98,16 +109,27 @@ func New(cfg Config) (*Node, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(buildInfo(cfg.Version))
 	n := &Node{cfg: cfg, log: cfg.Logger, store: store, registry: reg, stopping: make(chan struct{})}
+	if cfg.CIMDAllowLoopback {
+		cfg.Logger.Warn("TEST SWITCH ON: client metadata documents may be fetched from loopback addresses (RELAY_CIMD_ALLOW_LOOPBACK); never in production")
+	}
 	n.system = actors.NewSystem(cfg.Logger)
 	n.metrics = actors.NewMetrics(reg)
 	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
 	router := actors.NewLocalRouter(n.system, acfg)
 	n.caller = actors.NewCaller(n.system, router, acfg)
-	n.tabs, err = tabsocket.NewServer(tabsocket.Config{
-		AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: store,
-		Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
-		Metrics: tabsocket.NewMetrics(reg),
+	n.oauth, err = oauth.NewServer(oauth.Config{
+		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: store,
+		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
+		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
+		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg),
 	})
+	if err == nil {
+		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
+			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: store, Connections: n.oauth,
+			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
+			Metrics: tabsocket.NewMetrics(reg),
+		})
+	}
 	if err != nil {
 		n.system.Shutdown()
 		store.Close()
@@ -204,6 +226,9 @@ func (n *Node) encode(o actors.Outcome) protocol.ToolResult {
 func (n *Node) Inspect(ctx context.Context, pairing string) (*actors.Snapshot, error) {
 	return n.caller.Inspect(ctx, pairing)
 }
+
+// OAuth is the node's authorization server (Verify, for the MCP front end).
+func (n *Node) OAuth() *oauth.Server { return n.oauth }
 
 // Metrics returns the node's registry.
 func (n *Node) Metrics() *prometheus.Registry { return n.registry }

@@ -11,6 +11,7 @@ import (
 func (n *Node) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /tab", n.tabs)
+	n.oauth.Routes(mux)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": n.cfg.Version})
 	})

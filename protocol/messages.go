@@ -41,6 +41,7 @@ const (
 	TypeScope       = "scope"
 	TypePing        = "ping"
 	TypeDrain       = "drain"
+	TypeDone        = "done"
 	TypeError       = "error"
 )
 
@@ -127,6 +128,30 @@ type SetScope struct {
 	Scope      []ScopeEntry `json:"scope"`
 }
 
+// ConnectionInfo is one connection of the browser as its tab shows it in
+// the app's Connections panel.
+type ConnectionInfo struct {
+	ID         string       `json:"id"`
+	Client     string       `json:"client"`
+	Host       string       `json:"host"`
+	CreatedAt  int64        `json:"createdAt"`  // Unix ms
+	LastUsedAt int64        `json:"lastUsedAt"` // Unix ms
+	Scope      []ScopeEntry `json:"scope"`
+}
+
+// Connections answers list-connections (by Ref).
+type Connections struct {
+	Envelope
+	Connections []ConnectionInfo `json:"connections"`
+}
+
+// Done answers approve, decline, forget and set-scope (by Ref) that
+// succeeded; Connection is the connection they made or changed.
+type Done struct {
+	Envelope
+	Connection *ConnectionInfo `json:"connection,omitempty"`
+}
+
 // Welcome answers a good hello.
 type Welcome struct {
 	Envelope
@@ -186,9 +211,26 @@ type Error struct {
 	Message string `json:"message"`
 }
 
-// ErrCodeUnsupported is the Error code for a request this relay does not
-// handle (yet): the tab may go on.
-const ErrCodeUnsupported = "unsupported"
+// Codes of Error messages.
+const (
+	ErrCodeUnsupported  = "unsupported"   // a request this relay does not handle: the tab may go on
+	ErrCodeWrongCode    = "wrong-code"    // no pending connect request has this code
+	ErrCodeCodeUsed     = "code-used"     // the code was approved or declined already
+	ErrCodeCodeExpired  = "code-expired"  // the code's 10 minutes are over
+	ErrCodeLimited      = "limited"       // too many wrong codes: wait
+	ErrCodeNotFound     = "not-found"     // no such connection of this browser
+	ErrCodeInvalidScope = "invalid-scope" // the scope names tools or actions the catalogue lacks
+	ErrCodeBadRequest   = "bad-request"   // a request without the fields it needs
+	ErrCodeUnavailable  = "unavailable"   // the relay could not do it now; try again
+)
+
+// RequestError is a tab request's failure, as the Error message carries it.
+type RequestError struct {
+	Code    string
+	Message string
+}
+
+func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 
 // DecodeType reads only the type of a message.
 func DecodeType(data []byte) (Envelope, error) {

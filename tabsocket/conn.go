@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,9 +20,10 @@ import (
 // conn is one tab socket: one reader (run), one writer (write), and a
 // bounded queue between the actors and the writer.
 type conn struct {
-	s   *Server
-	ws  *websocket.Conn
-	log *slog.Logger
+	s    *Server
+	ws   *websocket.Conn
+	log  *slog.Logger
+	addr string // the tab's network address, host only (wrong-code limits)
 
 	sendq   chan outgoing
 	ctx     context.Context // ends when the socket is done
@@ -33,6 +35,7 @@ type conn struct {
 	lastRead  atomic.Int64 // clock time of the last message read, Unix ns
 	ping      clock.Timer  // guarded by pingMu
 	pingMu    sync.Mutex
+	pairing   string                     // set once the hello is accepted; read by the reader only
 	tab       atomic.Pointer[actors.Tab] // set once the hello is accepted
 	proven    atomic.Bool                // the hello was accepted
 	released  sync.Once
@@ -46,9 +49,13 @@ type outgoing struct {
 	closeWith protocol.CloseCode
 }
 
-func newConn(s *Server, ws *websocket.Conn) *conn {
+func newConn(s *Server, ws *websocket.Conn, remoteAddr string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &conn{s: s, ws: ws, log: s.cfg.Logger, sendq: make(chan outgoing, s.cfg.SendQueue),
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	c := &conn{s: s, ws: ws, log: s.cfg.Logger, addr: host, sendq: make(chan outgoing, s.cfg.SendQueue),
 		ctx: ctx, cancel: cancel, writerD: make(chan struct{})}
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),
 		tokens: float64(s.cfg.RateBurst), last: s.cfg.Clock.Now()}

@@ -65,6 +65,7 @@ func (c *conn) readHello() bool {
 		return false // the hello deadline passed meanwhile
 	}
 	c.proven.Store(true)
+	c.pairing = id
 	var focused time.Time
 	if h.FocusedAt > 0 {
 		focused = time.UnixMilli(h.FocusedAt)
@@ -130,13 +131,22 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 		// permission changes arrives with the MCP front end.
 	case protocol.TypeHello:
 		return protocol.CloseBadMessage
+	case protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget:
+		if c.s.cfg.Connections != nil {
+			return c.request(env, data)
+		}
+		c.unsupported(env)
 	default:
-		// approve, decline, list-connections, forget, set-scope, and types
-		// of a newer protocol: answered, never a reason to close.
-		c.Send(protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: env.Ref},
-			Code: protocol.ErrCodeUnsupported, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
+		// set-scope, and types of a newer protocol: answered, never a
+		// reason to close.
+		c.unsupported(env)
 	}
 	return 0
+}
+
+func (c *conn) unsupported(env protocol.Envelope) {
+	c.Send(protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: env.Ref},
+		Code: protocol.ErrCodeUnsupported, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
 }
 
 func quoteType(t string) string {

@@ -43,15 +43,19 @@ type Config struct {
 	SigningKey     []byte
 	Store          PairingStore
 	Hub            *actors.Hub
-	HelloTimeout   time.Duration
-	PingInterval   time.Duration
-	SendQueue      int // messages queued for one tab before it counts as slow
-	WriteTimeout   time.Duration
-	RatePerSec     int // messages a tab may send per second, sustained
-	RateBurst      int
-	Clock          clock.Clock
-	Logger         *slog.Logger
-	Metrics        *Metrics
+	// Connections decides for the tab's requests about connections
+	// (approve, decline, list-connections, forget); nil answers them as
+	// unsupported.
+	Connections  Connections
+	HelloTimeout time.Duration
+	PingInterval time.Duration
+	SendQueue    int // messages queued for one tab before it counts as slow
+	WriteTimeout time.Duration
+	RatePerSec   int // messages a tab may send per second, sustained
+	RateBurst    int
+	Clock        clock.Clock
+	Logger       *slog.Logger
+	Metrics      *Metrics
 }
 
 // Server serves /tab.
@@ -115,6 +119,15 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Connections is the authorization server's side of a tab: the person's
+// decisions about connections, for the pairing the tab proved.
+type Connections interface {
+	Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error)
+	Decline(ctx context.Context, pairing, addr, code string) error
+	Connections(ctx context.Context, pairing string) ([]protocol.ConnectionInfo, error)
+	Forget(ctx context.Context, pairing, connection string) error
+}
+
 // NormalizeOrigin returns an origin as browsers send it: lowercase
 // scheme://host[:port], no path, no trailing slash.
 func NormalizeOrigin(o string) (string, error) {
@@ -149,7 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the request
 	}
-	c := newConn(s, ws)
+	c := newConn(s, ws, r.RemoteAddr)
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}

@@ -71,8 +71,9 @@ func startRelay(t testing.TB, tweak func(*node.Config)) *relay {
 	rand.Read(key)
 	logs := &syncBuffer{}
 	fake := clock.NewFake(time.Now())
+	listen := freePort(t)
 	cfg := node.Config{
-		PublicURL: "http://127.0.0.1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
+		PublicURL: "http://" + listen, Listen: listen, AdminListen: "127.0.0.1:0",
 		DataDir: t.TempDir(), SigningKey: key, AllowedOrigins: []string{origin},
 		CallWait: 225 * time.Second, TurnIdle: 120 * time.Second, DrainWindow: time.Second, Grace: 5 * time.Second,
 		Clock: fake, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -36,7 +36,7 @@ func (s *setting) get() string { return strings.TrimSpace(*s.val) }
 // serveSettings are `tabrelay serve`'s settings; README's table lists them.
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
-	redisURL, callWait, turnIdle, drainWindow, grace, logLevel setting
+	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -55,6 +55,10 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 		drainWindow: setting{flag: "drain-window", env: "RELAY_DRAIN_WINDOW", def: "10s", help: "on shutdown, tabs reconnect spread over this window"},
 		grace:       setting{flag: "grace", env: "RELAY_GRACE", def: "30s", help: "a shutdown ends within this"},
 		logLevel:    setting{flag: "log-level", env: "RELAY_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
+		previousKeys: setting{flag: "signing-key-previous", env: "RELAY_SIGNING_KEY_PREVIOUS",
+			help: "comma-separated base64 keys that still verify tokens after a key rotation"},
+		cimdLoopback: setting{flag: "cimd-allow-loopback", env: "RELAY_CIMD_ALLOW_LOOPBACK", def: "false",
+			help: "TEST ONLY: fetch client metadata documents from loopback addresses"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -64,7 +68,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
-		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel}
+		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -89,6 +93,23 @@ func (s *serveSettings) config() (node.Config, error) {
 	}
 	if c.SigningKey, err = signingKey(s.signingKey.get()); err != nil {
 		return c, err
+	}
+	for _, k := range strings.Split(s.previousKeys.get(), ",") {
+		if strings.TrimSpace(k) == "" {
+			continue
+		}
+		key, err := signingKey(strings.TrimSpace(k))
+		if err != nil {
+			return c, fmt.Errorf("RELAY_SIGNING_KEY_PREVIOUS: %v", err)
+		}
+		c.PreviousKeys = append(c.PreviousKeys, key)
+	}
+	switch s.cimdLoopback.get() {
+	case "true", "1":
+		c.CIMDAllowLoopback = true
+	case "false", "0", "":
+	default:
+		return c, fmt.Errorf("RELAY_CIMD_ALLOW_LOOPBACK %q must be true or false", s.cimdLoopback.get())
 	}
 	if c.AllowedOrigins, err = origins(s.origins.get()); err != nil {
 		return c, err

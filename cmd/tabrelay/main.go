@@ -19,6 +19,11 @@ const usage = `tabrelay: the relay between AI agent hosts and a web app's browse
 Usage:
   tabrelay serve [flags]    run a relay node (flags and environment: tabrelay serve -h)
   tabrelay tab [flags]      run a headless tab of the demo app (tabrelay tab -h)
+  tabrelay tab approve|decline [flags] CODE
+                            approve or decline a connect code as the person, from
+                            another tab of the same browser (--secret-file)
+  tabrelay tab connections|forget [flags] [CONNECTION]
+                            list the browser's connections, or forget one
   tabrelay version          print the version
 `
 
@@ -35,7 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		return serve(args[1:], stderr)
 	case "tab":
-		return tab(args[1:], stderr)
+		return tab(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0
@@ -46,6 +51,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "tabrelay: unknown command %q\n\n%s", args[0], usage)
 	return 2
 }
+
+// quietLogger drops everything: for one-shot commands whose output is
+// their answer.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // newLogger returns the JSON logger every command writes to stderr.
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

@@ -18,7 +18,13 @@ import (
 // tab runs a headless tab of the demo app until SIGTERM or SIGINT, or until
 // the relay closes it with a stop code. SIGUSR1 reports focus, as a person
 // clicking into the tab would.
-func tab(args []string, stderr io.Writer) int {
+func tab(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "approve", "decline", "connections", "forget":
+			return tabAsk(args[0], args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("tabrelay tab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	relay := fs.String("relay", os.Getenv("RELAY_PUBLIC_URL"), "the relay's URL (RELAY_PUBLIC_URL)")

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// scopeFlags collects repeated --scope TOOL[:ACTION,…] flags.
+type scopeFlags []protocol.ScopeEntry
+
+func (s *scopeFlags) String() string { return fmt.Sprint(*s) }
+
+func (s *scopeFlags) Set(v string) error {
+	tool, actions, _ := strings.Cut(v, ":")
+	if tool == "" {
+		return errors.New("a scope entry is TOOL or TOOL:ACTION,ACTION")
+	}
+	e := protocol.ScopeEntry{Tool: tool, Actions: []string{"*"}}
+	if actions != "" {
+		e.Actions = strings.Split(actions, ",")
+	}
+	*s = append(*s, e)
+	return nil
+}
+
+// tabAsk plays the person in the app's Connections panel, as one more tab
+// of the browser whose secret file it is given: approve or decline a
+// connect code, list the connections, forget one.
+func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tabrelay tab "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	relay := fs.String("relay", os.Getenv("RELAY_PUBLIC_URL"), "the relay's URL (RELAY_PUBLIC_URL)")
+	secretFile := fs.String("secret-file", "", "the browser's existing secret file")
+	origin := fs.String("origin", "", "the Origin to present (default: the relay's URL)")
+	var scope scopeFlags
+	bundleFile := new(string)
+	if verb == "approve" {
+		fs.Var(&scope, "scope", "TOOL or TOOL:ACTION,… the connection may use (repeat); default every tool of the bundle")
+		bundleFile = fs.String("bundle", "", "the relay's bundle, for the default scope (default: the demo bundle)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	arg, ok := oneArg(fs, verb)
+	if !ok || *relay == "" || *secretFile == "" {
+		fmt.Fprintf(stderr, "usage: tabrelay tab %s --relay URL --secret-file FILE [--origin O] %s\n", verb, argName(verb))
+		return 2
+	}
+	if _, err := os.Stat(*secretFile); err != nil {
+		fmt.Fprintln(stderr, "tabrelay tab:", *secretFile, "is not a browser's secret file (start a tab with it first)")
+		return 2
+	}
+	if *origin == "" {
+		*origin = *relay
+	}
+	t, err := headless.New(headless.Options{Relay: *relay, SecretFile: *secretFile, Origin: *origin, Logger: quietLogger()})
+	if err != nil {
+		fmt.Fprintln(stderr, "tabrelay tab:", err)
+		return 2
+	}
+	if verb == "approve" && len(scope) == 0 {
+		b, err := bundle(*bundleFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "tabrelay tab:", err)
+			return 2
+		}
+		for _, tool := range b.Tools {
+			scope = append(scope, protocol.ScopeEntry{Tool: tool.Name, Actions: []string{"*"}})
+		}
+	}
+	ref := "cli-" + fmt.Sprint(time.Now().UnixNano())
+	msg := askMessage(verb, ref, arg, scope)
+	reply, err := t.Ask(context.Background(), msg, ref)
+	var rerr *protocol.RequestError
+	switch {
+	case errors.As(err, &rerr):
+		fmt.Fprintf(stderr, "tabrelay tab %s: %s (%s)\n", verb, rerr.Message, rerr.Code)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "tabrelay tab %s: %v\n", verb, err)
+		return 1
+	}
+	var pretty any
+	_ = json.Unmarshal(reply, &pretty)
+	out, _ := json.MarshalIndent(pretty, "", "  ")
+	fmt.Fprintln(stdout, string(out))
+	return 0
+}
+
+func oneArg(fs *flag.FlagSet, verb string) (string, bool) {
+	if verb == "connections" {
+		return "", fs.NArg() == 0
+	}
+	return fs.Arg(0), fs.NArg() == 1
+}
+
+func argName(verb string) string {
+	switch verb {
+	case "approve":
+		return "[--scope TOOL[:ACTION,…]]… CODE"
+	case "decline":
+		return "CODE"
+	case "forget":
+		return "CONNECTION"
+	}
+	return ""
+}
+
+func askMessage(verb, ref, arg string, scope []protocol.ScopeEntry) any {
+	env := protocol.Envelope{Ref: ref}
+	switch verb {
+	case "approve":
+		env.Type = protocol.TypeApprove
+		return protocol.Approve{Envelope: env, Code: arg, Scope: scope}
+	case "decline":
+		env.Type = protocol.TypeDecline
+		return protocol.Approve{Envelope: env, Code: arg}
+	case "forget":
+		env.Type = protocol.TypeForget
+		return protocol.Forget{Envelope: env, Connection: arg}
+	}
+	env.Type = protocol.TypeListConnections
+	return env
+}

@@ -1,0 +1,58 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/coder/websocket"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Ask connects as one more tab of this browser, sends msg (a request that
+// carries a ref: approve, decline, list-connections, forget), waits for
+// the answer with that ref, and hangs up. It is how a script or a test
+// plays the person in the app's Connections panel. An error answer comes
+// back as a *protocol.RequestError.
+func (t *Tab) Ask(ctx context.Context, msg any, ref string) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, welcomeTimeout)
+	defer cancel()
+	ws, resp, err := websocket.Dial(ctx, t.url, &websocket.DialOptions{
+		HTTPClient: t.opts.Dialer, HTTPHeader: http.Header{"Origin": {t.opts.Origin}}})
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusForbidden {
+			return nil, fmt.Errorf("%w: %v", ErrOriginRefused, err)
+		}
+		return nil, fmt.Errorf("headless: connect: %w", err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(protocol.MaxMessageBytes)
+	hello := t.hello()
+	hello.FocusedAt = 0 // a helper tab is never the one calls should go to
+	for _, m := range []any{hello, msg} {
+		data, _ := json.Marshal(m)
+		if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+			return nil, fmt.Errorf("headless: send: %w", err)
+		}
+	}
+	for {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			if code, reason := closeOf(err); code != 0 {
+				return nil, &StopError{Code: code, Reason: reason}
+			}
+			return nil, fmt.Errorf("headless: no answer: %w", err)
+		}
+		var env protocol.Error
+		if json.Unmarshal(data, &env) != nil || env.Ref != ref {
+			continue // welcome, pings, calls for other tabs: not ours
+		}
+		ws.Close(websocket.StatusNormalClosure, "done")
+		if env.Type == protocol.TypeError {
+			return nil, &protocol.RequestError{Code: env.Code, Message: env.Message}
+		}
+		return data, nil
+	}
+}
+

@@ -1,0 +1,209 @@
+package oauth
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// waitCookie holds the waiting page's secret: the status URL alone is not
+// enough to fetch an authorization code, the browser that opened the page
+// must also hold this cookie.
+const waitCookie = "tabrelay_wait"
+
+// authorize validates an authorization request and shows the waiting page
+// (SPEC §5). Errors that cannot be trusted to redirect (an unknown client,
+// a redirect URI not registered) are shown as a page, never redirected.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	clientID, redirectURI := q.Get("client_id"), q.Get("redirect_uri")
+	if clientID == "" || redirectURI == "" {
+		s.errorPage(w, http.StatusBadRequest, "This sign-in link is incomplete: it names no client or no return address.")
+		return
+	}
+	client, err := s.client(r.Context(), clientID)
+	if err != nil {
+		msg := "The application asking to connect is not registered with this relay."
+		var cerr *CIMDError
+		if errors.As(err, &cerr) {
+			msg = "The application asking to connect could not be checked: " + cerr.Error()
+		}
+		s.errorPage(w, http.StatusBadRequest, msg)
+		return
+	}
+	if !registered(client, redirectURI) {
+		s.errorPage(w, http.StatusBadRequest, "The return address of this sign-in link is not one the application registered.")
+		return
+	}
+	fail := func(code, desc string) { s.redirectError(w, r, redirectURI, q.Get("state"), code, desc) }
+	switch {
+	case q.Get("response_type") != "code":
+		fail("unsupported_response_type", "response_type must be code")
+		return
+	case q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
+		fail("invalid_request", "PKCE with code_challenge_method S256 is required")
+		return
+	case len(q.Get("code_challenge")) < 43 || len(q.Get("code_challenge")) > 128:
+		fail("invalid_request", "code_challenge must be a base64url SHA-256 (43 characters)")
+		return
+	case q.Has("resource") && !s.isResource(q.Get("resource")):
+		fail("invalid_target", "resource must be this relay: "+s.resource)
+		return
+	}
+	s.startWaiting(w, r, client, redirectURI)
+}
+
+func registered(c Client, redirectURI string) bool {
+	for _, u := range c.RedirectURIs {
+		if redirectMatches(u, redirectURI) {
+			return true
+		}
+	}
+	return false
+}
+
+// isResource accepts this relay's origin, with or without a trailing slash.
+func (s *Server) isResource(v string) bool {
+	return strings.TrimSuffix(v, "/") == s.resource
+}
+
+// startWaiting stores the connect request and shows its waiting page.
+func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, redirectURI string) {
+	code, wait := newConnectCode(), randomToken("")
+	u, _ := url.Parse(redirectURI)
+	now := s.cfg.Clock.Now().UTC()
+	req := ConnectRequest{
+		ID: randomID("req_"), WaitHash: s.cfg.Hasher.Hash(purposeWait, wait), CodeHash: s.cfg.Hasher.Hash(purposeConnect, code),
+		ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, CodeChallenge: r.URL.Query().Get("code_challenge"),
+		State: r.URL.Query().Get("state"), Resource: s.resource, CreatedAt: now, ExpiresAt: now.Add(ConnectCodeTTL),
+		Status: RequestPending,
+	}
+	if err := s.cfg.Store.PutConnectRequest(r.Context(), req); err != nil {
+		s.cfg.Logger.Error("store connect request", "err", err)
+		s.errorPage(w, http.StatusServiceUnavailable, "The relay could not start the connection; reload this page to try again.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: waitCookie, Value: wait, Path: "/authorize/status/" + req.ID,
+		MaxAge: int(ConnectCodeTTL / time.Second), HttpOnly: true, Secure: strings.HasPrefix(s.cfg.Issuer, "https:"),
+		SameSite: http.SameSiteStrictMode})
+	s.waitingPage(w, waitingData{
+		App: s.cfg.AppTitle, Client: c.Name, Host: u.Host, Code: code,
+		StatusURL: s.cfg.Issuer + "/authorize/status/" + req.ID, ApproveURL: s.approveURL(code),
+		Minutes: int(ConnectCodeTTL / time.Minute),
+	})
+}
+
+// approveURL links into the app with the code in the fragment, which no
+// server ever sees in a request line or a log.
+func (s *Server) approveURL(code string) string {
+	if s.cfg.AppURL == "" {
+		return ""
+	}
+	base, _, _ := strings.Cut(s.cfg.AppURL, "#")
+	return base + "#tabrelay-connect=" + url.QueryEscape(code)
+}
+
+// status answers the waiting page's poll: {state, redirect}.
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	req, err := s.cfg.Store.ConnectRequest(r.Context(), r.PathValue("id"))
+	cookie, cerr := r.Cookie(waitCookie)
+	if err != nil || cerr != nil || !s.matches(purposeWait, cookie.Value, req.WaitHash) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "This connection request is unknown or belongs to another browser."})
+		return
+	}
+	now := s.cfg.Clock.Now()
+	switch {
+	case req.Status == RequestPending && now.After(req.ExpiresAt):
+		writeJSON(w, http.StatusOK, map[string]string{"state": RequestExpired,
+			"redirect": s.errorRedirect(req.RedirectURI, req.State, "access_denied", "the connect code expired before it was approved")})
+	case req.Status == RequestPending:
+		writeJSON(w, http.StatusOK, map[string]string{"state": RequestPending})
+	case req.Status == RequestDeclined:
+		writeJSON(w, http.StatusOK, map[string]string{"state": RequestDeclined,
+			"redirect": s.errorRedirect(req.RedirectURI, req.State, "access_denied", "the person declined the connection")})
+	case req.Status == RequestApproved:
+		s.issueCode(w, r, req)
+	default: // exchanged: the client has its tokens
+		writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
+	}
+}
+
+// issueCode mints the authorization code when the waiting page first asks
+// after the approval. The code exists in clear only in this response; a
+// page that lost it asks again and gets a new one, which replaces the old.
+func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req ConnectRequest) {
+	code := randomToken(prefixAuthCode)
+	now := s.cfg.Clock.Now().UTC()
+	_, err := s.cfg.Store.UpdateConnectRequest(r.Context(), req.ID, func(cr *ConnectRequest) error {
+		if cr.Status != RequestApproved {
+			return errNotApproved
+		}
+		cr.AuthCodeHash = s.cfg.Hasher.Hash(purposeAuthCode, code)
+		cr.AuthCodeExpiresAt = now.Add(AuthCodeTTL)
+		return nil
+	})
+	if err != nil {
+		writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
+		return
+	}
+	v := url.Values{"code": {code}, "iss": {s.cfg.Issuer}}
+	if req.State != "" {
+		v.Set("state", req.State)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved, "redirect": withQuery(req.RedirectURI, v)})
+}
+
+var errNotApproved = errors.New("the request is not approved")
+
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, redirectURI, state, code, desc string) {
+	http.Redirect(w, r, s.errorRedirect(redirectURI, state, code, desc), http.StatusFound)
+}
+
+// errorRedirect is an authorization error response, with iss (RFC 9207).
+func (s *Server) errorRedirect(redirectURI, state, code, desc string) string {
+	v := url.Values{"error": {code}, "error_description": {desc}, "iss": {s.cfg.Issuer}}
+	if state != "" {
+		v.Set("state", state)
+	}
+	return withQuery(redirectURI, v)
+}
+
+func withQuery(base string, v url.Values) string {
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + v.Encode()
+}
+
+// matches compares secret with a stored hash under every key.
+func (s *Server) matches(purpose, secret string, stored []byte) bool {
+	for _, h := range s.cfg.Hasher.Candidates(purpose, secret) {
+		if equalHash(h, stored) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalHash(a, b []byte) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	var v byte
+	for i := range a {
+		v |= a[i] ^ b[i]
+	}
+	return v == 0
+}
+
+// nonce returns a fresh CSP nonce for one page.
+func nonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.StdEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,138 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// maxSuperseded bounds the old refresh hashes a family remembers for reuse
+// detection; older ones are merely unknown.
+const maxSuperseded = 32
+
+// refresh rotates a refresh token (SPEC §5). Rotation is one atomic update
+// of the family, so two concurrent refreshes cannot both mint a live
+// member. The token just rotated out (Previous) may be presented again
+// within RefreshGrace, RefreshRetries times, as long as its successor was
+// never used: the client lost the response. Anything else that is not the
+// current token revokes the family: it is reuse.
+func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, error) {
+	if !strings.HasPrefix(token, prefixRefresh) {
+		return issued{}, invalidGrant("The refresh token is unknown.")
+	}
+	hashes := s.cfg.Hasher.Candidates(purposeRefresh, token)
+	fam, presented, err := s.familyOf(ctx, hashes)
+	if errors.Is(err, ErrNotFound) {
+		return issued{}, invalidGrant("The refresh token is unknown, expired or revoked.")
+	}
+	if err != nil {
+		return issued{}, err
+	}
+	now := s.cfg.Clock.Now().UTC()
+	next := randomToken(prefixRefresh)
+	nextHash := s.cfg.Hasher.Hash(purposeRefresh, next)
+	updated, err := s.cfg.Store.UpdateFamily(ctx, fam.ID, func(f *Family) error {
+		switch {
+		case f.Revoked:
+			return invalidGrant("The refresh token was revoked.")
+		case f.ClientID != clientID:
+			return invalidGrant("The refresh token was issued to another client.")
+		case now.After(f.AbsoluteExpiry) || now.Sub(f.LastUsed) > FamilyIdleTTL:
+			return invalidGrant("The refresh token expired; connect again.")
+		case equalHash(f.Current, presented):
+			f.Superseded = appendBounded(f.Superseded, f.Previous)
+			f.Previous, f.RotatedAt, f.GraceRetries = f.Current, now, 0
+		case equalHash(f.Previous, presented) && now.Sub(f.RotatedAt) <= RefreshGrace:
+			if f.GraceRetries >= RefreshRetries {
+				return invalidGrant("The refresh token was rotated; use the newest one.")
+			}
+			f.GraceRetries++
+			f.Superseded = appendBounded(f.Superseded, f.Current) // never delivered: it dies
+		default:
+			return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
+				desc: "The refresh token was used already; the connection's tokens are revoked.", revokeFamID: f.ID}
+		}
+		f.Current, f.LastUsed = nextHash, now
+		return nil
+	})
+	var gerr *grantError
+	if errors.As(err, &gerr) && gerr.revokeFamID != "" {
+		s.cfg.Metrics.RefreshReuse.Inc()
+		s.cfg.Logger.Warn("refresh token reuse: family revoked", "family", fam.ID, "connection", fam.ConnectionID)
+	}
+	if err != nil {
+		return issued{}, err
+	}
+	conn, err := s.cfg.Store.Connection(ctx, updated.ConnectionID)
+	if err != nil || conn.Revoked {
+		return issued{}, invalidGrant("The connection was forgotten in the app.")
+	}
+	return s.issue(ctx, updated, next)
+}
+
+// familyOf finds the family holding one of hashes, and which it matched.
+func (s *Server) familyOf(ctx context.Context, hashes [][]byte) (Family, []byte, error) {
+	for _, h := range hashes {
+		fam, err := s.cfg.Store.FamilyByRefresh(ctx, h)
+		if err == nil {
+			return fam, h, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return Family{}, nil, err
+		}
+	}
+	return Family{}, nil, ErrNotFound
+}
+
+func appendBounded(list [][]byte, h []byte) [][]byte {
+	if h == nil {
+		return list
+	}
+	list = append(list, h)
+	if len(list) > maxSuperseded {
+		list = list[len(list)-maxSuperseded:]
+	}
+	return list
+}
+
+// revokeFamily ends a family: its refresh tokens stop working, and so do
+// its access tokens (every check reads the family).
+func (s *Server) revokeFamily(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	_, err := s.cfg.Store.UpdateFamily(ctx, id, func(f *Family) error {
+		f.Revoked = true
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.cfg.Logger.Error("revoke family", "family", id, "err", err)
+	}
+}
+
+// revoke is RFC 7009 token revocation: a refresh token ends its family, an
+// access token itself. Unknown tokens are answered 200 all the same.
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxTokenForm)
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("token") == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "token is required, in a form body.")
+		return
+	}
+	token, clientID := r.PostForm.Get("token"), r.PostForm.Get("client_id")
+	switch {
+	case strings.HasPrefix(token, prefixRefresh):
+		fam, _, err := s.familyOf(r.Context(), s.cfg.Hasher.Candidates(purposeRefresh, token))
+		if err == nil && (clientID == "" || fam.ClientID == clientID) {
+			s.revokeFamily(r.Context(), fam.ID)
+		}
+	case strings.HasPrefix(token, prefixAccess):
+		for _, h := range s.cfg.Hasher.Candidates(purposeAccess, token) {
+			if t, err := s.cfg.Store.AccessToken(r.Context(), h); err == nil && (clientID == "" || t.ClientID == clientID) {
+				_ = s.cfg.Store.DeleteAccessToken(r.Context(), h)
+			}
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,162 @@
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxClientName bounds a client's name: it is shown on the waiting page
+// and in the tab's connections list.
+const maxClientName = 100
+
+// maxRegistration bounds a registration request's body.
+const maxRegistration = 64 << 10
+
+// register is RFC 7591 dynamic client registration, for public clients.
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	if !s.registers.allow(s.clientAddr(r)) {
+		w.Header().Set("Retry-After", "30")
+		oauthError(w, http.StatusTooManyRequests, "slow_down", "Too many registrations from this address; try again later.")
+		return
+	}
+	var md ClientMetadata
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistration))
+	if err := dec.Decode(&md); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "The registration is not a JSON object of client metadata (at most 64 KiB).")
+		return
+	}
+	if err := checkClientMetadata(&md); err != nil {
+		code := "invalid_client_metadata"
+		var rerr redirectError
+		if errors.As(err, &rerr) {
+			code = "invalid_redirect_uri"
+		}
+		oauthError(w, http.StatusBadRequest, code, err.Error())
+		return
+	}
+	c := Client{ID: randomID("client_"), Name: md.ClientName, RedirectURIs: md.RedirectURIs, Kind: "dcr", CreatedAt: s.cfg.Clock.Now().UTC()}
+	if err := s.cfg.Store.PutClient(r.Context(), c); err != nil {
+		s.cfg.Logger.Error("store client", "err", err)
+		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "The relay could not store the registration; try again.")
+		return
+	}
+	s.cfg.Metrics.Registrations.Inc()
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id":                  c.ID,
+		"client_id_issued_at":        c.CreatedAt.Unix(),
+		"client_name":                c.Name,
+		"redirect_uris":              c.RedirectURIs,
+		"token_endpoint_auth_method": "none",
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+	})
+}
+
+type redirectError struct{ msg string }
+
+func (e redirectError) Error() string { return e.msg }
+
+// checkClientMetadata holds registrations and metadata documents to the
+// same rules: a name to show, https or loopback redirect URIs, a public
+// client.
+func checkClientMetadata(md *ClientMetadata) error {
+	md.ClientName = strings.TrimSpace(md.ClientName)
+	switch {
+	case md.ClientName == "":
+		return errors.New("client_name is required: the person is shown who asks")
+	case utf8.RuneCountInString(md.ClientName) > maxClientName:
+		return fmt.Errorf("client_name may have at most %d characters", maxClientName)
+	case md.TokenEndpointAuthMethod != "" && md.TokenEndpointAuthMethod != "none":
+		return errors.New("token_endpoint_auth_method must be \"none\": the relay registers public clients only")
+	case len(md.RedirectURIs) == 0:
+		return redirectError{"redirect_uris is required"}
+	case len(md.RedirectURIs) > 20:
+		return redirectError{"redirect_uris may list at most 20 URIs"}
+	}
+	for _, rt := range md.ResponseTypes {
+		if rt != "code" {
+			return fmt.Errorf("response_types may only hold \"code\", not %q", rt)
+		}
+	}
+	for _, gt := range md.GrantTypes {
+		if gt != "authorization_code" && gt != "refresh_token" {
+			return fmt.Errorf("grant_types may only hold authorization_code and refresh_token, not %q", gt)
+		}
+	}
+	for _, u := range md.RedirectURIs {
+		if err := checkRedirectURI(u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRedirectURI allows https URLs and http loopback URLs, without a
+// fragment or user info (SPEC §5; reference/mcp.md).
+func checkRedirectURI(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return redirectError{fmt.Sprintf("redirect URI %q is not an absolute URL", clip(raw))}
+	}
+	switch {
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return redirectError{fmt.Sprintf("redirect URI %q has a fragment", clip(raw))}
+	case u.User != nil:
+		return redirectError{fmt.Sprintf("redirect URI %q has user info", clip(raw))}
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+		return nil
+	}
+	return redirectError{fmt.Sprintf("redirect URI %q must be https, or http on a loopback address", clip(raw))}
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redirectMatches compares a requested redirect URI with a registered one:
+// exactly, except that a loopback URI may use any port (RFC 8252 §7.3).
+func redirectMatches(registered, requested string) bool {
+	if registered == requested {
+		return true
+	}
+	a, err1 := url.Parse(registered)
+	b, err2 := url.Parse(requested)
+	if err1 != nil || err2 != nil || a.Scheme != "http" || !isLoopbackHost(a.Hostname()) {
+		return false
+	}
+	return b.Scheme == a.Scheme && b.Hostname() == a.Hostname() && b.Path == a.Path &&
+		b.RawQuery == a.RawQuery && b.Fragment == "" && b.User == nil
+}
+
+// client finds the client of a request: registered, or by its metadata
+// document when the id is an https URL.
+func (s *Server) client(ctx context.Context, id string) (Client, error) {
+	if IsCIMDClientID(id) {
+		md, err := s.cfg.CIMD.Fetch(ctx, id)
+		if err != nil {
+			return Client{}, err
+		}
+		return Client{ID: id, Name: md.ClientName, RedirectURIs: md.RedirectURIs, Kind: "cimd"}, nil
+	}
+	return s.cfg.Store.Client(ctx, id)
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}

@@ -1,0 +1,196 @@
+package oauth
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Lifetimes (SPEC §10).
+const (
+	ConnectCodeTTL    = 10 * time.Minute
+	AuthCodeTTL       = 60 * time.Second
+	AccessTokenTTL    = time.Hour
+	FamilyIdleTTL     = 30 * 24 * time.Hour
+	FamilyAbsoluteTTL = 90 * 24 * time.Hour
+	// RefreshGrace is how long after a rotation the rotated token may be
+	// presented again (a client that lost the response), RefreshRetries
+	// how often (SPEC §5: ≤ 60 s, a few retries).
+	RefreshGrace   = 60 * time.Second
+	RefreshRetries = 3
+)
+
+// Config is what the authorization server needs.
+type Config struct {
+	// Issuer is the relay's public origin: the issuer, the resource, and
+	// the base of every endpoint URL.
+	Issuer string
+	AppURL string // the approval link goes to AppURL#tabrelay-connect=<code>
+	// AppTitle names the app on the waiting page.
+	AppTitle string
+	Bundle   *protocol.Bundle // the scope written out when a tab approves without one
+	Store    Store
+	Hasher   *Hasher
+	CIMD     *CIMDFetcher
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	// TrustProxy takes the client address from X-Forwarded-For (behind a
+	// load balancer) for the per-address limits.
+	TrustProxy bool
+}
+
+// Server serves the authorization endpoints and decides for tabs.
+type Server struct {
+	cfg       Config
+	resource  string
+	registers *limiter // registrations per address
+	codesAddr *limiter // wrong connect codes per address
+	codesPair *limiter // wrong connect codes per pairing
+}
+
+// NewServer returns the authorization server.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Issuer == "" || cfg.Store == nil || cfg.Hasher == nil || cfg.Bundle == nil {
+		return nil, errors.New("oauth: issuer, store, hasher and bundle are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	if cfg.CIMD == nil {
+		cfg.CIMD = NewCIMDFetcher(CIMDOptions{})
+	}
+	if cfg.AppTitle == "" {
+		cfg.AppTitle = cfg.Bundle.App.Title
+	}
+	issuer := strings.TrimSuffix(cfg.Issuer, "/")
+	cfg.Issuer = issuer
+	return &Server{cfg: cfg, resource: issuer,
+		registers: newLimiter(cfg.Clock, 20, 20.0/600), // 20 at once, then one per 30 s
+		codesAddr: newLimiter(cfg.Clock, 10, 10.0/600), // 10 wrong codes, then one per minute
+		codesPair: newLimiter(cfg.Clock, 10, 10.0/600),
+	}, nil
+}
+
+// Resource is the protected resource these tokens are for.
+func (s *Server) Resource() string { return s.resource }
+
+// Routes adds the authorization server's routes to mux (SPEC §2).
+func (s *Server) Routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", s.protectedResource)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/{rest...}", s.protectedResource)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.authorizationServer)
+	mux.HandleFunc("GET /.well-known/openid-configuration", s.authorizationServer)
+	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("GET /authorize/status/{id}", s.status)
+	mux.HandleFunc("POST /token", s.token)
+	mux.HandleFunc("POST /revoke", s.revoke)
+}
+
+// ResourceMetadataURL is where a 401 points hosts (RFC 9728).
+func (s *Server) ResourceMetadataURL() string {
+	return s.cfg.Issuer + "/.well-known/oauth-protected-resource"
+}
+
+func (s *Server) protectedResource(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"resource":                 s.resource,
+		"authorization_servers":    []string{s.cfg.Issuer},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            s.cfg.AppTitle + " (tabrelay)",
+	})
+}
+
+func (s *Server) authorizationServer(w http.ResponseWriter, r *http.Request) {
+	iss := s.cfg.Issuer
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + "/authorize",
+		"token_endpoint":                                 iss + "/token",
+		"registration_endpoint":                          iss + "/register",
+		"revocation_endpoint":                            iss + "/revoke",
+		"response_types_supported":                       []string{"code"},
+		"response_modes_supported":                       []string{"query"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"revocation_endpoint_auth_methods_supported":     []string{"none"},
+		"client_id_metadata_document_supported":          true,
+		"authorization_response_iss_parameter_supported": true,
+	})
+}
+
+// clientAddr is the address limits are kept per.
+func (s *Server) clientAddr(r *http.Request) string {
+	if s.cfg.TrustProxy {
+		if f := r.Header.Get("X-Forwarded-For"); f != "" {
+			first, _, _ := strings.Cut(f, ",")
+			return strings.TrimSpace(first)
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// oauthError answers with an RFC 6749 error object.
+func oauthError(w http.ResponseWriter, status int, code, description string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+}
+
+// Metrics are the authorization server's metrics (SPEC §9).
+type Metrics struct {
+	TokensIssued  *prometheus.CounterVec // by grant
+	RefreshReuse  prometheus.Counter
+	Registrations prometheus.Counter
+	Decisions     *prometheus.CounterVec // by decision
+}
+
+// NewMetrics makes the metrics and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		TokensIssued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_oauth_tokens_issued_total", Help: "Token responses issued, by grant."}, []string{"grant"}),
+		RefreshReuse: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_oauth_refresh_reuse_detected_total", Help: "Rotated refresh tokens presented again outside the grace: families revoked."}),
+		Registrations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_oauth_registrations_total", Help: "Clients registered dynamically."}),
+		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, and wrong codes."}, []string{"decision"}),
+	}
+	for _, g := range []string{"authorization_code", "refresh_token"} {
+		m.TokensIssued.WithLabelValues(g)
+	}
+	for _, d := range []string{"approved", "declined", "wrong_code", "limited"} {
+		m.Decisions.WithLabelValues(d)
+	}
+	if reg != nil {
+		reg.MustRegister(m.TokensIssued, m.RefreshReuse, m.Registrations, m.Decisions)
+	}
+	return m
+}

@@ -1,0 +1,168 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// ErrNotFound is what a Store answers for a record it does not hold (or no
+// longer holds: expired records may be gone).
+var ErrNotFound = errors.New("not found")
+
+// Store keeps the authorization server's records. Every method is atomic on
+// its own; the Update methods run fn on the stored record inside one
+// transaction (or an optimistic retry loop) and store what fn left, so
+// that two nodes cannot both rotate one refresh token or use one code. fn
+// may run more than once and must not have side effects; an error from fn
+// aborts the update and is returned as is.
+type Store interface {
+	PutClient(ctx context.Context, c Client) error
+	Client(ctx context.Context, id string) (Client, error)
+
+	// PutConnectRequest stores a new request, findable by its id and by the
+	// hash of its connect code.
+	PutConnectRequest(ctx context.Context, r ConnectRequest) error
+	ConnectRequest(ctx context.Context, id string) (ConnectRequest, error)
+	ConnectRequestByCode(ctx context.Context, codeHash []byte) (ConnectRequest, error)
+	// ConnectRequestByAuthCode finds the request an authorization code was
+	// issued for (codes live on their request, indexed by their hash).
+	ConnectRequestByAuthCode(ctx context.Context, authCodeHash []byte) (ConnectRequest, error)
+	UpdateConnectRequest(ctx context.Context, id string, fn func(*ConnectRequest) error) (ConnectRequest, error)
+
+	PutConnection(ctx context.Context, c Connection) error
+	Connection(ctx context.Context, id string) (Connection, error)
+	UpdateConnection(ctx context.Context, id string, fn func(*Connection) error) (Connection, error)
+	ConnectionsOfPairing(ctx context.Context, pairing string) ([]Connection, error)
+
+	// PutFamily stores a new refresh-token family, findable by its id and
+	// by every refresh hash it holds.
+	PutFamily(ctx context.Context, f Family) error
+	Family(ctx context.Context, id string) (Family, error)
+	FamilyByRefresh(ctx context.Context, refreshHash []byte) (Family, error)
+	// UpdateFamily keeps the refresh-hash index in step with what fn did
+	// to the family's hashes.
+	UpdateFamily(ctx context.Context, id string, fn func(*Family) error) (Family, error)
+	FamiliesOfConnection(ctx context.Context, connection string) ([]Family, error)
+
+	PutAccessToken(ctx context.Context, t AccessToken) error
+	AccessToken(ctx context.Context, hash []byte) (AccessToken, error)
+	DeleteAccessToken(ctx context.Context, hash []byte) error
+}
+
+// Client is a registered OAuth client: by dynamic registration, or known
+// from its metadata document (then its id is the document's URL).
+type Client struct {
+	ID           string    `json:"id"`
+	Name         string    `json:"name"`
+	RedirectURIs []string  `json:"redirectUris"`
+	Kind         string    `json:"kind"` // "dcr" | "cimd"
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// Connect request states.
+const (
+	RequestPending   = "pending"
+	RequestApproved  = "approved"
+	RequestDeclined  = "declined"
+	RequestExpired   = "expired"
+	RequestExchanged = "exchanged" // its authorization code was used
+)
+
+// ConnectRequest is one /authorize request waiting for the person, and
+// what came of it.
+type ConnectRequest struct {
+	ID            string    `json:"id"`       // in the status URL; not enough alone
+	WaitHash      []byte    `json:"waitHash"` // the waiting page's cookie, hashed
+	CodeHash      []byte    `json:"codeHash"` // the connect code, hashed
+	ClientID      string    `json:"clientId"`
+	ClientName    string    `json:"clientName"`
+	RedirectURI   string    `json:"redirectUri"`
+	CodeChallenge string    `json:"codeChallenge"`
+	State         string    `json:"state"` // the client's state, passed through
+	Resource      string    `json:"resource"`
+	CreatedAt     time.Time `json:"createdAt"`
+	ExpiresAt     time.Time `json:"expiresAt"` // of the connect code
+	Status        string    `json:"status"`
+
+	// Set when the person decided.
+	PairingID    string    `json:"pairingId,omitempty"`
+	ConnectionID string    `json:"connectionId,omitempty"`
+	DecidedAt    time.Time `json:"decidedAt,omitempty"`
+
+	// The authorization code, once the waiting page fetched it.
+	AuthCodeHash      []byte    `json:"authCodeHash,omitempty"`
+	AuthCodeExpiresAt time.Time `json:"authCodeExpiresAt,omitempty"`
+	// FamilyID is the refresh family the code was exchanged for: a second
+	// use of the code revokes it (SPEC §5).
+	FamilyID string `json:"familyId,omitempty"`
+}
+
+// Connection is one approved grant of one host to one pairing (SPEC §1):
+// known by its id, never by its display name.
+type Connection struct {
+	ID         string    `json:"id"`
+	Kind       string    `json:"kind"` // "connector"
+	PairingID  string    `json:"pairingId"`
+	ClientID   string    `json:"clientId"`
+	ClientName string    `json:"clientName"`
+	Host       string    `json:"host"` // the client's redirect host
+	CreatedAt  time.Time `json:"createdAt"`
+	LastUsed   time.Time `json:"lastUsed"`
+	Revoked    bool      `json:"revoked,omitempty"`
+	Scope      Scope     `json:"scope"`
+}
+
+// Scope is a connection's grant over the catalogue, as the person chose it
+// (SPEC §8). It is stored now and enforced by the scopes work.
+type Scope struct {
+	Version   int                   `json:"version"`
+	Entries   []protocol.ScopeEntry `json:"entries"`
+	UpdatedAt time.Time             `json:"updatedAt"`
+	UpdatedBy string                `json:"updatedBy"` // "tab" | "admin:<who>"
+}
+
+// Family is the chain of refresh tokens of one grant. Only the newest
+// (Current) refreshes; Previous may be presented again within the grace
+// (a client that lost a response); anything older is reuse.
+type Family struct {
+	ID             string    `json:"id"`
+	ConnectionID   string    `json:"connectionId"`
+	PairingID      string    `json:"pairingId"`
+	ClientID       string    `json:"clientId"`
+	Resource       string    `json:"resource"`
+	CreatedAt      time.Time `json:"createdAt"`
+	LastUsed       time.Time `json:"lastUsed"`
+	AbsoluteExpiry time.Time `json:"absoluteExpiry"`
+	Revoked        bool      `json:"revoked,omitempty"`
+	Current        []byte    `json:"current"`
+	Previous       []byte    `json:"previous,omitempty"`
+	RotatedAt      time.Time `json:"rotatedAt,omitempty"` // when Previous was rotated out
+	GraceRetries   int       `json:"graceRetries,omitempty"`
+	Superseded     [][]byte  `json:"superseded,omitempty"` // older hashes, newest last (bounded)
+}
+
+// Hashes returns every refresh hash the family answers for.
+func (f *Family) Hashes() [][]byte {
+	out := make([][]byte, 0, len(f.Superseded)+2)
+	if f.Current != nil {
+		out = append(out, f.Current)
+	}
+	if f.Previous != nil {
+		out = append(out, f.Previous)
+	}
+	return append(out, f.Superseded...)
+}
+
+// AccessToken is an issued access token, by its hash.
+type AccessToken struct {
+	Hash         []byte    `json:"hash"`
+	FamilyID     string    `json:"familyId"`
+	ConnectionID string    `json:"connectionId"`
+	PairingID    string    `json:"pairingId"`
+	ClientID     string    `json:"clientId"`
+	Resource     string    `json:"resource"`
+	ExpiresAt    time.Time `json:"expiresAt"`
+}

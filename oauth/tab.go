@@ -1,0 +1,196 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// The person's side of the authorization server, called for a proven tab
+// of pairing (the tab socket checked its secret) from address addr.
+
+func reqErr(code, msg string) error { return &protocol.RequestError{Code: code, Message: msg} }
+
+var errUnavailable = reqErr(protocol.ErrCodeUnavailable, "The relay could not do this now; try again.")
+
+// Approve grants the connect request of code to pairing, with the scope
+// the person chose (SPEC §5, §8). The code is single use.
+func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
+	entries, err := s.checkScope(scope)
+	if err != nil {
+		return protocol.ConnectionInfo{}, err
+	}
+	req, err := s.decide(ctx, pairing, addr, code, RequestApproved)
+	if err != nil {
+		return protocol.ConnectionInfo{}, err
+	}
+	host := ""
+	if u, perr := url.Parse(req.RedirectURI); perr == nil {
+		host = u.Host
+	}
+	now := s.cfg.Clock.Now().UTC()
+	c := Connection{ID: req.ConnectionID, Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
+		ClientName: req.ClientName, Host: host, CreatedAt: now, LastUsed: now,
+		Scope: Scope{Version: 1, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"}}
+	if err := s.cfg.Store.PutConnection(ctx, c); err != nil {
+		s.cfg.Logger.Error("store connection", "connection", c.ID, "err", err)
+		return protocol.ConnectionInfo{}, errUnavailable
+	}
+	s.cfg.Metrics.Decisions.WithLabelValues("approved").Inc()
+	s.cfg.Logger.Info("connection approved", "pairing", pairing, "connection", c.ID, "client", c.ClientName)
+	return connectionInfo(c), nil
+}
+
+// Decline refuses the connect request of code: the waiting page returns
+// access_denied to the client.
+func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error {
+	if _, err := s.decide(ctx, pairing, addr, code, RequestDeclined); err != nil {
+		return err
+	}
+	s.cfg.Metrics.Decisions.WithLabelValues("declined").Inc()
+	return nil
+}
+
+// decide moves the request of code from pending to status, once. Wrong
+// codes are limited per pairing and per address.
+func (s *Server) decide(ctx context.Context, pairing, addr, code, status string) (ConnectRequest, error) {
+	if s.codesPair.blocked(pairing) || s.codesAddr.blocked(addr) {
+		s.cfg.Metrics.Decisions.WithLabelValues("limited").Inc()
+		return ConnectRequest{}, reqErr(protocol.ErrCodeLimited, "Too many wrong codes. Wait a minute, then enter the code again.")
+	}
+	req, err := s.requestByCode(ctx, normalizeConnectCode(code))
+	if errors.Is(err, ErrNotFound) {
+		s.codesPair.allow(pairing)
+		s.codesAddr.allow(addr)
+		s.cfg.Metrics.Decisions.WithLabelValues("wrong_code").Inc()
+		return ConnectRequest{}, reqErr(protocol.ErrCodeWrongCode, "No connection waits for this code. Check it on the page of the application that asks.")
+	}
+	if err != nil {
+		return ConnectRequest{}, errUnavailable
+	}
+	now := s.cfg.Clock.Now().UTC()
+	connID := randomID("conn_")
+	req, err = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(r *ConnectRequest) error {
+		switch {
+		case r.Status != RequestPending:
+			return reqErr(protocol.ErrCodeCodeUsed, "This code was used already. Start again from the application.")
+		case now.After(r.ExpiresAt):
+			return reqErr(protocol.ErrCodeCodeExpired, "This code expired. Start again from the application.")
+		}
+		r.Status, r.PairingID, r.DecidedAt = status, pairing, now
+		if status == RequestApproved {
+			r.ConnectionID = connID
+		}
+		return nil
+	})
+	var rerr *protocol.RequestError
+	if errors.As(err, &rerr) {
+		return ConnectRequest{}, err
+	}
+	if err != nil {
+		s.cfg.Logger.Error("decide connect request", "err", err)
+		return ConnectRequest{}, errUnavailable
+	}
+	return req, nil
+}
+
+func (s *Server) requestByCode(ctx context.Context, code string) (ConnectRequest, error) {
+	for _, h := range s.cfg.Hasher.Candidates(purposeConnect, code) {
+		req, err := s.cfg.Store.ConnectRequestByCode(ctx, h)
+		if !errors.Is(err, ErrNotFound) {
+			return req, err
+		}
+	}
+	return ConnectRequest{}, ErrNotFound
+}
+
+// Connections lists the browser's live connections.
+func (s *Server) Connections(ctx context.Context, pairing string) ([]protocol.ConnectionInfo, error) {
+	cs, err := s.cfg.Store.ConnectionsOfPairing(ctx, pairing)
+	if err != nil {
+		return nil, errUnavailable
+	}
+	out := make([]protocol.ConnectionInfo, 0, len(cs))
+	for _, c := range cs {
+		if !c.Revoked {
+			out = append(out, connectionInfo(c))
+		}
+	}
+	return out, nil
+}
+
+// Forget ends one connection of the browser: its tokens stop working at
+// once (every check reads the connection).
+func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
+	_, err := s.cfg.Store.UpdateConnection(ctx, connection, func(c *Connection) error {
+		if c.PairingID != pairing || c.Revoked {
+			return ErrNotFound
+		}
+		c.Revoked = true
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return reqErr(protocol.ErrCodeNotFound, "This browser has no such connection.")
+	}
+	if err != nil {
+		return errUnavailable
+	}
+	s.revokeFamilies(ctx, connection)
+	s.cfg.Logger.Info("connection forgotten", "pairing", pairing, "connection", connection)
+	return nil
+}
+
+func (s *Server) revokeFamilies(ctx context.Context, connection string) {
+	fams, err := s.cfg.Store.FamiliesOfConnection(ctx, connection)
+	if err != nil {
+		s.cfg.Logger.Error("families of connection", "connection", connection, "err", err)
+		return
+	}
+	for _, f := range fams {
+		s.revokeFamily(ctx, f.ID)
+	}
+}
+
+// checkScope holds a chosen scope to the catalogue's words (SPEC §8).
+func (s *Server) checkScope(scope []protocol.ScopeEntry) ([]protocol.ScopeEntry, error) {
+	if len(scope) == 0 {
+		return nil, reqErr(protocol.ErrCodeInvalidScope, "Choose at least one tool this connection may use.")
+	}
+	seen := map[string]bool{}
+	out := make([]protocol.ScopeEntry, 0, len(scope))
+	for _, e := range scope {
+		t, ok := s.cfg.Bundle.Tool(e.Tool)
+		if !ok || seen[e.Tool] {
+			return nil, reqErr(protocol.ErrCodeInvalidScope, fmt.Sprintf("The scope names the tool %s twice or the catalogue has no such tool.", protocol.QuoteName(s.cfg.Bundle.Tag(), e.Tool)))
+		}
+		seen[e.Tool] = true
+		actions := e.Actions
+		if len(actions) == 0 {
+			actions = []string{"*"}
+		}
+		for _, a := range actions {
+			if a != "*" && !hasAction(t, a) {
+				return nil, reqErr(protocol.ErrCodeInvalidScope, fmt.Sprintf("The tool %s has no action %s.", protocol.QuoteName(s.cfg.Bundle.Tag(), e.Tool), protocol.QuoteName(s.cfg.Bundle.Tag(), a)))
+			}
+		}
+		out = append(out, protocol.ScopeEntry{Tool: e.Tool, Actions: actions})
+	}
+	return out, nil
+}
+
+func hasAction(t *protocol.Tool, name string) bool {
+	for _, a := range t.Actions {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func connectionInfo(c Connection) protocol.ConnectionInfo {
+	return protocol.ConnectionInfo{ID: c.ID, Client: c.ClientName, Host: c.Host,
+		CreatedAt: c.CreatedAt.UnixMilli(), LastUsedAt: c.LastUsed.UnixMilli(), Scope: c.Scope.Entries}
+}

@@ -1,0 +1,161 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// maxTokenForm bounds a token or revocation request's body.
+const maxTokenForm = 16 << 10
+
+// grantError is an RFC 6749 §5.2 error of the token endpoint.
+type grantError struct {
+	status      int
+	code, desc  string
+	revokeFamID string // a family to revoke because of what was presented
+}
+
+func (e *grantError) Error() string { return e.code + ": " + e.desc }
+
+func invalidGrant(desc string) *grantError {
+	return &grantError{status: http.StatusBadRequest, code: "invalid_grant", desc: desc}
+}
+
+// issued is a token response.
+type issued struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+}
+
+// token is the token endpoint: the authorization-code and refresh grants.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxTokenForm)
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "The request body must be a form of at most 16 KiB.")
+		return
+	}
+	f := r.PostForm
+	if f.Get("client_id") == "" {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "client_id is required (public clients authenticate with PKCE).")
+		return
+	}
+	if f.Has("resource") && !s.isResource(f.Get("resource")) {
+		oauthError(w, http.StatusBadRequest, "invalid_target", "resource must be this relay: "+s.resource)
+		return
+	}
+	var out issued
+	var err error
+	grant := f.Get("grant_type")
+	switch grant {
+	case "authorization_code":
+		out, err = s.exchangeCode(r.Context(), f.Get("client_id"), f.Get("code"), f.Get("redirect_uri"), f.Get("code_verifier"))
+	case "refresh_token":
+		out, err = s.refresh(r.Context(), f.Get("client_id"), f.Get("refresh_token"))
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token.")
+		return
+	}
+	var gerr *grantError
+	switch {
+	case errors.As(err, &gerr):
+		if gerr.revokeFamID != "" {
+			s.revokeFamily(r.Context(), gerr.revokeFamID)
+		}
+		oauthError(w, gerr.status, gerr.code, gerr.desc)
+	case err != nil:
+		s.cfg.Logger.Error("token grant", "grant", grant, "err", err)
+		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "The relay could not issue tokens now; try again.")
+	default:
+		s.cfg.Metrics.TokensIssued.WithLabelValues(grant).Inc()
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// exchangeCode redeems an authorization code, once (SPEC §5): a second use
+// revokes what the first issued.
+func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, verifier string) (issued, error) {
+	if code == "" || verifier == "" {
+		return issued{}, &grantError{status: http.StatusBadRequest, code: "invalid_request", desc: "code and code_verifier are required."}
+	}
+	req, err := s.requestByAuthCode(ctx, code)
+	if errors.Is(err, ErrNotFound) {
+		return issued{}, invalidGrant("The authorization code is unknown or expired.")
+	}
+	if err != nil {
+		return issued{}, err
+	}
+	now := s.cfg.Clock.Now().UTC()
+	famID := randomID("fam_")
+	req, err = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(cr *ConnectRequest) error {
+		switch {
+		case cr.Status == RequestExchanged:
+			return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
+				desc: "The authorization code was used already; what it issued is revoked.", revokeFamID: cr.FamilyID}
+		case cr.Status != RequestApproved || now.After(cr.AuthCodeExpiresAt):
+			return invalidGrant("The authorization code is unknown or expired.")
+		case cr.ClientID != clientID:
+			return invalidGrant("The authorization code was issued to another client.")
+		case cr.RedirectURI != redirectURI:
+			return invalidGrant("redirect_uri does not match the authorization request.")
+		case !pkceMatches(verifier, cr.CodeChallenge):
+			return invalidGrant("code_verifier does not match the code_challenge.")
+		}
+		cr.Status, cr.FamilyID = RequestExchanged, famID
+		return nil
+	})
+	if err != nil {
+		return issued{}, err
+	}
+	conn, err := s.cfg.Store.Connection(ctx, req.ConnectionID)
+	if err != nil || conn.Revoked {
+		return issued{}, invalidGrant("The connection was forgotten in the app.")
+	}
+	refresh := randomToken(prefixRefresh)
+	fam := Family{ID: famID, ConnectionID: conn.ID, PairingID: conn.PairingID, ClientID: clientID, Resource: s.resource,
+		CreatedAt: now, LastUsed: now, AbsoluteExpiry: now.Add(FamilyAbsoluteTTL), Current: s.cfg.Hasher.Hash(purposeRefresh, refresh)}
+	if err := s.cfg.Store.PutFamily(ctx, fam); err != nil {
+		return issued{}, err
+	}
+	return s.issue(ctx, fam, refresh)
+}
+
+// pkceMatches checks an S256 verifier against its challenge (RFC 7636).
+func pkceMatches(verifier, challenge string) bool {
+	if len(verifier) < 43 || len(verifier) > 128 {
+		return false
+	}
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:]) == challenge
+}
+
+func (s *Server) requestByAuthCode(ctx context.Context, code string) (ConnectRequest, error) {
+	if !strings.HasPrefix(code, prefixAuthCode) {
+		return ConnectRequest{}, ErrNotFound
+	}
+	for _, h := range s.cfg.Hasher.Candidates(purposeAuthCode, code) {
+		req, err := s.cfg.Store.ConnectRequestByAuthCode(ctx, h)
+		if !errors.Is(err, ErrNotFound) {
+			return req, err
+		}
+	}
+	return ConnectRequest{}, ErrNotFound
+}
+
+// issue mints an access token for fam and answers with it and refresh.
+func (s *Server) issue(ctx context.Context, fam Family, refresh string) (issued, error) {
+	access := randomToken(prefixAccess)
+	t := AccessToken{Hash: s.cfg.Hasher.Hash(purposeAccess, access), FamilyID: fam.ID, ConnectionID: fam.ConnectionID,
+		PairingID: fam.PairingID, ClientID: fam.ClientID, Resource: fam.Resource,
+		ExpiresAt: s.cfg.Clock.Now().UTC().Add(AccessTokenTTL)}
+	if err := s.cfg.Store.PutAccessToken(ctx, t); err != nil {
+		return issued{}, err
+	}
+	return issued{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTokenTTL / time.Second), RefreshToken: refresh}, nil
+}

@@ -1,0 +1,69 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Grant is what a valid access token stands for: the connection it was
+// issued to and the browser that approved it.
+type Grant struct {
+	ConnectionID string
+	ClientName   string
+	Host         string
+	PairingID    string
+}
+
+// ErrInvalidToken is Verify's refusal: unknown, expired, revoked,
+// forgotten, or for another resource. Hosts get a 401 either way.
+var ErrInvalidToken = errors.New("the access token is not valid")
+
+// Verify checks a bearer token for the MCP front end (SPEC §5). It reads
+// the token, its family and its connection on every call, so a Forget or a
+// revocation counts at once wherever the store is shared.
+func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
+	if !strings.HasPrefix(token, prefixAccess) {
+		return Grant{}, ErrInvalidToken
+	}
+	var t AccessToken
+	var err error
+	for _, h := range s.cfg.Hasher.Candidates(purposeAccess, token) {
+		if t, err = s.cfg.Store.AccessToken(ctx, h); !errors.Is(err, ErrNotFound) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Grant{}, ErrInvalidToken
+		}
+		return Grant{}, err
+	}
+	if s.cfg.Clock.Now().After(t.ExpiresAt) || t.Resource != s.resource {
+		return Grant{}, ErrInvalidToken
+	}
+	fam, err := s.cfg.Store.Family(ctx, t.FamilyID)
+	if err != nil || fam.Revoked {
+		return Grant{}, notFoundAsInvalid(err)
+	}
+	conn, err := s.cfg.Store.Connection(ctx, t.ConnectionID)
+	if err != nil || conn.Revoked {
+		return Grant{}, notFoundAsInvalid(err)
+	}
+	return Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID}, nil
+}
+
+func notFoundAsInvalid(err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) {
+		return ErrInvalidToken
+	}
+	return err
+}
+
+// RefreshIsCurrent reports whether token is the live member of a live
+// family: the one token of its family that refreshes. For tests and the
+// consistency check; it changes nothing.
+func (s *Server) RefreshIsCurrent(ctx context.Context, token string) bool {
+	fam, h, err := s.familyOf(ctx, s.cfg.Hasher.Candidates(purposeRefresh, token))
+	return err == nil && !fam.Revoked && equalHash(fam.Current, h)
+}
