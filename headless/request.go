@@ -55,4 +55,3 @@ func (t *Tab) Ask(ctx context.Context, msg any, ref string) (json.RawMessage, er
 		return data, nil
 	}
 }
-

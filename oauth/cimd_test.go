@@ -173,76 +173,81 @@ func cimdHuge(chunked bool) http.HandlerFunc {
 	}
 }
 
-func TestCIMDFetchRefuses(t *testing.T) {
-	set := func(k string, v any) func(map[string]any) { return func(d map[string]any) { d[k] = v } }
-	del := func(k string) func(map[string]any) { return func(d map[string]any) { delete(d, k) } }
-	cases := []struct {
-		name     string
-		handler  http.HandlerFunc
-		id       func(s *cimdServer) string // default: s.id()
-		opts     CIMDOptions                // AllowLoopback is added unless denyLoop
-		denyLoop bool
-		kind     error
-		reason   string
-		requests int64
-	}{
-		{name: "http URL", id: func(s *cimdServer) string { return strings.Replace(s.id(), "https:", "http:", 1) },
-			kind: ErrCIMDBadURL, reason: "not an https URL"},
-		{name: "loopback address without AllowLoopback", denyLoop: true,
-			kind: ErrCIMDForbiddenAddress, reason: "its address 127.0.0.1 is loopback"},
-		{name: "localhost name without AllowLoopback", denyLoop: true,
-			id: func(s *cimdServer) string {
-				u, _ := url.Parse(s.id())
-				return "https://localhost:" + u.Port() + u.Path
-			},
-			kind: ErrCIMDForbiddenAddress, reason: "is loopback"},
-		{name: "redirect not followed", handler: func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/client.json" {
-				http.Redirect(w, r, "/moved.json", http.StatusFound)
-				return
+func cimdSet(k string, v any) func(map[string]any) { return func(d map[string]any) { d[k] = v } }
+
+func cimdDel(k string) func(map[string]any) { return func(d map[string]any) { delete(d, k) } }
+
+// cimdRefusals are documents and servers Fetch must refuse, with the kind
+// of error, a part of its sentence and the requests the server should see.
+var cimdRefusals = []struct {
+	name     string
+	handler  http.HandlerFunc
+	id       func(s *cimdServer) string // default: s.id()
+	opts     CIMDOptions                // AllowLoopback is added unless denyLoop
+	denyLoop bool
+	kind     error
+	reason   string
+	requests int64
+}{
+	{name: "http URL", id: func(s *cimdServer) string { return strings.Replace(s.id(), "https:", "http:", 1) },
+		kind: ErrCIMDBadURL, reason: "not an https URL"},
+	{name: "loopback address without AllowLoopback", denyLoop: true,
+		kind: ErrCIMDForbiddenAddress, reason: "its address 127.0.0.1 is loopback"},
+	{name: "localhost name without AllowLoopback", denyLoop: true,
+		id: func(s *cimdServer) string {
+			u, _ := url.Parse(s.id())
+			return "https://localhost:" + u.Port() + u.Path
+		},
+		kind: ErrCIMDForbiddenAddress, reason: "is loopback"},
+	{name: "redirect not followed", handler: func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/client.json" {
+			http.Redirect(w, r, "/moved.json", http.StatusFound)
+			return
+		}
+		cimdDocHandler(nil, nil)(w, r)
+	}, kind: ErrCIMDFetch, reason: "redirects are not followed", requests: 1},
+	{name: "not found", handler: http.NotFound, kind: ErrCIMDFetch, reason: "HTTP status 404", requests: 1},
+	{name: "over 64 KiB by Content-Length", handler: cimdHuge(false), kind: ErrCIMDFetch, reason: "larger than 65536 bytes", requests: 1},
+	{name: "over 64 KiB chunked", handler: cimdHuge(true), kind: ErrCIMDFetch, reason: "larger than 65536 bytes", requests: 1},
+	{name: "not JSON", handler: cimdRaw("application/json", "SECRET-BODY <html>"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
+	{name: "JSON array", handler: cimdRaw("application/json", "[]"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
+	{name: "JSON null", handler: cimdRaw("application/json", "null"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
+	{name: "HTML content type", handler: cimdDocHandler(nil, map[string]string{"Content-Type": "text/html"}), kind: ErrCIMDFetch, reason: "did not answer with JSON", requests: 1},
+	{name: "client_id mismatch", handler: cimdDocHandler(cimdSet("client_id", "https://other.example/client.json"), nil),
+		kind: ErrCIMDInvalid, reason: "client_id is not the URL", requests: 1},
+	{name: "client_id under another case", handler: cimdDocHandler(func(d map[string]any) { d["Client_ID"] = d["client_id"]; delete(d, "client_id") }, nil),
+		kind: ErrCIMDInvalid, reason: "client_id is not the URL", requests: 1},
+	{name: "missing client_name", handler: cimdDocHandler(cimdDel("client_name"), nil), kind: ErrCIMDInvalid, reason: "no client_name", requests: 1},
+	{name: "blank client_name", handler: cimdDocHandler(cimdSet("client_name", " \t "), nil), kind: ErrCIMDInvalid, reason: "no client_name", requests: 1},
+	{name: "long client_name", handler: cimdDocHandler(cimdSet("client_name", strings.Repeat("é", 101)), nil), kind: ErrCIMDInvalid, reason: "longer than 100", requests: 1},
+	{name: "client_name with bidi override", handler: cimdDocHandler(cimdSet("client_name", "Good\u202eliA"), nil), kind: ErrCIMDInvalid, reason: "control characters", requests: 1},
+	{name: "client_name not a string", handler: cimdDocHandler(cimdSet("client_name", 42), nil), kind: ErrCIMDInvalid, reason: "client_name field has the wrong type", requests: 1},
+	{name: "no redirect_uris", handler: cimdDocHandler(cimdDel("redirect_uris"), nil), kind: ErrCIMDInvalid, reason: "no redirect_uris", requests: 1},
+	{name: "javascript redirect URI", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb", "javascript:alert(1)"}), nil),
+		kind: ErrCIMDInvalid, reason: "redirect URI number 2 uses the javascript: scheme", requests: 1},
+	{name: "data redirect URI", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"data:text/html,hi"}), nil),
+		kind: ErrCIMDInvalid, reason: "data: scheme", requests: 1},
+	{name: "http redirect URI not on loopback", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"http://client.example/cb"}), nil),
+		kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
+	{name: "custom scheme redirect URI", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"com.example.app://cb"}), nil),
+		kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
+	{name: "redirect URI with fragment", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb#x"}), nil),
+		kind: ErrCIMDInvalid, reason: "has a fragment", requests: 1},
+	{name: "private_key_jwt", handler: cimdDocHandler(cimdSet("token_endpoint_auth_method", "private_key_jwt"), nil),
+		kind: ErrCIMDInvalid, reason: `authentication "private_key_jwt", but the relay accepts only public clients`, requests: 1},
+	{name: "unknown auth method", handler: cimdDocHandler(cimdSet("token_endpoint_auth_method", "SECRET-BODY"), nil),
+		kind: ErrCIMDInvalid, reason: "unknown token endpoint authentication method", requests: 1},
+	{name: "slower than Timeout", opts: CIMDOptions{Timeout: 200 * time.Millisecond},
+		handler: func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
 			}
-			cimdDocHandler(nil, nil)(w, r)
-		}, kind: ErrCIMDFetch, reason: "redirects are not followed", requests: 1},
-		{name: "not found", handler: http.NotFound, kind: ErrCIMDFetch, reason: "HTTP status 404", requests: 1},
-		{name: "over 64 KiB by Content-Length", handler: cimdHuge(false), kind: ErrCIMDFetch, reason: "larger than 65536 bytes", requests: 1},
-		{name: "over 64 KiB chunked", handler: cimdHuge(true), kind: ErrCIMDFetch, reason: "larger than 65536 bytes", requests: 1},
-		{name: "not JSON", handler: cimdRaw("application/json", "SECRET-BODY <html>"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
-		{name: "JSON array", handler: cimdRaw("application/json", "[]"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
-		{name: "JSON null", handler: cimdRaw("application/json", "null"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
-		{name: "HTML content type", handler: cimdDocHandler(nil, map[string]string{"Content-Type": "text/html"}), kind: ErrCIMDFetch, reason: "did not answer with JSON", requests: 1},
-		{name: "client_id mismatch", handler: cimdDocHandler(set("client_id", "https://other.example/client.json"), nil),
-			kind: ErrCIMDInvalid, reason: "client_id is not the URL", requests: 1},
-		{name: "client_id under another case", handler: cimdDocHandler(func(d map[string]any) { d["Client_ID"] = d["client_id"]; delete(d, "client_id") }, nil),
-			kind: ErrCIMDInvalid, reason: "client_id is not the URL", requests: 1},
-		{name: "missing client_name", handler: cimdDocHandler(del("client_name"), nil), kind: ErrCIMDInvalid, reason: "no client_name", requests: 1},
-		{name: "blank client_name", handler: cimdDocHandler(set("client_name", " \t "), nil), kind: ErrCIMDInvalid, reason: "no client_name", requests: 1},
-		{name: "long client_name", handler: cimdDocHandler(set("client_name", strings.Repeat("é", 101)), nil), kind: ErrCIMDInvalid, reason: "longer than 100", requests: 1},
-		{name: "client_name with bidi override", handler: cimdDocHandler(set("client_name", "Good\u202eliA"), nil), kind: ErrCIMDInvalid, reason: "control characters", requests: 1},
-		{name: "client_name not a string", handler: cimdDocHandler(set("client_name", 42), nil), kind: ErrCIMDInvalid, reason: "client_name field has the wrong type", requests: 1},
-		{name: "no redirect_uris", handler: cimdDocHandler(del("redirect_uris"), nil), kind: ErrCIMDInvalid, reason: "no redirect_uris", requests: 1},
-		{name: "javascript redirect URI", handler: cimdDocHandler(set("redirect_uris", []string{"https://client.example/cb", "javascript:alert(1)"}), nil),
-			kind: ErrCIMDInvalid, reason: "redirect URI number 2 uses the javascript: scheme", requests: 1},
-		{name: "data redirect URI", handler: cimdDocHandler(set("redirect_uris", []string{"data:text/html,hi"}), nil),
-			kind: ErrCIMDInvalid, reason: "data: scheme", requests: 1},
-		{name: "http redirect URI not on loopback", handler: cimdDocHandler(set("redirect_uris", []string{"http://client.example/cb"}), nil),
-			kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
-		{name: "custom scheme redirect URI", handler: cimdDocHandler(set("redirect_uris", []string{"com.example.app://cb"}), nil),
-			kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
-		{name: "redirect URI with fragment", handler: cimdDocHandler(set("redirect_uris", []string{"https://client.example/cb#x"}), nil),
-			kind: ErrCIMDInvalid, reason: "has a fragment", requests: 1},
-		{name: "private_key_jwt", handler: cimdDocHandler(set("token_endpoint_auth_method", "private_key_jwt"), nil),
-			kind: ErrCIMDInvalid, reason: `authentication "private_key_jwt", but the relay accepts only public clients`, requests: 1},
-		{name: "unknown auth method", handler: cimdDocHandler(set("token_endpoint_auth_method", "SECRET-BODY"), nil),
-			kind: ErrCIMDInvalid, reason: "unknown token endpoint authentication method", requests: 1},
-		{name: "slower than Timeout", opts: CIMDOptions{Timeout: 200 * time.Millisecond},
-			handler: func(w http.ResponseWriter, r *http.Request) {
-				select {
-				case <-r.Context().Done():
-				case <-time.After(5 * time.Second):
-				}
-			}, kind: ErrCIMDFetch, reason: "did not answer within 200ms", requests: 1},
-	}
-	for _, tc := range cases {
+		}, kind: ErrCIMDFetch, reason: "did not answer within 200ms", requests: 1},
+}
+
+func TestCIMDFetchRefuses(t *testing.T) {
+	for _, tc := range cimdRefusals {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.handler
 			if h == nil {
@@ -386,52 +391,54 @@ func TestCIMDFetchCallerGivesUp(t *testing.T) {
 	}
 }
 
+// cimdDialCases are addresses the dial check refuses or lets through.
+var cimdDialCases = []struct {
+	addr          string
+	allowLoopback bool
+	refused       bool
+}{
+	{"10.1.2.3", false, true},
+	{"172.16.0.1", false, true},
+	{"192.168.1.1", false, true},
+	{"169.254.169.254", false, true},
+	{"100.64.0.1", false, true},
+	{"224.0.0.1", false, true},
+	{"0.0.0.0", false, true},
+	{"0.1.2.3", false, true},
+	{"255.255.255.255", false, true},
+	{"192.0.2.1", false, true},
+	{"198.18.0.1", false, true},
+	{"127.0.0.1", false, true},
+	{"::1", false, true},
+	{"::", false, true},
+	{"fe80::1", false, true},
+	{"fe80::1%eth0", false, true},
+	{"fc00::1", false, true},
+	{"fd12:3456::1", false, true},
+	{"ff02::1", false, true},
+	{"::ffff:10.0.0.1", false, true},
+	{"::ffff:127.0.0.1", false, true},
+	{"64:ff9b::a00:1", false, true},    // NAT64 of 10.0.0.1
+	{"2002:a9fe:a9fe::1", false, true}, // 6to4 of 169.254.169.254
+	{"2001:db8::1", false, true},
+	{"2001::1", false, true},
+	{"8.8.8.8", false, false},
+	{"1.1.1.1", false, false},
+	{"2606:4700::1", false, false},
+	{"::ffff:8.8.8.8", false, false},
+	{"64:ff9b::808:808", false, false},
+	{"127.0.0.1", true, false},
+	{"127.1.2.3", true, false},
+	{"::1", true, false},
+	{"::ffff:127.0.0.1", true, false},
+	{"10.1.2.3", true, true},
+	{"169.254.169.254", true, true},
+	{"fe80::1", true, true},
+	{"0.0.0.0", true, true},
+}
+
 func TestCIMDDialCheck(t *testing.T) {
-	cases := []struct {
-		addr          string
-		allowLoopback bool
-		refused       bool
-	}{
-		{"10.1.2.3", false, true},
-		{"172.16.0.1", false, true},
-		{"192.168.1.1", false, true},
-		{"169.254.169.254", false, true},
-		{"100.64.0.1", false, true},
-		{"224.0.0.1", false, true},
-		{"0.0.0.0", false, true},
-		{"0.1.2.3", false, true},
-		{"255.255.255.255", false, true},
-		{"192.0.2.1", false, true},
-		{"198.18.0.1", false, true},
-		{"127.0.0.1", false, true},
-		{"::1", false, true},
-		{"::", false, true},
-		{"fe80::1", false, true},
-		{"fe80::1%eth0", false, true},
-		{"fc00::1", false, true},
-		{"fd12:3456::1", false, true},
-		{"ff02::1", false, true},
-		{"::ffff:10.0.0.1", false, true},
-		{"::ffff:127.0.0.1", false, true},
-		{"64:ff9b::a00:1", false, true},    // NAT64 of 10.0.0.1
-		{"2002:a9fe:a9fe::1", false, true}, // 6to4 of 169.254.169.254
-		{"2001:db8::1", false, true},
-		{"2001::1", false, true},
-		{"8.8.8.8", false, false},
-		{"1.1.1.1", false, false},
-		{"2606:4700::1", false, false},
-		{"::ffff:8.8.8.8", false, false},
-		{"64:ff9b::808:808", false, false},
-		{"127.0.0.1", true, false},
-		{"127.1.2.3", true, false},
-		{"::1", true, false},
-		{"::ffff:127.0.0.1", true, false},
-		{"10.1.2.3", true, true},
-		{"169.254.169.254", true, true},
-		{"fe80::1", true, true},
-		{"0.0.0.0", true, true},
-	}
-	for _, tc := range cases {
+	for _, tc := range cimdDialCases {
 		t.Run(fmt.Sprintf("%s/loopback=%v", tc.addr, tc.allowLoopback), func(t *testing.T) {
 			control := cimdDialControl(tc.allowLoopback)
 			err := control("tcp", net.JoinHostPort(tc.addr, "443"), nil)
