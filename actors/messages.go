@@ -3,6 +3,8 @@ package actors
 import (
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -38,8 +40,17 @@ type callDone struct{ Outcome Outcome }
 // callDeadline (timer → pairing): the call's wait ran out.
 type callDeadline struct{ ID string }
 
-// idleCheck (timer → pairing): passivate when still idle.
-type idleCheck struct{ Since time.Time }
+// idleCheck (timer → pairing): passivate when still idle. Gen tells a
+// check of a timer since disarmed from the current one.
+type idleCheck struct {
+	Since time.Time
+	Gen   int
+}
+
+// tabGone (pairing → itself): a watched tab stopped. Terminated is a
+// system message and overtakes the tab's last user messages (a result);
+// the pairing removes the tab only after reading those.
+type tabGone struct{ Tab *actor.PID }
 
 // tabRegister (tab → pairing), as a request whose sender is the tab actor.
 type tabRegister struct {
@@ -71,11 +82,10 @@ type snapshotRequest struct{}
 
 // Snapshot is a pairing's state as seen from outside.
 type Snapshot struct {
-	Tabs      []string // tab ids, focused last first
-	Calls     int
-	Pending   int // calls waiting for a tab
-	Asking    int // calls whose tab is asking the person
-	Detached  int
-	TurnConn  string
-	TurnCount int
+	Tabs     []string // tab ids, focused last first
+	Calls    int
+	Pending  int // calls waiting for a tab
+	Asking   int // calls whose tab is asking the person
+	Detached int
+	TurnConn string
 }

@@ -24,6 +24,7 @@ type pairing struct {
 	detached []string         // ids of detached calls, oldest first (bounded)
 	turn     turn
 	idle     clock.Timer
+	idleGen  int                              // counts idle timers armed; a check of an older one is stale
 	released func(id string, self *actor.PID) // told when the actor stops
 }
 
@@ -64,6 +65,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.armIdle(ctx)
 	case *actor.Stopped:
 		p.cfg.Metrics.PairingsActive.Dec()
+		p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
 		p.stopTimers()
 		p.released(p.id, ctx.Self())
 	case *callRequest:
@@ -86,6 +88,8 @@ func (p *pairing) Receive(ctx actor.Context) {
 		}
 	case *actor.Terminated:
 		p.onTerminated(ctx, m.Who)
+	case *tabGone:
+		p.onTabGone(ctx, m.Tab)
 	case *idleCheck:
 		p.onIdleCheck(ctx, m)
 	case *snapshotRequest:
@@ -108,7 +112,10 @@ func (p *pairing) onCall(ctx actor.Context, m *callRequest) {
 		return
 	}
 	if _, dup := p.calls[m.Call.ID]; dup {
-		return // a retried request of a call already held
+		// Call ids are random per call: a second request of one is a bug
+		// upstream. Its waiter gets an answer, the first keeps the call.
+		p.finish(ctx, waiter, nil, Outcome{Kind: Restarting, CallID: m.Call.ID})
+		return
 	}
 	c := &call{msg: m.Call, waiter: waiter, started: now}
 	c.msg.Envelope = protocol.Typed(protocol.TypeCall)
@@ -181,6 +188,11 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 
 func (p *pairing) onResult(ctx actor.Context, m *tabResult) {
 	c, ok := p.calls[m.Msg.ID]
+	if ok && c.tab != nil && !c.tab.Equal(ctx.Sender()) {
+		// Answered on another socket (the tab reconnected, or another tab of
+		// the browser had it): the tab it is on now need not run it.
+		ctx.Send(c.tab, &toTab{Msg: protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: c.msg.ID, Reason: "answered"}})
+	}
 	if !ok {
 		// Detached, timed out, cancelled, or from before a restart: the
 		// answer has nobody to go to.
@@ -273,8 +285,9 @@ func (p *pairing) armIdle(ctx actor.Context) {
 	if len(p.tabs) > 0 || len(p.calls) > 0 || p.idle != nil {
 		return
 	}
-	self, root, since := ctx.Self(), ctx.ActorSystem().Root, p.cfg.Clock.Now()
-	p.idle = p.cfg.Clock.AfterFunc(p.cfg.PairingIdle, func() { root.Send(self, &idleCheck{Since: since}) })
+	p.idleGen++
+	self, root, since, gen := ctx.Self(), ctx.ActorSystem().Root, p.cfg.Clock.Now(), p.idleGen
+	p.idle = p.cfg.Clock.AfterFunc(p.cfg.PairingIdle, func() { root.Send(self, &idleCheck{Since: since, Gen: gen}) })
 }
 
 func (p *pairing) disarmIdle() {
@@ -285,6 +298,9 @@ func (p *pairing) disarmIdle() {
 }
 
 func (p *pairing) onIdleCheck(ctx actor.Context, m *idleCheck) {
+	if m.Gen != p.idleGen || p.idle == nil {
+		return // a timer disarmed after it fired
+	}
 	p.idle = nil
 	if len(p.tabs) > 0 || len(p.calls) > 0 {
 		return

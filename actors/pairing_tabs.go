@@ -16,15 +16,13 @@ func (p *pairing) onRegister(ctx actor.Context, m *tabRegister) {
 		ctx.Respond(&tabRegistered{Accepted: true}) // registered already (a retried request)
 		return
 	}
-	for _, old := range p.tabs {
-		if old.tabID == m.TabID {
-			// The same tab on a new socket: the old socket is done.
-			ctx.Send(old.pid, &closeTab{Code: protocol.CloseReplaced})
-			p.removeTab(ctx, old.pid, true)
-			break
+	var old *tabEntry
+	for _, t := range p.tabs {
+		if t.tabID == m.TabID {
+			old = t
 		}
 	}
-	if len(p.tabs) >= p.cfg.MaxTabs {
+	if old == nil && len(p.tabs) >= p.cfg.MaxTabs {
 		ctx.Respond(&tabRegistered{Accepted: false})
 		return
 	}
@@ -34,9 +32,29 @@ func (p *pairing) onRegister(ctx actor.Context, m *tabRegister) {
 	p.cfg.Metrics.TabsConnected.Inc()
 	p.disarmIdle()
 	ctx.Respond(&tabRegistered{Accepted: true})
+	if old != nil {
+		// The same tab on a new socket: the old socket is done, and the
+		// calls it had go back to this tab, which may hold their results.
+		ctx.Send(old.pid, &closeTab{Code: protocol.CloseReplaced})
+		p.moveCalls(ctx, old.pid, tab)
+		p.removeTab(ctx, old.pid, true)
+	}
 	for _, c := range p.calls {
 		if c.tab == nil {
 			p.redeliver(ctx, c)
+		}
+	}
+}
+
+// moveCalls sends the calls that were on from to the tab to.
+func (p *pairing) moveCalls(ctx actor.Context, from, to *actor.PID) {
+	for _, c := range p.calls {
+		if c.tab != nil && c.tab.Equal(from) {
+			c.msg.Redelivery++
+			c.asking = false
+			p.cfg.Metrics.Redeliveries.Inc()
+			c.tab = to
+			ctx.Send(to, &toTab{Msg: c.msg})
 		}
 	}
 }
@@ -52,8 +70,7 @@ func (p *pairing) onFocus(ctx actor.Context, m *tabFocus) {
 // closed, or its node died) or a waiter (its front end went away).
 func (p *pairing) onTerminated(ctx actor.Context, who *actor.PID) {
 	if p.tabIndex(who) >= 0 {
-		p.removeTab(ctx, who, false)
-		p.armIdle(ctx)
+		ctx.Send(ctx.Self(), &tabGone{Tab: who})
 		return
 	}
 	for _, c := range p.calls {
@@ -62,6 +79,12 @@ func (p *pairing) onTerminated(ctx actor.Context, who *actor.PID) {
 			return
 		}
 	}
+}
+
+// onTabGone removes a tab that stopped, once its last messages were read.
+func (p *pairing) onTabGone(ctx actor.Context, tab *actor.PID) {
+	p.removeTab(ctx, tab, false)
+	p.armIdle(ctx)
 }
 
 // removeTab forgets a tab; its calls in flight go to the tab focused

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -449,4 +451,85 @@ func TestCancelledCallTellsTheTab(t *testing.T) {
 		t.Fatalf("outcome %v", o.Kind)
 	}
 	r.eventually(func() bool { return r.inspect("p1").Calls == 0 }, "call forgotten")
+}
+
+func TestAResultSentJustBeforeTheTabClosesCounts(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		r := newRig(t, nil)
+		a := r.connect("p1", "tab-a", epoch)
+		b := r.connect("p1", "tab-b", epoch.Add(-time.Minute))
+		p := r.call("p1", "c1", "counter")
+		c := a.nextCall()
+		a.answer(c.ID, "a")
+		a.tab.Close()
+		if got := answerText(t, p.outcome(t)); got != "a" {
+			t.Fatalf("round %d: got %q", i, got)
+		}
+		select {
+		case m := <-b.in:
+			t.Fatalf("round %d: tab b got %T: the answered call was sent again", i, m)
+		default:
+		}
+	}
+}
+
+func TestAReconnectingTabGetsItsOwnCallsBack(t *testing.T) {
+	r := newRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	b := r.connect("p1", "tab-b", epoch.Add(-time.Minute))
+	p := r.call("p1", "c1", "counter")
+	first := a.nextCall()
+	// Tab a's new socket registers before its old one is known to be gone.
+	a2 := &testTab{t: t, id: "tab-a", in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}
+	a2.tab = r.hub.Accept(TabInfo{Pairing: "p1", TabID: "tab-a", FocusedAt: epoch}, a2)
+	again := a2.nextCall()
+	if again.ID != first.ID {
+		t.Fatalf("tab a's new socket got %s, want %s", again.ID, first.ID)
+	}
+	select {
+	case code := <-a.closed:
+		if code != protocol.CloseReplaced {
+			t.Fatalf("old socket closed with %v", code)
+		}
+	case <-time.After(patience):
+		t.Fatal("the old socket was not told it was replaced")
+	}
+	a2.answer(again.ID, "a again")
+	if got := answerText(t, p.outcome(t)); got != "a again" {
+		t.Fatalf("got %q", got)
+	}
+	select {
+	case m := <-b.in:
+		t.Fatalf("tab b got %T: another tab's call", m)
+	default:
+	}
+}
+
+func TestDeadLettersLogNoMessageContent(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	system := NewSystem(slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer system.Shutdown()
+	pid := system.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	system.Root.Stop(pid)
+	time.Sleep(10 * time.Millisecond) // the stop is asynchronous; only what the log holds is asserted
+	system.Root.Send(pid, &toTab{Msg: protocol.Call{ID: "c1", Arguments: json.RawMessage(`{"password":"hunter2"}`)}})
+	r := &rig{t: t}
+	r.eventually(func() bool { mu.Lock(); defer mu.Unlock(); return strings.Contains(logs.String(), "DeadLetter") }, "a dead letter logged")
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "hunter2") {
+		t.Fatalf("a dead letter logged its message:\n%s", logs.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

@@ -26,9 +26,18 @@ func (d demoted) Enabled(ctx context.Context, l slog.Level) bool {
 	return d.Handler.Enabled(ctx, l-4)
 }
 
+// Handle logs r one level lower and without its "message" attribute:
+// protoactor puts a whole message there (a dead letter's), and a message
+// may hold a tool's arguments or result, which never go into a log.
 func (d demoted) Handle(ctx context.Context, r slog.Record) error {
-	r.Level -= 4
-	return d.Handler.Handle(ctx, r)
+	out := slog.NewRecord(r.Time, r.Level-4, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != "message" {
+			out.AddAttrs(a)
+		}
+		return true
+	})
+	return d.Handler.Handle(ctx, out)
 }
 
 func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.Handler.WithAttrs(as)} }

@@ -63,8 +63,10 @@ func (t *Tab) Asking(id string, asking bool) { t.root.Send(t.pid, &tabAsking{ID:
 func (t *Tab) Step(by string) { t.root.Send(t.pid, &tabStep{By: by}) }
 
 // Close ends the tab actor: its socket is closed. Its calls in flight go to
-// the browser's other tabs, or wait for it to come back.
-func (t *Tab) Close() { t.root.Stop(t.pid) }
+// the browser's other tabs, or wait for it to come back. It is a user
+// message (Poison, not Stop): what the tab said before it closed, a result
+// among them, still reaches the pairing first.
+func (t *Tab) Close() { t.root.Poison(t.pid) }
 
 // registerAttempts bounds how often a tab looks its pairing up again in a
 // row before it gives up and closes its socket (the tab will reconnect).
@@ -74,11 +76,12 @@ const registerAttempts = 5
 // last focus time so that it can register again, as the rebuild of SPEC §3
 // asks, whenever its pairing actor goes away.
 type tabActor struct {
-	hub      *Hub
-	info     TabInfo
-	out      Outbox
-	pairing  *actor.PID
-	failures int
+	hub         *Hub
+	info        TabInfo
+	out         Outbox
+	pairing     *actor.PID
+	failures    int
+	registering bool // a tabRegister waits for its answer
 }
 
 func (a *tabActor) Receive(ctx actor.Context) {
@@ -90,13 +93,19 @@ func (a *tabActor) Receive(ctx actor.Context) {
 			ctx.Unwatch(a.pairing)
 		}
 	case *tabRegistered:
+		a.registering = false
 		if !m.Accepted {
 			a.out.Close(protocol.CloseTooManyTabs)
 			return
 		}
 		a.failures = 0
 	case *actor.DeadLetterResponse:
-		a.register(ctx) // the pairing stopped before it saw us
+		// A registration that reached a stopped pairing is tried again;
+		// forwarded messages that did are lost with the pairing, whose
+		// Terminated makes the tab register anew.
+		if a.registering {
+			a.register(ctx)
+		}
 	case *actor.Terminated:
 		if a.pairing != nil && m.Who.Equal(a.pairing) {
 			a.register(ctx) // the pairing went away: rebuild it
@@ -127,7 +136,7 @@ func (a *tabActor) register(ctx actor.Context) {
 		a.out.Close(protocol.CloseUnavailable)
 		return
 	}
-	a.pairing = pid
+	a.pairing, a.registering = pid, true
 	ctx.Watch(pid)
 	ctx.Request(pid, &tabRegister{TabID: a.info.TabID, FocusedAt: a.info.FocusedAt})
 }

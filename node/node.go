@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,8 +78,8 @@ type Node struct {
 
 	draining atomic.Bool
 	inflight atomic.Int64  // calls running in Call
-	stopping chan struct{} // closed when calls still in flight must end
-	stopOnce sync.Once
+	stopCtx  context.Context // done when calls still in flight must end
+	stopNow  context.CancelFunc
 }
 
 // New opens the store and builds the node; Start listens.
@@ -108,7 +107,8 @@ func New(cfg Config) (*Node, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(buildInfo(cfg.Version))
-	n := &Node{cfg: cfg, log: cfg.Logger, store: store, registry: reg, stopping: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger, store: store, registry: reg}
+	n.stopCtx, n.stopNow = context.WithCancel(context.Background())
 	if cfg.CIMDAllowLoopback {
 		cfg.Logger.Warn("TEST SWITCH ON: client metadata documents may be fetched from loopback addresses (RELAY_CIMD_ALLOW_LOOPBACK); never in production")
 	}
@@ -180,35 +180,21 @@ func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 // end. While the node drains, no call starts and the ones in flight that
 // cannot finish in time end with the restarting sentence.
 func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(actors.Event)) (protocol.ToolResult, actors.Outcome) {
+	n.inflight.Add(1) // before the check: Shutdown counts this call or this call sees the drain
+	defer n.inflight.Add(-1)
 	if n.draining.Load() {
 		o := actors.Outcome{Kind: actors.Restarting}
 		return n.encode(o), o
 	}
-	n.inflight.Add(1)
-	defer n.inflight.Add(-1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-n.stopping:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	stop := context.AfterFunc(n.stopCtx, cancel)
+	defer stop()
 	o, err := n.caller.Call(ctx, req, events)
-	if err != nil && n.isStopping() {
+	if err != nil && n.stopCtx.Err() != nil {
 		o = actors.Outcome{Kind: actors.Restarting, CallID: o.CallID}
 	}
 	return n.encode(o), o
-}
-
-func (n *Node) isStopping() bool {
-	select {
-	case <-n.stopping:
-		return true
-	default:
-		return false
-	}
 }
 
 // encode turns an outcome into the result the host reads (SPEC §4).
@@ -246,7 +232,7 @@ func (n *Node) Shutdown(ctx context.Context) {
 	half, cancelHalf := context.WithTimeout(ctx, n.cfg.Grace/2)
 	n.waitCalls(half)
 	cancelHalf()
-	n.stopOnce.Do(func() { close(n.stopping) })
+	n.stopNow()
 	n.waitCalls(ctx)
 	window := n.cfg.DrainWindow
 	if left := time.Until(deadlineOf(ctx)) / 2; window > left {

@@ -374,8 +374,9 @@ func cimdParse(body []byte, clientID string) (ClientMetadata, error) {
 	return md, nil
 }
 
-// cimdCheckName trims client_name and requires a short, printable one: it is
-// what the person is shown.
+// cimdCheckName trims client_name and requires a short one without control
+// characters or the bidirectional overrides that make a name read as
+// another: it is what the person is shown.
 func cimdCheckName(md *ClientMetadata) error {
 	md.ClientName = strings.TrimSpace(md.ClientName)
 	switch {
@@ -383,16 +384,12 @@ func cimdCheckName(md *ClientMetadata) error {
 		return cimdInvalidErr(nil, "it has no client_name")
 	case utf8.RuneCountInString(md.ClientName) > cimdMaxNameRunes:
 		return cimdInvalidErr(nil, "its client_name is longer than %d characters", cimdMaxNameRunes)
-	case strings.ContainsFunc(md.ClientName, cimdUnprintable):
+	case strings.ContainsFunc(md.ClientName, func(r rune) bool {
+		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	}):
 		return cimdInvalidErr(nil, "its client_name contains control characters")
 	}
 	return nil
-}
-
-// cimdUnprintable is true of control characters and of the bidirectional
-// overrides that could make a name read as another.
-func cimdUnprintable(r rune) bool {
-	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // cimdCheckRedirectURIs requires one to twenty https or http loopback URIs

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # Ensures what `make test` needs beyond Go on a fresh machine of this kind
-# (Debian, Go, gcc, node 20, npm). Today that is Go alone; the cluster,
-# OAuth-conformance and browser work add redis-server, node packages and
-# Debian's chromium here, installed by this script, never by hand.
+# (Debian, Go, gcc, node 20, npm): a Node >= 22 for the MCP conformance
+# suite (scripts/node22.sh, from the npm registry) and the suite itself,
+# pinned in scripts/conformance/package-lock.json. Fails with one line.
 set -euo pipefail
-need() { command -v "$1" >/dev/null 2>&1 || { echo "make test: $1 is missing ($2)" >&2; exit 1; }; }
+cd "$(dirname "$0")/.."
+fail() { echo "make test: $*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null 2>&1 || fail "$1 is missing ($2)"; }
 need go "install Go 1.26 or newer"
 need git "install git"
+need npm "install Node.js and npm (node 20 is enough; scripts/node22.sh fetches Node 22 for the conformance suite)"
+
+mkdir -p .cache
+bash scripts/node22.sh >/dev/null 2>.cache/node22.log || { tail -3 .cache/node22.log >&2; fail "could not install Node 22 (scripts/node22.sh)"; }
+
+conf=scripts/conformance
+if [ ! -f "$conf/node_modules/.package-lock.json" ] || [ "$conf/package-lock.json" -nt "$conf/node_modules/.package-lock.json" ]; then
+  (cd "$conf" && npm ci --no-audit --no-fund --loglevel=error) >.cache/npm-ci.log 2>&1 ||
+    { tail -5 .cache/npm-ci.log >&2; fail "npm ci in $conf failed (see .cache/npm-ci.log)"; }
+fi

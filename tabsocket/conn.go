@@ -22,7 +22,7 @@ import (
 type conn struct {
 	s    *Server
 	ws   *websocket.Conn
-	log  *slog.Logger
+	log  atomic.Pointer[slog.Logger] // gains the pairing once proven; read by timers too
 	addr string // the tab's network address, host only (wrong-code limits)
 
 	sendq   chan outgoing
@@ -34,7 +34,9 @@ type conn struct {
 	code      atomic.Int32 // the close code, once closing
 	lastRead  atomic.Int64 // clock time of the last message read, Unix ns
 	ping      clock.Timer  // guarded by pingMu
+	pingOff   bool         // guarded by pingMu: no ping is armed any more
 	pingMu    sync.Mutex
+	credits   atomic.Int64 // calls sent that the tab has not answered yet
 	pairing   string                     // set once the hello is accepted; read by the reader only
 	tab       atomic.Pointer[actors.Tab] // set once the hello is accepted
 	proven    atomic.Bool                // the hello was accepted
@@ -55,8 +57,9 @@ func newConn(s *Server, ws *websocket.Conn, remoteAddr string) *conn {
 	if err != nil {
 		host = remoteAddr
 	}
-	c := &conn{s: s, ws: ws, log: s.cfg.Logger, addr: host, sendq: make(chan outgoing, s.cfg.SendQueue),
+	c := &conn{s: s, ws: ws, addr: host, sendq: make(chan outgoing, s.cfg.SendQueue),
 		ctx: ctx, cancel: cancel, writerD: make(chan struct{})}
+	c.log.Store(s.cfg.Logger)
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),
 		tokens: float64(s.cfg.RateBurst), last: s.cfg.Clock.Now()}
 	return c
@@ -67,10 +70,16 @@ func newConn(s *Server, ws *websocket.Conn, remoteAddr string) *conn {
 func (c *conn) Send(msg any) bool {
 	frame, err := json.Marshal(msg)
 	if err != nil {
-		c.log.Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
+		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
 		return false
 	}
-	return c.enqueue(outgoing{frame: frame})
+	if !c.enqueue(outgoing{frame: frame}) {
+		return false
+	}
+	if _, ok := msg.(protocol.Call); ok {
+		c.credits.Add(1) // the tab may answer it outside the rate limit
+	}
+	return true
 }
 
 // Close ends the socket with code after what is queued (actors.Outbox).
@@ -105,7 +114,7 @@ func (c *conn) close(code protocol.CloseCode) {
 		c.release()
 		c.s.cfg.Metrics.Disconnects.WithLabelValues(code.String()).Inc()
 		if code.Stop() || code == protocol.CloseSlow || code == protocol.ClosePingTimeout {
-			c.log.Info("tab disconnected", "code", int(code), "reason", code.Reason())
+			c.log.Load().Info("tab disconnected", "code", int(code), "reason", code.Reason())
 		}
 		go func() {
 			_ = c.ws.Close(websocket.StatusCode(code), code.Reason())
@@ -116,9 +125,8 @@ func (c *conn) close(code protocol.CloseCode) {
 
 // run reads until the socket ends, then releases the tab.
 func (c *conn) run() {
-	defer c.cancel()
 	go c.write()
-	defer func() { <-c.writerD }()
+	defer func() { c.cancel(); <-c.writerD }() // cancel first: the writer waits on it
 	c.touch()
 	hello := c.s.cfg.Clock.AfterFunc(c.s.cfg.HelloTimeout, func() {
 		if !c.proven.Load() {
@@ -190,6 +198,19 @@ func (c *conn) write() {
 	}
 }
 
+// takeCredit uses up one call sent, if any is left.
+func (c *conn) takeCredit() bool {
+	for {
+		n := c.credits.Load()
+		if n <= 0 {
+			return false
+		}
+		if c.credits.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
 // release ends the tab actor: its calls in flight go to the browser's
 // other tabs, or wait for this one to come back.
 func (c *conn) release() {
@@ -207,7 +228,7 @@ func (c *conn) touch() { c.lastRead.Store(c.s.cfg.Clock.Now().UnixNano()) }
 func (c *conn) schedulePing() {
 	c.pingMu.Lock()
 	defer c.pingMu.Unlock()
-	if c.ctx.Err() != nil {
+	if c.pingOff || c.ctx.Err() != nil {
 		return
 	}
 	interval := c.s.cfg.PingInterval
@@ -225,6 +246,7 @@ func (c *conn) schedulePing() {
 func (c *conn) stopPing() {
 	c.pingMu.Lock()
 	defer c.pingMu.Unlock()
+	c.pingOff = true
 	if c.ping != nil {
 		c.ping.Stop()
 	}

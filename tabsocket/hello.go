@@ -45,13 +45,13 @@ func (c *conn) readHello() bool {
 		return false
 	}
 	id, hash := DerivePairing(c.s.cfg.SigningKey, secret)
-	c.log = c.log.With("pairing", id, "tab", h.TabID)
+	c.log.Store(c.log.Load().With("pairing", id, "tab", h.TabID))
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()
 	p, err := c.s.cfg.Store.TouchPairing(ctx, id, hash, c.s.cfg.Clock.Now())
 	switch {
 	case err != nil:
-		c.log.Error("pairing store failed", "err", err)
+		c.log.Load().Error("pairing store failed", "err", err)
 		c.close(protocol.CloseUnavailable)
 		return false
 	case p.Forgotten:
@@ -73,14 +73,16 @@ func (c *conn) readHello() bool {
 	if h.Reconnects > 0 {
 		c.s.cfg.Metrics.Reconnects.Inc()
 	}
+	// The welcome goes first: a call waiting for this browser may be sent
+	// as soon as the tab actor exists.
+	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
+		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
 	tab := c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
 	c.tab.Store(tab)
 	if c.code.Load() != 0 {
 		tab.Close() // closed while the tab was being accepted: release it here
 		return false
 	}
-	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
-		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
 	return true
 }
 
@@ -91,10 +93,11 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	if err != nil {
 		return protocol.CloseBadMessage
 	}
-	// Answers to calls (result, asking, answered) are paid for by the calls
-	// the relay sent; everything else the tab says on its own counts.
-	solicited := env.Type == protocol.TypeResult || env.Type == protocol.TypeAsking || env.Type == protocol.TypeAnswered
-	if !solicited && !c.bucket.take(c.s.cfg.Clock.Now()) {
+	// A result is paid for by the call the relay sent; asking, answered
+	// and results beyond the calls sent count like everything else the
+	// tab says on its own.
+	paid := env.Type == protocol.TypeResult && c.takeCredit()
+	if !paid && !c.bucket.take(c.s.cfg.Clock.Now()) {
 		return protocol.CloseTooFast
 	}
 	switch env.Type {

@@ -177,9 +177,13 @@ func TestOriginIsComparedExactly(t *testing.T) {
 func TestHelloRules(t *testing.T) {
 	e := newEnv(t, nil)
 	t.Run("no hello within 10s is closed", func(t *testing.T) {
+		before := e.clock.Pending()
 		c := e.mustDial()
+		e.waitTimers(before + 1) // the hello deadline is armed
 		e.clock.Advance(9 * time.Second)
-		e.eventuallyOpen()
+		if n := testutil.ToFloat64(e.metrics.Disconnects.WithLabelValues("no_hello")); n != 0 {
+			t.Fatal("closed before the 10 s")
+		}
 		e.clock.Advance(time.Second)
 		e.expectClose(c, protocol.CloseNoHello)
 	})
@@ -236,31 +240,51 @@ func TestHelloRules(t *testing.T) {
 	})
 }
 
-// eventuallyOpen waits for the server to hold at least one socket.
-func (e *env) eventuallyOpen() {
+// waitTimers waits until n timers of the fake clock are armed (the ones of
+// the connections the test made), so that Advance finds them.
+func (e *env) waitTimers(n int) {
 	e.t.Helper()
+	eventually(e.t, func() bool { return e.clock.Pending() >= n }, "%d timers armed", n)
+}
+
+func eventually(t *testing.T, cond func() bool, what string, args ...any) {
+	t.Helper()
 	deadline := time.Now().Add(patience)
-	for e.srv.Conns() == 0 {
+	for !cond() {
 		if time.Now().After(deadline) {
-			e.t.Fatal("no socket open")
+			t.Fatalf("timed out waiting: "+what, args...)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
+func TestTabClosingItsSocketReleasesIt(t *testing.T) {
+	e := newEnv(t, nil)
+	c, pairing := e.welcomed(newSecret(), "t1")
+	c.Close(websocket.StatusNormalClosure, "tab closed")
+	eventually(t, func() bool { return e.srv.Conns() == 0 }, "the socket is released")
+	eventually(t, func() bool {
+		s, err := e.caller.Inspect(context.Background(), pairing)
+		return err == nil && len(s.Tabs) == 0
+	}, "the pairing forgets the tab")
+}
+
 func TestPingTimeout(t *testing.T) {
 	e := newEnv(t, nil)
 	c, _ := e.welcomed(newSecret(), "t1")
+	e.waitTimers(1) // the ping timer is armed
 	e.clock.Advance(25 * time.Second)
 	if m, _ := read(t, c); m == nil || m["type"] != protocol.TypePing {
 		t.Fatalf("got %v, want a ping", m)
 	}
 	send(t, c, map[string]string{"type": protocol.TypePong})
 	e.waitTouched(c)
+	e.waitTimers(1)
 	e.clock.Advance(25 * time.Second) // answered in time: pinged again
 	if m, _ := read(t, c); m == nil || m["type"] != protocol.TypePing {
 		t.Fatalf("got %v, want a second ping", m)
 	}
+	e.waitTimers(1)
 	e.clock.Advance(25 * time.Second) // silent for two intervals
 	e.expectClose(c, protocol.ClosePingTimeout)
 }

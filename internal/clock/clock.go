@@ -12,7 +12,8 @@ import (
 // Clock tells the time and runs functions later.
 type Clock interface {
 	Now() time.Time
-	// AfterFunc calls f in its own goroutine once d has passed.
+	// AfterFunc calls f once d has passed: in its own goroutine on the
+	// real clock, inside Advance on the fake one. f must not block.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
