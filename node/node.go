@@ -77,7 +77,7 @@ type Node struct {
 	adminLn       net.Listener
 
 	draining atomic.Bool
-	inflight atomic.Int64  // calls running in Call
+	inflight atomic.Int64    // calls running in Call
 	stopCtx  context.Context // done when calls still in flight must end
 	stopNow  context.CancelFunc
 }

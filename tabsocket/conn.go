@@ -23,7 +23,7 @@ type conn struct {
 	s    *Server
 	ws   *websocket.Conn
 	log  atomic.Pointer[slog.Logger] // gains the pairing once proven; read by timers too
-	addr string // the tab's network address, host only (wrong-code limits)
+	addr string                      // the tab's network address, host only (wrong-code limits)
 
 	sendq   chan outgoing
 	ctx     context.Context // ends when the socket is done
@@ -36,7 +36,7 @@ type conn struct {
 	ping      clock.Timer  // guarded by pingMu
 	pingOff   bool         // guarded by pingMu: no ping is armed any more
 	pingMu    sync.Mutex
-	credits   atomic.Int64 // calls sent that the tab has not answered yet
+	credits   atomic.Int64               // calls sent that the tab has not answered yet
 	pairing   string                     // set once the hello is accepted; read by the reader only
 	tab       atomic.Pointer[actors.Tab] // set once the hello is accepted
 	proven    atomic.Bool                // the hello was accepted
