@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
@@ -53,6 +54,13 @@ type Config struct {
 	// replaces the system's roots for those fetches (tests).
 	CIMDAllowLoopback bool
 	CIMDRootCAs       *x509.CertPool
+	// OpenPairingSecretFile is the conformance switch: requests without a
+	// token reach the pairing of this tab secret. Refused unless every
+	// listener is on loopback.
+	OpenPairingSecretFile string
+	// TrustProxy takes client addresses from X-Forwarded-For (the relay is
+	// behind a load balancer) for per-address limits.
+	TrustProxy bool
 	// Clock is the clock of the call rules (the wait, turns, passivation);
 	// tests move a fake one. Sockets keep real time: their pings must go
 	// on while a test jumps the call wait forward.
@@ -69,6 +77,8 @@ type Node struct {
 	caller   *actors.Caller
 	tabs     *tabsocket.Server
 	oauth    *oauth.Server
+	mcp      *mcp.Server
+	events   *mcp.Events
 	registry *prometheus.Registry
 	metrics  *actors.Metrics
 
@@ -121,11 +131,16 @@ func New(cfg Config) (*Node, error) {
 		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: store,
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
 		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
-		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg),
+		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
 	})
+	n.events = mcp.NewEvents()
+	if err == nil {
+		n.mcp, err = n.newMCP(key)
+	}
 	if err == nil {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
 			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: store, Connections: n.oauth,
+			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy,
 			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
 		})
@@ -158,6 +173,8 @@ func (n *Node) Start() error {
 	}
 	go n.serve(n.public, n.publicLn)
 	go n.serve(n.admin, n.adminLn)
+	// Expired codes, tokens and families leave the store every 10 minutes.
+	go n.store.SweepEvery(n.stopCtx, 10*time.Minute, n.cfg.Clock.Now, n.log)
 	n.log.Info("relay listening", "public", n.publicLn.Addr().String(), "admin", n.adminLn.Addr().String(),
 		"public_url", n.cfg.PublicURL, "store", "embedded", "bundle", n.cfg.Bundle.Version)
 	return nil
@@ -238,6 +255,7 @@ func (n *Node) Shutdown(ctx context.Context) {
 	if left := time.Until(deadlineOf(ctx)) / 2; window > left {
 		window = left
 	}
+	n.events.Close() // listen streams end with their result
 	n.tabs.Drain(ctx, window)
 	_ = n.public.Shutdown(ctx)
 	_ = n.admin.Shutdown(ctx)

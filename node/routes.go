@@ -22,14 +22,7 @@ func (n *Node) publicRoutes() http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "POST")
-		if r.Method != http.MethodPost {
-			http.Error(w, "The MCP endpoint takes POST only.", http.StatusMethodNotAllowed)
-			return
-		}
-		http.Error(w, "The MCP endpoint is not served by this build yet.", http.StatusNotImplemented)
-	})
+	mux.Handle("/{$}", n.mcp)
 	return mux
 }
 

@@ -64,7 +64,15 @@ func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, e
 	if err != nil {
 		return issued{}, err
 	}
-	conn, err := s.cfg.Store.Connection(ctx, updated.ConnectionID)
+	// A refresh is the host's sign of life (hourly at most): the
+	// Connections panel shows it as the connection's last use.
+	conn, err := s.cfg.Store.UpdateConnection(ctx, updated.ConnectionID, func(c *Connection) error {
+		if c.Revoked {
+			return ErrNotFound
+		}
+		c.LastUsed = now
+		return nil
+	})
 	if err != nil || conn.Revoked {
 		return issued{}, invalidGrant("The connection was forgotten in the app.")
 	}

@@ -36,7 +36,7 @@ type Config struct {
 	AppURL string // the approval link goes to AppURL#tabrelay-connect=<code>
 	// AppTitle names the app on the waiting page.
 	AppTitle string
-	Bundle   *protocol.Bundle // the scope written out when a tab approves without one
+	Bundle   *protocol.Bundle // the catalogue a chosen scope is checked against
 	Store    Store
 	Hasher   *Hasher
 	CIMD     *CIMDFetcher

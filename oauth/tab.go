@@ -37,6 +37,11 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 		Scope: Scope{Version: 1, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"}}
 	if err := s.cfg.Store.PutConnection(ctx, c); err != nil {
 		s.cfg.Logger.Error("store connection", "connection", c.ID, "err", err)
+		// Give the code back, so that the person can approve it again.
+		_, _ = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(r *ConnectRequest) error {
+			r.Status, r.PairingID, r.ConnectionID = RequestPending, "", ""
+			return nil
+		})
 		return protocol.ConnectionInfo{}, errUnavailable
 	}
 	s.cfg.Metrics.Decisions.WithLabelValues("approved").Inc()
@@ -57,6 +62,9 @@ func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error 
 // decide moves the request of code from pending to status, once. Wrong
 // codes are limited per pairing and per address.
 func (s *Server) decide(ctx context.Context, pairing, addr, code, status string) (ConnectRequest, error) {
+	if code == "" {
+		return ConnectRequest{}, reqErr(protocol.ErrCodeBadRequest, "The request names no connect code.")
+	}
 	if s.codesPair.blocked(pairing) || s.codesAddr.blocked(addr) {
 		s.cfg.Metrics.Decisions.WithLabelValues("limited").Inc()
 		return ConnectRequest{}, reqErr(protocol.ErrCodeLimited, "Too many wrong codes. Wait a minute, then enter the code again.")

@@ -41,11 +41,28 @@ var docMessageTypes = map[string]string{
 	"TypeScope":              protocol.TypeScope,
 	"TypePing":               protocol.TypePing,
 	"TypeDrain":              protocol.TypeDrain,
+	"TypeDone":               protocol.TypeDone,
 	"TypeError":              protocol.TypeError,
 }
 
+// docErrorCodes lists every error code constant of messages.go, checked
+// against messages.go like docMessageTypes: a new ErrCode constant fails
+// here until it is listed and documented.
+var docErrorCodes = map[string]string{
+	"ErrCodeUnsupported":  protocol.ErrCodeUnsupported,
+	"ErrCodeWrongCode":    protocol.ErrCodeWrongCode,
+	"ErrCodeCodeUsed":     protocol.ErrCodeCodeUsed,
+	"ErrCodeCodeExpired":  protocol.ErrCodeCodeExpired,
+	"ErrCodeLimited":      protocol.ErrCodeLimited,
+	"ErrCodeNotFound":     protocol.ErrCodeNotFound,
+	"ErrCodeInvalidScope": protocol.ErrCodeInvalidScope,
+	"ErrCodeBadRequest":   protocol.ErrCodeBadRequest,
+	"ErrCodeUnavailable":  protocol.ErrCodeUnavailable,
+}
+
 // TestProtocolDoc fails when docs/tab-protocol.md does not mention a
-// message type or a close code, so the document cannot fall behind the code.
+// message type, an error code or a close code, so the document cannot fall
+// behind the code.
 func TestProtocolDoc(t *testing.T) {
 	raw, err := os.ReadFile(docPath)
 	if err != nil {
@@ -59,6 +76,14 @@ func TestProtocolDoc(t *testing.T) {
 		// such as "result" would be found anywhere.
 		if !strings.Contains(doc, "`"+typ+"`") && !strings.Contains(doc, `"type":"`+typ+`"`) {
 			t.Errorf("%s: message type %q is not documented in %s (write it as `%s`)", name, typ, docPath, typ)
+		}
+	}
+
+	for _, name := range sortedKeys(docErrorCodes) {
+		code := docErrorCodes[name]
+		// A row of the error codes table: | `code` | …
+		if !strings.Contains(doc, "| `"+code+"` |") {
+			t.Errorf("%s: error code %q has no row in the error codes table of %s (| `%s` | …)", name, code, docPath, code)
 		}
 	}
 
@@ -77,15 +102,42 @@ func TestProtocolDoc(t *testing.T) {
 	}
 }
 
-// TestProtocolDocListsEveryType keeps docMessageTypes in step with the Type
-// constants declared in messages.go.
+// TestProtocolDocListsEveryType keeps docMessageTypes and docErrorCodes in
+// step with the Type and ErrCode constants declared in messages.go.
 func TestProtocolDocListsEveryType(t *testing.T) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "messages.go", nil, 0)
 	if err != nil {
 		t.Fatalf("parse messages.go: %v", err)
 	}
-	declared := map[string]bool{}
+	for _, list := range []struct {
+		prefix, name string
+		listed       map[string]string
+	}{
+		{"Type", "docMessageTypes", docMessageTypes},
+		{"ErrCode", "docErrorCodes", docErrorCodes},
+	} {
+		declared := declaredConsts(f, list.prefix)
+		if len(declared) == 0 {
+			t.Fatalf("no %s constants found in messages.go", list.prefix)
+		}
+		for _, name := range sortedKeys(declared) {
+			if _, ok := list.listed[name]; !ok {
+				t.Errorf("messages.go declares %s, which %s does not list: add it here and to %s", name, list.name, docPath)
+			}
+		}
+		for _, name := range sortedKeys(list.listed) {
+			if _, ok := declared[name]; !ok {
+				t.Errorf("%s lists %s, which messages.go no longer declares", list.name, name)
+			}
+		}
+	}
+}
+
+// declaredConsts returns the constants of f whose names start with prefix
+// (and are longer than it).
+func declaredConsts(f *ast.File, prefix string) map[string]string {
+	declared := map[string]string{}
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.CONST {
@@ -93,25 +145,13 @@ func TestProtocolDocListsEveryType(t *testing.T) {
 		}
 		for _, spec := range gd.Specs {
 			for _, n := range spec.(*ast.ValueSpec).Names {
-				if strings.HasPrefix(n.Name, "Type") && len(n.Name) > len("Type") {
-					declared[n.Name] = true
+				if strings.HasPrefix(n.Name, prefix) && len(n.Name) > len(prefix) {
+					declared[n.Name] = ""
 				}
 			}
 		}
 	}
-	if len(declared) == 0 {
-		t.Fatal("no Type constants found in messages.go")
-	}
-	for name := range declared {
-		if _, ok := docMessageTypes[name]; !ok {
-			t.Errorf("messages.go declares %s, which docMessageTypes does not list: add it here and to %s", name, docPath)
-		}
-	}
-	for _, name := range sortedKeys(docMessageTypes) {
-		if !declared[name] {
-			t.Errorf("docMessageTypes lists %s, which messages.go no longer declares", name)
-		}
-	}
+	return declared
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -129,9 +129,12 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 			return protocol.CloseBadMessage
 		}
 		c.tab.Load().Step(m.By)
-	case protocol.TypePong, protocol.TypePermissionsChanged:
-		// A pong only proves the tab alive (touch); who listens for
-		// permission changes arrives with the MCP front end.
+	case protocol.TypePong:
+		// A pong only proves the tab alive (touch).
+	case protocol.TypePermissionsChanged:
+		if c.s.cfg.ToolsChanged != nil {
+			c.s.cfg.ToolsChanged(c.pairing)
+		}
 	case protocol.TypeHello:
 		return protocol.CloseBadMessage
 	case protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget:

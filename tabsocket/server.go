@@ -46,7 +46,12 @@ type Config struct {
 	// Connections decides for the tab's requests about connections
 	// (approve, decline, list-connections, forget); nil answers them as
 	// unsupported.
-	Connections  Connections
+	Connections Connections
+	// TrustProxy takes the tab's address from X-Forwarded-For (behind a
+	// load balancer), for the per-address limits on wrong connect codes.
+	TrustProxy bool
+	// ToolsChanged hears a tab's permissions-changed (nil: nobody listens).
+	ToolsChanged func(pairing string)
 	HelloTimeout time.Duration
 	PingInterval time.Duration
 	SendQueue    int // messages queued for one tab before it counts as slow
@@ -162,7 +167,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the request
 	}
-	c := newConn(s, ws, r.RemoteAddr)
+	addr := r.RemoteAddr
+	if fwd := r.Header.Get("X-Forwarded-For"); s.cfg.TrustProxy && fwd != "" {
+		first, _, _ := strings.Cut(fwd, ",")
+		addr = strings.TrimSpace(first)
+	}
+	c := newConn(s, ws, addr)
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}

@@ -36,7 +36,7 @@ func (s *setting) get() string { return strings.TrimSpace(*s.val) }
 // serveSettings are `tabrelay serve`'s settings; README's table lists them.
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
-	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback setting
+	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -59,6 +59,10 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "comma-separated base64 keys that still verify tokens after a key rotation"},
 		cimdLoopback: setting{flag: "cimd-allow-loopback", env: "RELAY_CIMD_ALLOW_LOOPBACK", def: "false",
 			help: "TEST ONLY: fetch client metadata documents from loopback addresses"},
+		trustProxy: setting{flag: "trust-proxy", env: "RELAY_TRUST_PROXY", def: "false",
+			help: "take client addresses from X-Forwarded-For (behind a load balancer)"},
+		openPairing: setting{flag: "test-open-pairing", env: "RELAY_TEST_OPEN_PAIRING",
+			help: "TEST ONLY, loopback only: MCP requests without a token reach the pairing of this tab secret file"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -68,7 +72,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
-		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback}
+		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -104,13 +108,13 @@ func (s *serveSettings) config() (node.Config, error) {
 		}
 		c.PreviousKeys = append(c.PreviousKeys, key)
 	}
-	switch s.cimdLoopback.get() {
-	case "true", "1":
-		c.CIMDAllowLoopback = true
-	case "false", "0", "":
-	default:
-		return c, fmt.Errorf("RELAY_CIMD_ALLOW_LOOPBACK %q must be true or false", s.cimdLoopback.get())
+	if c.CIMDAllowLoopback, err = boolean(&s.cimdLoopback); err != nil {
+		return c, err
 	}
+	if c.TrustProxy, err = boolean(&s.trustProxy); err != nil {
+		return c, err
+	}
+	c.OpenPairingSecretFile = s.openPairing.get()
 	if c.AllowedOrigins, err = origins(s.origins.get()); err != nil {
 		return c, err
 	}
@@ -204,6 +208,16 @@ func bundle(path string) (*protocol.Bundle, error) {
 		return nil, fmt.Errorf("RELAY_BUNDLE %s: %w", path, err)
 	}
 	return b, nil
+}
+
+func boolean(s *setting) (bool, error) {
+	switch s.get() {
+	case "true", "1":
+		return true, nil
+	case "false", "0", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s %q must be true or false", s.env, s.get())
 }
 
 func duration(s *setting, min, max time.Duration) (time.Duration, error) {

@@ -1,0 +1,123 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Protocol versions (reference/mcp.md).
+const (
+	ModernVersion = "2026-07-28"
+	LatestLegacy  = "2025-11-25"
+	// DefaultLegacy is assumed when a legacy request carries no
+	// MCP-Protocol-Version header (streamable HTTP, 2025-06-18 and later).
+	DefaultLegacy = "2025-03-26"
+)
+
+var legacyVersions = map[string]bool{"2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// The modern era's _meta keys.
+const (
+	metaVersion      = "io.modelcontextprotocol/protocolVersion"
+	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
+	metaSubscription = "io.modelcontextprotocol/subscriptionId"
+)
+
+// era is how a request is served: the handshake era, or the stateless
+// modern one.
+type era struct {
+	modern  bool
+	version string
+}
+
+// paramsMeta is what every request's params may carry.
+type paramsMeta struct {
+	Meta map[string]json.RawMessage `json:"_meta"`
+	Name string                     `json:"name"` // tools/call, prompts/get
+	URI  string                     `json:"uri"`  // resources/read
+}
+
+// eraOf decides the era of a request and checks the modern era's headers
+// against the body (basic/transports/streamable-http, 2026-07-28).
+func eraOf(r *http.Request, req *request) (era, *Error) {
+	var p paramsMeta
+	if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
+		return era{}, rpcError(http.StatusBadRequest, CodeInvalidParams, "params must be an object.", nil)
+	}
+	rawVersion, hasMeta := p.Meta[metaVersion]
+	header := headerValue(r, "MCP-Protocol-Version")
+	modern := hasMeta || (header != "" && !legacyVersions[header])
+	if !modern {
+		v := header
+		if v == "" {
+			v = DefaultLegacy
+		}
+		return era{version: v}, nil
+	}
+	// The modern wire's checks, in the order the specification's
+	// conformance suite expects: _meta, then the version header, then the
+	// version, then the method and name headers.
+	_, hasCaps := p.Meta[metaCapabilities]
+	if !hasMeta || !hasCaps {
+		return era{}, rpcError(http.StatusBadRequest, CodeInvalidParams,
+			"_meta must carry "+metaVersion+" and "+metaCapabilities+".", nil)
+	}
+	var version string
+	_ = json.Unmarshal(rawVersion, &version)
+	if header == "" || header != version {
+		return era{}, rpcError(http.StatusBadRequest, CodeHeaderMismatch,
+			"The MCP-Protocol-Version header must be present and equal the request's _meta protocol version.", nil)
+	}
+	if version != ModernVersion {
+		return era{}, rpcError(http.StatusBadRequest, CodeUnsupportedVer, "Unsupported protocol version.",
+			map[string]any{"supported": supportedVersions(), "requested": version})
+	}
+	if m := headerValue(r, "Mcp-Method"); m != req.Method {
+		return era{}, rpcError(http.StatusBadRequest, CodeHeaderMismatch, "The Mcp-Method header must equal the request's method.", nil)
+	}
+	if want, named := nameOf(req.Method, p); named && headerValue(r, "Mcp-Name") != want {
+		return era{}, rpcError(http.StatusBadRequest, CodeHeaderMismatch, "The Mcp-Name header must equal the request's tool, prompt or resource.", nil)
+	}
+	return era{modern: true, version: version}, nil
+}
+
+func supportedVersions() []string {
+	return []string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
+
+// nameOf is what Mcp-Name must say for a method that names something.
+func nameOf(method string, p paramsMeta) (string, bool) {
+	switch method {
+	case "tools/call", "prompts/get":
+		return p.Name, true
+	case "resources/read":
+		return p.URI, true
+	}
+	return "", false
+}
+
+// headerValue reads a header, decoding the =?base64?…?= form that carries
+// values a header cannot hold as they are.
+func headerValue(r *http.Request, name string) string {
+	v := strings.TrimSpace(r.Header.Get(name))
+	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
+		if inner, ok = strings.CutSuffix(inner, "?="); ok {
+			if b, err := base64.StdEncoding.DecodeString(inner); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return v
+}
+
+// negotiate answers an initialize's requested version: itself when this
+// server speaks it, else the latest handshake version.
+func negotiate(requested string) string {
+	if legacyVersions[requested] {
+		return requested
+	}
+	return LatestLegacy
+}

@@ -1,0 +1,115 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+)
+
+// Events carries "the tools of this browser changed" (a tab's
+// permissions-changed, a new bundle) to the subscriptions/listen streams
+// that care. A Bus, when set, carries them to the other nodes too.
+type Events struct {
+	Bus interface{ Publish(pairing string) }
+
+	mu      sync.Mutex // guards the fields below
+	subs    map[string]map[chan struct{}]struct{}
+	closing chan struct{}
+	closed  bool
+}
+
+// NewEvents returns an empty hub.
+func NewEvents() *Events {
+	return &Events{subs: map[string]map[chan struct{}]struct{}{}, closing: make(chan struct{})}
+}
+
+// ToolsChanged tells this node's listeners of pairing, and the Bus.
+func (e *Events) ToolsChanged(pairing string) {
+	e.Deliver(pairing)
+	if e.Bus != nil {
+		e.Bus.Publish(pairing)
+	}
+}
+
+// Deliver tells this node's listeners of pairing (what the Bus calls for
+// a change made on another node).
+func (e *Events) Deliver(pairing string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for ch := range e.subs[pairing] {
+		select {
+		case ch <- struct{}{}:
+		default: // one pending change is as good as many
+		}
+	}
+}
+
+func (e *Events) subscribe(pairing string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.subs[pairing] == nil {
+		e.subs[pairing] = map[chan struct{}]struct{}{}
+	}
+	e.subs[pairing][ch] = struct{}{}
+	return ch, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		delete(e.subs[pairing], ch)
+		if len(e.subs[pairing]) == 0 {
+			delete(e.subs, pairing)
+		}
+	}
+}
+
+// Close ends every listen stream gracefully (the node is draining).
+func (e *Events) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.closed {
+		e.closed = true
+		close(e.closing)
+	}
+}
+
+// listen serves subscriptions/listen (2026-07-28): an acknowledgement
+// first, then only what was asked, each message carrying the listen
+// request's id as the subscription id, and a result at a graceful end.
+func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant) {
+	if !e.modern {
+		s.notFound(w, req, e)
+		return
+	}
+	var p struct {
+		Notifications struct {
+			ToolsListChanged bool `json:"toolsListChanged"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	meta := map[string]any{metaSubscription: req.ID}
+	honoured := map[string]any{}
+	if p.Notifications.ToolsListChanged {
+		honoured["toolsListChanged"] = true
+	}
+	changes, cancel := s.cfg.Events.subscribe(g.PairingID)
+	defer cancel()
+	st := newStream(w, s.cfg.KeepAlive)
+	defer st.stop()
+	st.send(notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged",
+		Params: map[string]any{"notifications": honoured, "_meta": meta}})
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.cfg.Events.closing:
+			res := s.finish(e, map[string]any{}, false)
+			res["_meta"].(map[string]any)[metaSubscription] = req.ID
+			st.send(response{JSONRPC: "2.0", ID: req.ID, Result: res})
+			return
+		case <-changes:
+			if p.Notifications.ToolsListChanged {
+				st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed", Params: map[string]any{"_meta": meta}})
+			}
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package mcp
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// listTTL is how long a host may keep a list (modern era: ttlMs). Lists
+// depend on the token, so they are private to it.
+const listTTL = 60_000
+
+// handle serves one request of grant.
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, grant Grant) {
+	e, rerr := eraOf(r, req)
+	if rerr != nil {
+		writeError(w, req.ID, rerr)
+		return
+	}
+	switch req.Method {
+	case "initialize":
+		if e.modern {
+			s.notFound(w, req, e) // the stateless era has no handshake
+			return
+		}
+		s.initialize(w, req)
+	case "ping":
+		if e.modern {
+			s.notFound(w, req, e)
+			return
+		}
+		writeResult(w, req.ID, map[string]any{})
+	case "server/discover":
+		writeResult(w, req.ID, s.finish(e, s.discover(), true))
+	case "tools/list":
+		writeResult(w, req.ID, s.finish(e, map[string]any{"tools": s.tools()}, true))
+	case "tools/call":
+		s.callTool(w, r, req, e, grant)
+	case "resources/list":
+		writeResult(w, req.ID, s.finish(e, map[string]any{"resources": s.resources()}, true))
+	case "resources/templates/list":
+		writeResult(w, req.ID, s.finish(e, map[string]any{"resourceTemplates": []any{}}, true))
+	case "resources/read":
+		s.readResource(w, req, e)
+	case "prompts/list":
+		writeResult(w, req.ID, s.finish(e, map[string]any{"prompts": []any{}}, true))
+	case "subscriptions/listen":
+		s.listen(w, r, req, e, grant)
+	default:
+		s.notFound(w, req, e)
+	}
+}
+
+// notFound answers an unknown method: 404 in the modern era, where the
+// status tells it; a plain JSON-RPC error before.
+func (s *Server) notFound(w http.ResponseWriter, req *request, e era) {
+	status := http.StatusOK
+	if e.modern {
+		status = http.StatusNotFound
+	}
+	writeError(w, req.ID, rpcError(status, CodeMethodNotFound, "Method not found: "+clip(req.Method), nil))
+}
+
+func (s *Server) serverInfo() map[string]any {
+	return map[string]any{"name": "tabrelay", "title": s.cfg.Bundle.App.Title + " (tabrelay)", "version": s.cfg.Version}
+}
+
+func (s *Server) capabilities() map[string]any {
+	return map[string]any{
+		"tools":     map[string]any{"listChanged": true},
+		"resources": map[string]any{"listChanged": false},
+		"prompts":   map[string]any{"listChanged": false},
+	}
+}
+
+func (s *Server) initialize(w http.ResponseWriter, req *request) {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.ProtocolVersion == "" {
+		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "initialize needs a protocolVersion.", nil))
+		return
+	}
+	writeResult(w, req.ID, map[string]any{
+		"protocolVersion": negotiate(p.ProtocolVersion),
+		"capabilities":    s.capabilities(),
+		"serverInfo":      s.serverInfo(),
+		"instructions":    s.cfg.Bundle.Instructions,
+	})
+}
+
+func (s *Server) discover() map[string]any {
+	return map[string]any{
+		"supportedVersions": supportedVersions(),
+		"capabilities":      s.capabilities(),
+		"instructions":      s.cfg.Bundle.Instructions,
+		"serverInfo":        s.serverInfo(),
+	}
+}
+
+// finish adds what the modern era asks of a result: resultType, the
+// server's info, and for lists how long they may be cached, by whom.
+func (s *Server) finish(e era, result map[string]any, cacheable bool) map[string]any {
+	if !e.modern {
+		return result
+	}
+	result["resultType"] = "complete"
+	result["_meta"] = map[string]any{metaServerInfo: s.serverInfo()}
+	if cacheable {
+		result["ttlMs"] = listTTL
+		result["cacheScope"] = "private"
+	}
+	return result
+}
+
+// tools is the catalogue as MCP tools (SPEC §4).
+func (s *Server) tools() []map[string]any {
+	out := make([]map[string]any, 0, len(s.cfg.Bundle.Tools))
+	for _, t := range s.cfg.Bundle.Tools {
+		tool := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.InputSchema}
+		if t.Title != "" {
+			tool["title"] = t.Title
+		}
+		if t.Annotations != nil {
+			tool["annotations"] = t.Annotations
+		}
+		if t.UI != "" {
+			tool["_meta"] = map[string]any{"ui": map[string]any{"resourceUri": t.UI}, "ui/resourceUri": t.UI}
+		}
+		out = append(out, tool)
+	}
+	return out
+}
+
+// resources are the bundle's UI resources (MCP Apps).
+func (s *Server) resources() []map[string]any {
+	out := make([]map[string]any, 0, len(s.cfg.Bundle.Resources))
+	for _, r := range s.cfg.Bundle.Resources {
+		res := map[string]any{"uri": r.URI, "name": r.Name, "mimeType": r.MimeType}
+		if r.Title != "" {
+			res["title"] = r.Title
+		}
+		if r.Description != "" {
+			res["description"] = r.Description
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func (s *Server) readResource(w http.ResponseWriter, req *request, e era) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(req.Params, &p)
+	for _, r := range s.cfg.Bundle.Resources {
+		if r.URI == p.URI {
+			content := map[string]any{"uri": r.URI, "mimeType": r.MimeType, "text": r.Text}
+			if len(r.Meta) > 0 {
+				content["_meta"] = r.Meta
+			}
+			writeResult(w, req.ID, s.finish(e, map[string]any{"contents": []any{content}}, true))
+			return
+		}
+	}
+	writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Resource not found.", map[string]string{"uri": p.URI}))
+}
+
+func (s *Server) tool(name string) (*protocol.Tool, bool) { return s.cfg.Bundle.Tool(name) }
+
+func clip(s string) string {
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	return strings.ToValidUTF8(s, "")
+}

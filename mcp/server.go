@@ -1,0 +1,208 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Grant is who a request comes from, as its bearer token says.
+type Grant struct {
+	ConnectionID string
+	ClientName   string
+	Host         string
+	PairingID    string
+}
+
+// ErrInvalidToken is what a Verifier answers for a token that does not
+// open this resource (the host gets 401).
+var ErrInvalidToken = errors.New("invalid token")
+
+// Verifier checks bearer tokens (the authorization server's Verify).
+type Verifier interface {
+	Verify(ctx context.Context, token string) (Grant, error)
+}
+
+// ToolCall is one tools/call for one pairing.
+type ToolCall struct {
+	Pairing    string
+	Tool       string
+	Arguments  json.RawMessage
+	Connection protocol.Connection
+}
+
+// Caller runs a tool call on the browser's tab and returns the encoded
+// result (the relay's own sentence when no tab result came). asking hears
+// that the person is being asked (true) or answered (false).
+type Caller interface {
+	CallTool(ctx context.Context, call ToolCall, asking func(bool)) protocol.ToolResult
+}
+
+// Config is what the MCP front end needs.
+type Config struct {
+	PublicURL           string // the relay's origin: the resource
+	ResourceMetadataURL string // where 401s point hosts
+	Version             string
+	Bundle              *protocol.Bundle
+	Verifier            Verifier
+	Caller              Caller
+	Events              *Events
+	// AllowedOrigins may send requests from a browser (the public origin
+	// always may); any other Origin is refused (DNS rebinding, SPEC §4).
+	AllowedOrigins []string
+	// OpenPairing, when set, lets requests without a token reach this one
+	// pairing: the loopback-only conformance switch. Nothing else may use it.
+	OpenPairing string
+	MaxBody     int64         // request body limit; default 4 MiB
+	KeepAlive   time.Duration // SSE keep-alive comments; default 15 s
+	Logger      *slog.Logger
+}
+
+// Server serves POST /.
+type Server struct {
+	cfg     Config
+	origins map[string]bool
+	hosts   map[string]bool
+}
+
+// NewServer checks cfg and returns the front end.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || (cfg.Verifier == nil && cfg.OpenPairing == "") {
+		return nil, errors.New("mcp: public URL, bundle, caller and verifier are required")
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 4 << 20
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Events == nil {
+		cfg.Events = NewEvents()
+	}
+	pub, err := url.Parse(cfg.PublicURL)
+	if err != nil || pub.Host == "" {
+		return nil, errors.New("mcp: the public URL must be an origin")
+	}
+	s := &Server{cfg: cfg, origins: map[string]bool{strings.ToLower(pub.Scheme + "://" + pub.Host): true},
+		hosts: map[string]bool{strings.ToLower(pub.Host): true}}
+	for _, o := range cfg.AllowedOrigins {
+		s.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	if h := pub.Hostname(); h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
+		// A relay on loopback is reached as localhost or 127.0.0.1 alike.
+		for _, alias := range []string{"localhost", "127.0.0.1", "[::1]"} {
+			s.hosts[alias+portSuffix(pub)] = true
+		}
+	}
+	return s, nil
+}
+
+func portSuffix(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return ":" + p
+	}
+	return ""
+}
+
+// ServeHTTP answers one MCP request (SPEC §4).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "The MCP endpoint takes POST only.", http.StatusMethodNotAllowed)
+		return
+	}
+	if !s.hosts[strings.ToLower(r.Host)] {
+		http.Error(w, "This Host is not this relay's.", http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !s.origins[strings.ToLower(o)] {
+		http.Error(w, "This Origin may not call the relay.", http.StatusForbidden)
+		return
+	}
+	grant, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		writeError(w, nil, rpcError(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "The request body is too large.", nil))
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, nil, rpcError(http.StatusBadRequest, CodeParseError, "The body is not one JSON-RPC message.", nil))
+		return
+	}
+	if req.JSONRPC != "2.0" || (req.Method == "" && !req.isResponse()) || (len(req.ID) > 0 && !validID(req.ID)) {
+		writeError(w, req.ID, rpcError(http.StatusBadRequest, CodeInvalidRequest, "Not a JSON-RPC 2.0 request.", nil))
+		return
+	}
+	if req.isNotification() || req.isResponse() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	s.handle(w, r, &req, grant)
+}
+
+// authenticate checks the bearer token (SPEC §5). A missing or bad token
+// is answered 401 with where to find the authorization server.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bool) {
+	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !found && s.cfg.OpenPairing != "" {
+		return Grant{ConnectionID: "conformance", ClientName: "Conformance suite", Host: "localhost", PairingID: s.cfg.OpenPairing}, true
+	}
+	if found && s.cfg.Verifier != nil {
+		g, err := s.cfg.Verifier.Verify(r.Context(), strings.TrimSpace(token))
+		if err == nil {
+			return g, true
+		}
+		if !errors.Is(err, ErrInvalidToken) {
+			s.cfg.Logger.Error("token check failed", "err", err)
+			http.Error(w, "The relay cannot check tokens right now; try again.", http.StatusServiceUnavailable)
+			return Grant{}, false
+		}
+	}
+	challenge := `Bearer resource_metadata="` + s.cfg.ResourceMetadataURL + `"`
+	if found {
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeJSONStatus(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token",
+		"error_description": "A valid bearer token for this relay is required."})
+	return Grant{}, false
+}
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers a request with a JSON-RPC error at its HTTP status.
+func writeError(w http.ResponseWriter, id json.RawMessage, e *Error) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	status := e.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	writeJSONStatus(w, status, response{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+func writeResult(w http.ResponseWriter, id json.RawMessage, result any) {
+	writeJSONStatus(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})
+}
