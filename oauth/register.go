@@ -28,8 +28,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	var md ClientMetadata
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistration))
-	if err := dec.Decode(&md); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "The registration is not a JSON object of client metadata (at most 64 KiB).")
+	if err := dec.Decode(&md); err != nil || dec.More() {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "The registration is not one JSON object of client metadata (at most 64 KiB).")
 		return
 	}
 	if err := checkClientMetadata(&md); err != nil {
@@ -119,7 +119,7 @@ func checkRedirectURI(raw string) error {
 }
 
 func isLoopbackHost(h string) bool {
-	if h == "localhost" {
+	if strings.EqualFold(h, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(h)
@@ -129,6 +129,9 @@ func isLoopbackHost(h string) bool {
 // redirectMatches compares a requested redirect URI with a registered one:
 // exactly, except that a loopback URI may use any port (RFC 8252 §7.3).
 func redirectMatches(registered, requested string) bool {
+	if strings.Contains(requested, "#") {
+		return false // never a fragment, even an empty one (RFC 6749 §3.1.2)
+	}
 	if registered == requested {
 		return true
 	}
