@@ -30,12 +30,27 @@ type CallRequest struct {
 	Connection protocol.Connection
 }
 
-// Event is something that happened to a call before its end: the tab is
-// asking the person (Asking true), or the person answered (Asking false).
+// Event is something that happened to a call before its end.
 type Event struct {
 	CallID string
-	Asking bool
+	Kind   EventKind
+	Asking bool // EventAsking: true while the person is asked, false once they answered
+
+	Progress, Total float64 // EventProgress
+	Message         string  // EventProgress
+	Level           string  // EventLog
+	Data            []byte  // EventLog: JSON
 }
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Kinds of Event.
+const (
+	EventAsking EventKind = iota
+	EventProgress
+	EventLog
+)
 
 // activationAttempts bounds how often a call looks its pairing up again
 // when the actor it found was stopping (passivation races a call).
@@ -86,7 +101,7 @@ func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallR
 			switch m := m.(type) {
 			case *callEvent:
 				if events != nil {
-					events(Event{CallID: m.ID, Asking: m.Asking})
+					events(m.Event)
 				}
 			case *callDone:
 				return m.Outcome, false, nil

@@ -28,11 +28,9 @@ type callAccepted struct {
 // cancelCall (waiter → pairing): the host went away.
 type cancelCall struct{ ID string }
 
-// callEvent (pairing → waiter): the person is being asked, or answered.
-type callEvent struct {
-	ID     string
-	Asking bool
-}
+// callEvent (pairing → waiter): the person is being asked or answered,
+// or the tab reported progress or a log line.
+type callEvent struct{ Event Event }
 
 // callDone (pairing → waiter) ends a call.
 type callDone struct{ Outcome Outcome }
@@ -70,6 +68,9 @@ type tabAsking struct {
 	Asking bool
 }
 type tabStep struct{ By string }
+
+// tabEvent (tab → pairing): progress or a log line of a call.
+type tabEvent struct{ Event Event }
 
 // toTab (pairing → tab): a message for the socket (a call or a cancel).
 type toTab struct{ Msg any }

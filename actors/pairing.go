@@ -82,6 +82,10 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.onResult(ctx, m)
 	case *tabAsking:
 		p.onAsking(ctx, m)
+	case *tabEvent:
+		if c, ok := p.calls[m.Event.CallID]; ok {
+			ctx.Send(c.waiter, &callEvent{Event: m.Event})
+		}
 	case *tabStep:
 		if m.By != p.turn.conn {
 			p.turn.conn = "" // somebody else made a step: the turn ends
@@ -209,7 +213,7 @@ func (p *pairing) onAsking(ctx actor.Context, m *tabAsking) {
 		return
 	}
 	c.asking = m.Asking
-	ctx.Send(c.waiter, &callEvent{ID: m.ID, Asking: m.Asking})
+	ctx.Send(c.waiter, &callEvent{Event: Event{CallID: m.ID, Kind: EventAsking, Asking: m.Asking}})
 }
 
 // end answers c's waiter and forgets c.

@@ -59,6 +59,16 @@ func (t *Tab) Result(m protocol.Result) { t.root.Send(t.pid, &tabResult{Msg: m})
 // Asking reports that the tab asks the person about a call (or that they answered).
 func (t *Tab) Asking(id string, asking bool) { t.root.Send(t.pid, &tabAsking{ID: id, Asking: asking}) }
 
+// Progress reports how far the tab is with a call.
+func (t *Tab) Progress(m protocol.Progress) {
+	t.root.Send(t.pid, &tabEvent{Event: Event{CallID: m.ID, Kind: EventProgress, Progress: m.Progress, Total: m.Total, Message: m.Message}})
+}
+
+// Log hands the host a log line of a call.
+func (t *Tab) Log(m protocol.Log) {
+	t.root.Send(t.pid, &tabEvent{Event: Event{CallID: m.ID, Kind: EventLog, Level: m.Level, Data: m.Data}})
+}
+
 // Step reports a step made in the tab, by the person or a connection.
 func (t *Tab) Step(by string) { t.root.Send(t.pid, &tabStep{By: by}) }
 
@@ -113,7 +123,7 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case *tabFocus:
 		a.info.FocusedAt = m.At
 		a.forward(ctx, m)
-	case *tabResult, *tabAsking, *tabStep:
+	case *tabResult, *tabAsking, *tabStep, *tabEvent:
 		a.forward(ctx, m)
 	case *toTab:
 		a.out.Send(m.Msg)

@@ -49,9 +49,14 @@ const (
 	waitMaxMs       = 600_000
 )
 
-// runTool runs c's tool: one of the bundle's that the demo app has.
+// runTool runs c's tool: one of the bundle's that the demo app has, or,
+// when the bundle is the conformance bundle, one of its fixtures.
 func (t *Tab) runTool(ctx context.Context, c protocol.Call) protocol.TabResult {
-	fn, ok := demoTools[c.Tool]
+	tools := demoTools
+	if t.bundle.App.Name == ConformanceApp {
+		tools = fixtureTools
+	}
+	fn, ok := tools[c.Tool]
 	if _, inBundle := t.bundle.Tool(c.Tool); !ok || !inBundle {
 		return failure("This tab has no tool %q.", c.Tool)
 	}

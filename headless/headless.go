@@ -1,7 +1,8 @@
 // Package headless is a tab without a browser: a Go client of the relay's
 // /tab WebSocket that speaks the protocol a browser tab of the demo app
-// speaks (SPEC §6) and runs the demo app's tools. `tabrelay tab`, the tests
-// and the load tests use it as the person's tab.
+// speaks (SPEC §6) and runs the demo app's tools (or, with
+// protocol.ConformanceBundle(), the MCP conformance suite's fixture tools).
+// `tabrelay tab`, the tests and the load tests use it as the person's tab.
 //
 // It owns one tab's side of the protocol: the browser's secret file (made
 // once, shared by every process that is a tab of the same browser), the
@@ -102,6 +103,7 @@ type Tab struct {
 
 	mu         sync.Mutex // guards the fields below
 	sess       *session   // the current socket, nil between sockets
+	flushing   bool       // sess still sends the outbox: deliver queues behind it
 	connected  chan struct{}
 	pairing    string
 	focusedAt  int64

@@ -40,11 +40,16 @@ type tabSocket struct {
 
 // message is one message of the tab, decoded loosely.
 type message struct {
-	Type   string             `json:"type"`
-	ID     string             `json:"id"`
-	By     string             `json:"by"`
-	At     int64              `json:"at"`
-	Result protocol.TabResult `json:"result"`
+	Type     string             `json:"type"`
+	ID       string             `json:"id"`
+	By       string             `json:"by"`
+	At       int64              `json:"at"`
+	Result   protocol.TabResult `json:"result"`
+	Progress *float64           `json:"progress"`
+	Total    float64            `json:"total"`
+	Message  string             `json:"message"`
+	Level    string             `json:"level"`
+	Data     json.RawMessage    `json:"data"`
 }
 
 func newFakeRelay(t *testing.T) *fakeRelay {

@@ -221,18 +221,46 @@ func (s *session) onWelcome(m protocol.Welcome) {
 		return // a second welcome on one socket: nothing new
 	}
 	t.sess = s
+	t.flushing = true
 	t.pairing = m.Pairing
 	t.reconnects++
 	close(t.connected)
-	out := t.outbox
-	t.outbox = nil
+	queued := len(t.outbox)
 	t.mu.Unlock()
-	t.log.Debug("tab connected", "pairing", m.Pairing, "queued", len(out))
-	for _, msg := range out {
-		t.deliver(msg)
-	}
+	t.log.Debug("tab connected", "pairing", m.Pairing, "queued", queued)
+	s.flush()
 	if t.opts.Focus {
 		t.Focus()
+	}
+}
+
+// flush sends what waited for a socket on s, oldest first. Until the
+// outbox is empty, deliver queues behind it, so that a call's progress or
+// log lines never arrive after its result. It runs on s's reader, so s
+// stays current until it returns or a send fails.
+func (s *session) flush() {
+	t := s.t
+	for {
+		t.mu.Lock()
+		if t.sess != s {
+			t.mu.Unlock()
+			return
+		}
+		if len(t.outbox) == 0 {
+			t.flushing = false
+			t.mu.Unlock()
+			return
+		}
+		msg := t.outbox[0]
+		t.outbox = t.outbox[1:]
+		t.mu.Unlock()
+		if s.send(msg) != nil {
+			// s is ending: msg goes first on the next socket.
+			t.mu.Lock()
+			t.outbox = append([]any{msg}, t.outbox...)
+			t.mu.Unlock()
+			return
+		}
 	}
 }
 
@@ -242,6 +270,7 @@ func (t *Tab) detach(s *session) {
 	defer t.mu.Unlock()
 	if t.sess == s {
 		t.sess = nil
+		t.flushing = false
 		t.connected = make(chan struct{})
 	}
 }
@@ -252,7 +281,7 @@ func (t *Tab) deliver(msg any) {
 	for {
 		t.mu.Lock()
 		s := t.sess
-		if s == nil {
+		if s == nil || t.flushing {
 			t.queue(msg)
 			t.mu.Unlock()
 			return

@@ -22,6 +22,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
+			LogLevel      string          `json:"io.modelcontextprotocol/logLevel"`
 		} `json:"_meta"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" {
@@ -44,21 +45,72 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	st := newStream(w, s.cfg.KeepAlive)
 	defer st.stop()
-	progress := 0
-	asking := func(a bool) {
-		if len(p.Meta.ProgressToken) == 0 {
-			return
-		}
-		progress++
-		msg := "The person answered in their tab."
-		if a {
-			msg = "The person is being asked about this call in their tab; waiting for their answer."
-		}
-		st.send(notification{JSONRPC: "2.0", Method: "notifications/progress",
-			Params: map[string]any{"progressToken": p.Meta.ProgressToken, "progress": progress, "message": msg}})
-	}
-	res := s.cfg.Caller.CallTool(r.Context(), call, asking)
+	n := notifier{st: st, token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
+	res := s.cfg.Caller.CallTool(r.Context(), call, n.event)
 	st.send(response{JSONRPC: "2.0", ID: req.ID, Result: s.finishCall(e, res)})
+}
+
+// notifier turns a call's events into the notifications the host asked
+// for, on the call's own stream.
+type notifier struct {
+	st       *stream
+	token    json.RawMessage // progress goes only to a host that sent a token
+	logLevel int             // lowest level sent; -1: no logs
+	mu       sync.Mutex      // guards last
+	last     float64         // progress sent so far: it never goes back
+}
+
+func (n *notifier) event(e Event) {
+	switch e.Kind {
+	case "log":
+		if n.logLevel >= 0 && levelRank(e.Level) >= n.logLevel {
+			n.st.send(notification{JSONRPC: "2.0", Method: "notifications/message",
+				Params: map[string]any{"level": e.Level, "logger": "tab", "data": e.Data}})
+		}
+		return
+	case "asking":
+		e.Message = "The person is being asked about this call in their tab; waiting for their answer."
+	case "answered":
+		e.Message = "The person answered in their tab."
+	}
+	if len(n.token) == 0 {
+		return
+	}
+	n.mu.Lock()
+	if e.Kind == "progress" && e.Progress > n.last {
+		n.last = e.Progress
+	}
+	params := map[string]any{"progressToken": n.token, "progress": n.last, "message": e.Message}
+	if e.Total > 0 {
+		params["total"] = e.Total
+	}
+	n.mu.Unlock()
+	n.st.send(notification{JSONRPC: "2.0", Method: "notifications/progress", Params: params})
+}
+
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func levelRank(l string) int {
+	for i, x := range logLevels {
+		if x == l {
+			return i
+		}
+	}
+	return 1 // unknown: as info
+}
+
+// logThreshold is the lowest level a call's logs are sent at: in the
+// modern era only when the request asked (its logLevel _meta); in the
+// handshake era always from info (a stateless server cannot remember a
+// logging/setLevel).
+func logThreshold(e era, requested string) int {
+	if e.modern {
+		if requested == "" {
+			return -1
+		}
+		return levelRank(requested)
+	}
+	return levelRank("info")
 }
 
 func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {

@@ -33,7 +33,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, gr
 		}
 		writeResult(w, req.ID, map[string]any{})
 	case "server/discover":
-		writeResult(w, req.ID, s.finish(e, s.discover(), true))
+		writeResult(w, req.ID, s.finish(e, s.discover(e), true))
 	case "tools/list":
 		writeResult(w, req.ID, s.finish(e, map[string]any{"tools": s.tools()}, true))
 	case "tools/call":
@@ -41,11 +41,26 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, gr
 	case "resources/list":
 		writeResult(w, req.ID, s.finish(e, map[string]any{"resources": s.resources()}, true))
 	case "resources/templates/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"resourceTemplates": []any{}}, true))
+		writeResult(w, req.ID, s.finish(e, map[string]any{"resourceTemplates": s.templates()}, true))
 	case "resources/read":
 		s.readResource(w, req, e)
 	case "prompts/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"prompts": []any{}}, true))
+		writeResult(w, req.ID, s.finish(e, map[string]any{"prompts": s.prompts()}, true))
+	case "prompts/get":
+		s.getPrompt(w, req, e)
+	case "completion/complete":
+		// Nothing of the relay's takes completions (it has no prompts and
+		// no resource templates): the answer is always empty.
+		writeResult(w, req.ID, s.finish(e, map[string]any{"completion": map[string]any{"values": []string{}, "hasMore": false}}, false))
+	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		// Handshake era only. A stateless server keeps no level and no
+		// subscription: call logs go out from info, and the bundle's
+		// resources never change while a relay runs.
+		if e.modern {
+			s.notFound(w, req, e)
+			return
+		}
+		writeResult(w, req.ID, map[string]any{})
 	case "subscriptions/listen":
 		s.listen(w, r, req, e, grant)
 	default:
@@ -67,11 +82,17 @@ func (s *Server) serverInfo() map[string]any {
 	return map[string]any{"name": "tabrelay", "title": s.cfg.Bundle.App.Title + " (tabrelay)", "version": s.cfg.Version}
 }
 
-func (s *Server) capabilities() map[string]any {
+func (s *Server) capabilities(e era) map[string]any {
+	resources := map[string]any{"listChanged": false}
+	if !e.modern {
+		resources["subscribe"] = true
+	}
 	return map[string]any{
-		"tools":     map[string]any{"listChanged": true},
-		"resources": map[string]any{"listChanged": false},
-		"prompts":   map[string]any{"listChanged": false},
+		"tools":       map[string]any{"listChanged": true},
+		"resources":   resources,
+		"prompts":     map[string]any{"listChanged": false},
+		"completions": map[string]any{},
+		"logging":     map[string]any{},
 	}
 }
 
@@ -85,18 +106,19 @@ func (s *Server) initialize(w http.ResponseWriter, req *request) {
 	}
 	writeResult(w, req.ID, map[string]any{
 		"protocolVersion": negotiate(p.ProtocolVersion),
-		"capabilities":    s.capabilities(),
+		"capabilities":    s.capabilities(era{version: p.ProtocolVersion}),
 		"serverInfo":      s.serverInfo(),
 		"instructions":    s.cfg.Bundle.Instructions,
 	})
 }
 
-func (s *Server) discover() map[string]any {
+// discover answers server/discover; the server's info goes in _meta
+// (finish), never in the body.
+func (s *Server) discover(e era) map[string]any {
 	return map[string]any{
 		"supportedVersions": supportedVersions(),
-		"capabilities":      s.capabilities(),
+		"capabilities":      s.capabilities(e),
 		"instructions":      s.cfg.Bundle.Instructions,
-		"serverInfo":        s.serverInfo(),
 	}
 }
 
@@ -157,10 +179,22 @@ func (s *Server) readResource(w http.ResponseWriter, req *request, e era) {
 	_ = json.Unmarshal(req.Params, &p)
 	for _, r := range s.cfg.Bundle.Resources {
 		if r.URI == p.URI {
-			content := map[string]any{"uri": r.URI, "mimeType": r.MimeType, "text": r.Text}
+			content := map[string]any{"uri": r.URI, "mimeType": r.MimeType}
+			if r.Blob != "" {
+				content["blob"] = r.Blob
+			} else {
+				content["text"] = r.Text
+			}
 			if len(r.Meta) > 0 {
 				content["_meta"] = r.Meta
 			}
+			writeResult(w, req.ID, s.finish(e, map[string]any{"contents": []any{content}}, true))
+			return
+		}
+	}
+	for _, t := range s.cfg.Bundle.Templates {
+		if vars, ok := t.Match(p.URI); ok {
+			content := map[string]any{"uri": p.URI, "mimeType": t.MimeType, "text": protocol.Fill(t.Text, vars)}
 			writeResult(w, req.ID, s.finish(e, map[string]any{"contents": []any{content}}, true))
 			return
 		}

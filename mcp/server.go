@@ -41,10 +41,19 @@ type ToolCall struct {
 }
 
 // Caller runs a tool call on the browser's tab and returns the encoded
-// result (the relay's own sentence when no tab result came). asking hears
-// that the person is being asked (true) or answered (false).
+// result (the relay's own sentence when no tab result came). events hears
+// what happens meanwhile; it must not block.
 type Caller interface {
-	CallTool(ctx context.Context, call ToolCall, asking func(bool)) protocol.ToolResult
+	CallTool(ctx context.Context, call ToolCall, events func(Event)) protocol.ToolResult
+}
+
+// Event is something that happened to a call before its end.
+type Event struct {
+	Kind            string // "asking", "answered", "progress", "log"
+	Progress, Total float64
+	Message         string
+	Level           string
+	Data            json.RawMessage
 }
 
 // Config is what the MCP front end needs.
@@ -81,6 +90,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 4 << 20
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev" // serverInfo needs a version
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second

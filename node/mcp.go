@@ -82,12 +82,25 @@ func (v verifier) Verify(ctx context.Context, token string) (mcp.Grant, error) {
 // caller adapts the node's call path to the MCP front end.
 type caller struct{ n *Node }
 
-func (c caller) CallTool(ctx context.Context, call mcp.ToolCall, asking func(bool)) protocol.ToolResult {
+func (c caller) CallTool(ctx context.Context, call mcp.ToolCall, sink func(mcp.Event)) protocol.ToolResult {
 	var events func(actors.Event)
-	if asking != nil {
-		events = func(e actors.Event) { asking(e.Asking) }
+	if sink != nil {
+		events = func(e actors.Event) { sink(mcpEvent(e)) }
 	}
 	res, _ := c.n.Call(ctx, actors.CallRequest{Pairing: call.Pairing, Tool: call.Tool, Arguments: call.Arguments,
 		Connection: call.Connection}, events)
 	return res
+}
+
+func mcpEvent(e actors.Event) mcp.Event {
+	switch e.Kind {
+	case actors.EventProgress:
+		return mcp.Event{Kind: "progress", Progress: e.Progress, Total: e.Total, Message: e.Message}
+	case actors.EventLog:
+		return mcp.Event{Kind: "log", Level: e.Level, Data: e.Data}
+	}
+	if e.Asking {
+		return mcp.Event{Kind: "asking"}
+	}
+	return mcp.Event{Kind: "answered"}
 }

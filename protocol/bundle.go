@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,46 @@ type Bundle struct {
 	DataTag      string       `json:"dataTag,omitempty"` // the data tags' name; DefaultDataTag when empty
 	Tools        []Tool       `json:"tools"`
 	Resources    []UIResource `json:"resources,omitempty"`
+	// Templates are resources whose content depends on parts of their URI
+	// ({id} in the template is put into the text).
+	Templates []ResourceTemplate `json:"resourceTemplates,omitempty"`
+	Prompts   []Prompt           `json:"prompts,omitempty"`
+}
+
+// ResourceTemplate is a family of static resources: URITemplate has
+// {name} parts, and the same {name} in Text is replaced by what the URI
+// read holds there.
+type ResourceTemplate struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MimeType    string `json:"mimeType"`
+	Text        string `json:"text"`
+}
+
+// Prompt is a canned prompt the app offers hosts (MCP prompts): its
+// messages, with {argument} parts filled in from the host's arguments.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Messages    []PromptMessage  `json:"messages"`
+}
+
+// PromptArgument is one argument of a prompt.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// PromptMessage is one message of a prompt: text, an image, or an
+// embedded resource.
+type PromptMessage struct {
+	Role    string  `json:"role"` // "user" | "assistant"
+	Content Content `json:"content"`
 }
 
 // App names the web application whose tabs the relay reaches.
@@ -70,7 +111,8 @@ type UIResource struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	MimeType    string          `json:"mimeType"`
-	Text        string          `json:"text"`
+	Text        string          `json:"text,omitempty"`
+	Blob        string          `json:"blob,omitempty"` // base64, for a static resource's bytes
 	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
@@ -86,6 +128,19 @@ const (
 
 //go:embed demo_bundle.json
 var demoBundle []byte
+
+//go:embed conformance_bundle.json
+var conformanceBundle []byte
+
+// ConformanceBundle returns the catalogue of the MCP conformance suite's
+// fixture tools, which `tabrelay tab --bundle conformance` runs.
+func ConformanceBundle() *Bundle {
+	b, err := LoadBundle(conformanceBundle)
+	if err != nil {
+		panic("protocol: the embedded conformance bundle is invalid: " + err.Error())
+	}
+	return b
+}
 
 // DemoBundle returns the demo app's bundle, the relay's default catalogue.
 func DemoBundle() *Bundle {
@@ -148,6 +203,14 @@ func (b *Bundle) check() error {
 		}
 		uris[r.URI] = true
 	}
+	if err := b.checkPrompts(); err != nil {
+		return err
+	}
+	for i, t := range b.Templates {
+		if !strings.Contains(t.URITemplate, "://") || !strings.Contains(t.URITemplate, "{") || t.Name == "" || t.MimeType == "" {
+			return fmt.Errorf("resourceTemplates[%d]: needs a uriTemplate with a {part}, a name and a mimeType", i)
+		}
+	}
 	names := make(map[string]bool, len(b.Tools))
 	for i, t := range b.Tools {
 		if err := t.check(uris); err != nil {
@@ -169,8 +232,8 @@ func (t *Tool) check(uris map[string]bool) error {
 		return errors.New("description: required (hosts show it, and conformance checks it)")
 	case t.Result != ResultCells && t.Result != ResultSummaries && t.Result != ResultNone:
 		return fmt.Errorf("result: %q must be %q, %q or %q", t.Result, ResultCells, ResultSummaries, ResultNone)
-	case t.UI != "" && !uris[t.UI]:
-		return fmt.Errorf("ui: %q is not one of the bundle's resources", t.UI)
+	case t.UI != "" && (!uris[t.UI] || !strings.HasPrefix(t.UI, "ui://")):
+		return fmt.Errorf("ui: %q is not one of the bundle's ui:// views", t.UI)
 	}
 	props, err := objectSchemaProperties(t.InputSchema)
 	if err != nil {
@@ -195,16 +258,28 @@ func (t *Tool) check(uris map[string]bool) error {
 	return nil
 }
 
+// check holds a resource to its kind: a view (ui://, MCP Apps HTML), or a
+// static resource the app ships (any other scheme: its text or its bytes).
 func (r *UIResource) check() error {
+	scheme, rest, ok := strings.Cut(r.URI, "://")
 	switch {
-	case !strings.HasPrefix(r.URI, "ui://") || len(r.URI) <= len("ui://"):
-		return fmt.Errorf("uri: %q must start with ui://", r.URI)
+	case !ok || rest == "" || !namePattern.MatchString(scheme):
+		return fmt.Errorf("uri: %q must be an absolute URI like ui://app/view", r.URI)
 	case strings.TrimSpace(r.Name) == "":
 		return errors.New("name: required")
-	case r.MimeType != UIMimeType:
-		return fmt.Errorf("mimeType: %q must be %q", r.MimeType, UIMimeType)
-	case r.Text == "":
+	case scheme == "ui" && r.MimeType != UIMimeType:
+		return fmt.Errorf("mimeType: %q must be %q for a ui:// view", r.MimeType, UIMimeType)
+	case scheme == "ui" && r.Text == "":
 		return errors.New("text: required (the view's HTML)")
+	case r.MimeType == "":
+		return errors.New("mimeType: required")
+	case (r.Text == "") == (r.Blob == ""):
+		return errors.New("text or blob: exactly one is required")
+	}
+	if r.Blob != "" {
+		if _, err := base64.StdEncoding.DecodeString(r.Blob); err != nil {
+			return errors.New("blob: must be standard base64")
+		}
 	}
 	return nil
 }
@@ -226,6 +301,46 @@ func objectSchemaProperties(schema json.RawMessage) (map[string]json.RawMessage,
 		return nil, fmt.Errorf("type must be \"object\", not %q", s.Type)
 	}
 	return s.Properties, nil
+}
+
+func (b *Bundle) checkPrompts() error {
+	seen := map[string]bool{}
+	for i, p := range b.Prompts {
+		switch {
+		case !namePattern.MatchString(p.Name) || seen[p.Name]:
+			return fmt.Errorf("prompts[%d].name: %q must match %s and be unique", i, p.Name, namePattern)
+		case strings.TrimSpace(p.Description) == "":
+			return fmt.Errorf("prompts[%d].description: required", i)
+		case len(p.Messages) == 0:
+			return fmt.Errorf("prompts[%d].messages: at least one is required", i)
+		}
+		seen[p.Name] = true
+		for j, m := range p.Messages {
+			if m.Role != "user" && m.Role != "assistant" {
+				return fmt.Errorf("prompts[%d].messages[%d].role: %q must be user or assistant", i, j, m.Role)
+			}
+			switch m.Content.Type {
+			case "text", "image":
+			case "resource":
+				if m.Content.Resource == nil || m.Content.Resource.URI == "" {
+					return fmt.Errorf("prompts[%d].messages[%d].content.resource: a uri is required", i, j)
+				}
+			default:
+				return fmt.Errorf("prompts[%d].messages[%d].content.type: %q must be text, image or resource", i, j, m.Content.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// Prompt returns the prompt named name.
+func (b *Bundle) Prompt(name string) (*Prompt, bool) {
+	for i := range b.Prompts {
+		if b.Prompts[i].Name == name {
+			return &b.Prompts[i], true
+		}
+	}
+	return nil, false
 }
 
 // Tool returns the tool named name.

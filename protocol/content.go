@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,14 +35,29 @@ type TabResult struct {
 	Data   json.RawMessage `json:"data,omitempty"` // any JSON value the tool returns
 	Images []Image         `json:"images,omitempty"`
 	Error  string          `json:"error,omitempty"` // set when the call failed in the tab: the app's own sentence
+	// Audio are sound clips (base64, audio/* types), held to the image
+	// byte limit.
+	Audio []Image `json:"audio,omitempty"`
+	// Resources are embedded resources (MCP "resource" content): a uri and
+	// its text or base64 blob.
+	Resources []EmbeddedResource `json:"resources,omitempty"`
+}
+
+// EmbeddedResource is a resource carried inside a result.
+type EmbeddedResource struct {
+	URI      string `json:"uri"`
+	MimeType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
 }
 
 // Content is one MCP content block (only text and image are produced).
 type Content struct {
-	Type     string `json:"type"` // "text" | "image"
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
+	Type     string            `json:"type"` // "text" | "image" | "audio" | "resource"
+	Text     string            `json:"text,omitempty"`
+	Data     string            `json:"data,omitempty"`
+	MimeType string            `json:"mimeType,omitempty"`
+	Resource *EmbeddedResource `json:"resource,omitempty"`
 }
 
 // ToolResult is the MCP tools/call result the relay answers with.
@@ -245,10 +261,13 @@ func EncodeResult(tag string, r TabResult, sentences ...string) ToolResult {
 	said = append(said, dataSaid...)
 	images, imageSaid := imageContents(tag, r.Images)
 	said = append(said, imageSaid...)
+	others, otherSaid := otherContents(r)
+	said = append(said, otherSaid...)
 
-	content := make([]Content, 0, 1+len(images))
+	content := make([]Content, 0, 1+len(images)+len(others))
 	content = append(content, Content{Type: "text", Text: fitText(tag, inner, said)})
 	content = append(content, images...)
+	content = append(content, others...)
 	return ToolResult{Content: content, IsError: isError}
 }
 
@@ -373,4 +392,35 @@ func formatCount(n int) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// otherContents passes a result's audio and embedded resources on, held to
+// the same byte limit as pictures; what is over it is left out with a
+// sentence. Their bytes are not data the model reads as text, so they are
+// not tagged; a resource's text is capped like a result's.
+func otherContents(r TabResult) ([]Content, []string) {
+	var out []Content
+	var said []string
+	for i, a := range r.Audio {
+		if len(a.Data) > ImageMaxBase64Bytes || !strings.HasPrefix(a.MimeType, "audio/") || !validBase64(a.Data) {
+			said = append(said, fmt.Sprintf("Sound clip %d was left out: it is not base64 audio of at most 10 MiB.", i+1))
+			continue
+		}
+		out = append(out, Content{Type: "audio", Data: a.Data, MimeType: a.MimeType})
+	}
+	for i, res := range r.Resources {
+		if res.URI == "" || len(res.Blob) > ImageMaxBase64Bytes || utf8.RuneCountInString(res.Text) > ResultTextChars ||
+			(res.Blob != "" && !validBase64(res.Blob)) {
+			said = append(said, fmt.Sprintf("Embedded resource %d was left out: it has no uri, or is over the size limits.", i+1))
+			continue
+		}
+		r := res
+		out = append(out, Content{Type: "resource", Resource: &r})
+	}
+	return out, said
+}
+
+func validBase64(s string) bool {
+	_, err := base64.StdEncoding.DecodeString(padBase64(s))
+	return err == nil
 }

@@ -27,6 +27,8 @@ var docMessageTypes = map[string]string{
 	"TypeAsking":             protocol.TypeAsking,
 	"TypeAnswered":           protocol.TypeAnswered,
 	"TypeStep":               protocol.TypeStep,
+	"TypeProgress":           protocol.TypeProgress,
+	"TypeLog":                protocol.TypeLog,
 	"TypePermissionsChanged": protocol.TypePermissionsChanged,
 	"TypeApprove":            protocol.TypeApprove,
 	"TypeDecline":            protocol.TypeDecline,

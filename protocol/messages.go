@@ -23,6 +23,8 @@ const (
 	TypeAsking             = "asking"
 	TypeAnswered           = "answered"
 	TypeStep               = "step"
+	TypeProgress           = "progress"
+	TypeLog                = "log"
 	TypePermissionsChanged = "permissions-changed"
 	TypeApprove            = "approve"
 	TypeDecline            = "decline"
@@ -87,6 +89,25 @@ type Result struct {
 type Asking struct {
 	Envelope
 	ID string `json:"id"`
+}
+
+// Progress reports how far the tab is with call ID: it reaches a host that
+// asked for progress (MCP notifications/progress).
+type Progress struct {
+	Envelope
+	ID       string  `json:"id"`
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// Log is a log line of call ID for the host (MCP notifications/message):
+// level is a syslog level name ("debug" … "emergency"), data any JSON.
+type Log struct {
+	Envelope
+	ID    string          `json:"id"`
+	Level string          `json:"level"`
+	Data  json.RawMessage `json:"data"`
 }
 
 // Step says somebody changed something in the tab. By is "person" or the id

@@ -123,6 +123,18 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 			return protocol.CloseBadMessage
 		}
 		c.tab.Load().Asking(m.ID, env.Type == protocol.TypeAsking)
+	case protocol.TypeProgress:
+		var m protocol.Progress
+		if json.Unmarshal(data, &m) != nil || m.ID == "" {
+			return protocol.CloseBadMessage
+		}
+		c.tab.Load().Progress(m)
+	case protocol.TypeLog:
+		var m protocol.Log
+		if json.Unmarshal(data, &m) != nil || m.ID == "" || !json.Valid(m.Data) {
+			return protocol.CloseBadMessage
+		}
+		c.tab.Load().Log(m)
 	case protocol.TypeStep:
 		var m protocol.Step
 		if json.Unmarshal(data, &m) != nil || m.By == "" {

@@ -15,9 +15,11 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// tab runs a headless tab of the demo app until SIGTERM or SIGINT, or until
-// the relay closes it with a stop code. SIGUSR1 reports focus, as a person
-// clicking into the tab would.
+// tab runs a headless tab of the demo app (or of the conformance fixtures,
+// --bundle conformance) until SIGTERM or SIGINT, or until the relay closes
+// it with a stop code. SIGUSR1 reports focus, as a person clicking into the
+// tab would; SIGUSR2 sends permissions-changed, as a tab whose allowed tools
+// changed would.
 func tab(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
@@ -30,7 +32,7 @@ func tab(args []string, stdout, stderr io.Writer) int {
 	relay := fs.String("relay", os.Getenv("RELAY_PUBLIC_URL"), "the relay's URL (RELAY_PUBLIC_URL)")
 	secretFile := fs.String("secret-file", "", "the browser's secret, made on first use; tabs sharing it are tabs of one browser")
 	origin := fs.String("origin", "", "the Origin to present: one of the relay's ALLOWED_ORIGINS")
-	bundleFile := fs.String("bundle", "", "the bundle the tab runs (default: the demo bundle)")
+	bundleFile := fs.String("bundle", "", `the bundle the tab runs: "demo" (the default), "conformance" (the MCP conformance fixtures) or a bundle file`)
 	name := fs.String("name", "", "this tab's name, as whoami answers it")
 	focus := fs.Bool("focus", false, "report focus on every connect")
 	answerAfter := fs.Duration("answer-after", 2*time.Second, "how long the person takes to answer a question; negative: never")
@@ -50,8 +52,12 @@ func tab(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tabrelay tab:", err)
 		return 2
 	}
-	var bundle *protocol.Bundle
-	if *bundleFile != "" {
+	var bundle *protocol.Bundle // nil: the demo bundle
+	switch *bundleFile {
+	case "", "demo":
+	case "conformance":
+		bundle = protocol.ConformanceBundle()
+	default:
 		data, err := os.ReadFile(*bundleFile)
 		if err == nil {
 			bundle, err = protocol.LoadBundle(data)
@@ -70,11 +76,16 @@ func tab(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	focusSignals := make(chan os.Signal, 1)
-	signal.Notify(focusSignals, syscall.SIGUSR1)
+	userSignals := make(chan os.Signal, 1)
+	signal.Notify(userSignals, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(userSignals)
 	go func() {
-		for range focusSignals {
-			t.Focus()
+		for sig := range userSignals {
+			if sig == syscall.SIGUSR2 {
+				t.PermissionsChanged()
+			} else {
+				t.Focus()
+			}
 		}
 	}()
 	err = t.Run(ctx)
