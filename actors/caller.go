@@ -189,3 +189,19 @@ func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error)
 	}
 	return s, nil
 }
+
+// Permissions asks the browser's tab focused last what the person's
+// settings make of tools for conn, waiting at most wait. ok is false when
+// no tab answered in time.
+func (c *Caller) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string, wait time.Duration) (map[string]string, bool) {
+	pid, err := c.router.Pairing(ctx, pairing)
+	if err != nil {
+		return nil, false
+	}
+	res, err := c.system.Root.RequestFuture(pid, &permissionsRequest{Connection: conn, Tools: tools}, wait).Result()
+	a, isAnswer := res.(*PermissionsAnswer)
+	if err != nil || !isAnswer || !a.Answered {
+		return nil, false
+	}
+	return a.Tools, true
+}

@@ -90,3 +90,26 @@ type Snapshot struct {
 	Detached int
 	TurnConn string
 }
+
+// permissionsRequest (front end → pairing), as a request: ask the tab
+// focused last about the tools for one connection. The answer is a
+// *PermissionsAnswer, sent to the request's sender.
+type permissionsRequest struct {
+	Connection protocol.Connection
+	Tools      []string
+}
+
+// PermissionsAnswer is the tab's answer (Answered false: no tab).
+type PermissionsAnswer struct {
+	Answered bool
+	Tools    map[string]string
+}
+
+// tabPermissions (tab → pairing) carries the tab's answer.
+type tabPermissions struct{ Msg protocol.Permissions }
+
+// pendingQuery is a permissions question on its way to a tab.
+type pendingQuery struct {
+	asker *actor.PID
+	at    time.Time
+}

@@ -19,9 +19,10 @@ type pairing struct {
 	cfg Config
 	log *slog.Logger
 
-	tabs     []*tabEntry      // focused last first
-	calls    map[string]*call // calls in flight, by id
-	detached []string         // ids of detached calls, oldest first (bounded)
+	tabs     []*tabEntry             // focused last first
+	calls    map[string]*call        // calls in flight, by id
+	queries  map[string]pendingQuery // permissions questions waiting for the tab
+	detached []string                // ids of detached calls, oldest first (bounded)
 	turn     turn
 	idle     clock.Timer
 	idleGen  int                              // counts idle timers armed; a check of an older one is stale
@@ -53,7 +54,7 @@ type turn struct {
 
 func newPairing(id string, cfg Config, released func(string, *actor.PID)) actor.Producer {
 	return func() actor.Actor {
-		return &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, released: released}
+		return &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{}, released: released}
 	}
 }
 
@@ -96,6 +97,13 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.onTabGone(ctx, m.Tab)
 	case *idleCheck:
 		p.onIdleCheck(ctx, m)
+	case *permissionsRequest:
+		p.onPermissionsRequest(ctx, m)
+	case *tabPermissions:
+		if q, ok := p.queries[m.Msg.ID]; ok {
+			delete(p.queries, m.Msg.ID)
+			ctx.Send(q.asker, &PermissionsAnswer{Answered: true, Tools: m.Msg.Tools})
+		}
 	case *snapshotRequest:
 		ctx.Respond(p.snapshot())
 	}
@@ -133,6 +141,29 @@ func (p *pairing) onCall(ctx actor.Context, m *callRequest) {
 	ctx.Send(waiter, &callAccepted{ID: id, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
 	p.disarmIdle()
+}
+
+// queryLife bounds how long a permissions question is remembered; its
+// asker has given up long before.
+const queryLife = 30 * time.Second
+
+// onPermissionsRequest asks the tab focused last (SPEC §4: anew for each
+// tool list). No tab: answered at once.
+func (p *pairing) onPermissionsRequest(ctx actor.Context, m *permissionsRequest) {
+	if len(p.tabs) == 0 || ctx.Sender() == nil {
+		ctx.Respond(&PermissionsAnswer{})
+		return
+	}
+	now := p.cfg.Clock.Now()
+	for id, q := range p.queries {
+		if now.Sub(q.at) > queryLife {
+			delete(p.queries, id)
+		}
+	}
+	id := NewID("perm-")
+	p.queries[id] = pendingQuery{asker: ctx.Sender(), at: now}
+	ctx.Send(p.tabs[0].pid, &toTab{Msg: protocol.PermissionsQuery{Envelope: protocol.Typed(protocol.TypePermissionsQuery),
+		ID: id, Connection: m.Connection, Tools: m.Tools}})
 }
 
 // turnFor returns the turn id of a call of connection conn at now: the

@@ -533,3 +533,28 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	return w.b.Write(p)
 }
+
+func TestPermissionsAreAskedOfTheTabFocusedLast(t *testing.T) {
+	r := newRig(t, nil)
+	conn := protocol.Connection{ID: "c1"}
+	if _, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami"}, patience); ok {
+		t.Fatal("answered without a tab")
+	}
+	r.connect("p1", "tab-a", epoch.Add(-time.Minute))
+	b := r.connect("p1", "tab-b", epoch)
+	go func() {
+		for m := range b.in {
+			if q, ok := m.(protocol.PermissionsQuery); ok && q.Connection.ID == "c1" {
+				b.tab.Permissions(protocol.Permissions{ID: q.ID, Tools: map[string]string{"whoami": protocol.PermissionRuns}})
+				return
+			}
+		}
+	}()
+	got, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami"}, patience)
+	if !ok || got["whoami"] != protocol.PermissionRuns {
+		t.Fatalf("permissions %v %v", got, ok)
+	}
+	if _, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami"}, 50*time.Millisecond); ok {
+		t.Fatal("a tab that does not answer was taken as an answer")
+	}
+}

@@ -69,6 +69,9 @@ func (t *Tab) Log(m protocol.Log) {
 	t.root.Send(t.pid, &tabEvent{Event: Event{CallID: m.ID, Kind: EventLog, Level: m.Level, Data: m.Data}})
 }
 
+// Permissions hands the pairing the tab's answer to a permissions question.
+func (t *Tab) Permissions(m protocol.Permissions) { t.root.Send(t.pid, &tabPermissions{Msg: m}) }
+
 // Step reports a step made in the tab, by the person or a connection.
 func (t *Tab) Step(by string) { t.root.Send(t.pid, &tabStep{By: by}) }
 
@@ -123,7 +126,7 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case *tabFocus:
 		a.info.FocusedAt = m.At
 		a.forward(ctx, m)
-	case *tabResult, *tabAsking, *tabStep, *tabEvent:
+	case *tabResult, *tabAsking, *tabStep, *tabEvent, *tabPermissions:
 		a.forward(ctx, m)
 	case *toTab:
 		a.out.Send(m.Msg)

@@ -183,6 +183,11 @@ func (s *session) dispatch(data []byte) {
 		if decode(t, data, &m) {
 			t.onCancel(m.ID)
 		}
+	case protocol.TypePermissionsQuery:
+		var m protocol.PermissionsQuery
+		if decode(t, data, &m) {
+			_ = s.send(protocol.Permissions{Envelope: protocol.Typed(protocol.TypePermissions), ID: m.ID, Tools: t.permissions(m.Tools)})
+		}
 	case protocol.TypeDrain:
 		var m protocol.Drain
 		if decode(t, data, &m) {

@@ -36,8 +36,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
 	}
-	call := ToolCall{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments,
-		Connection: protocol.Connection{ID: g.ConnectionID, Kind: "connector", Client: g.ClientName, Host: g.Host}}
+	call := ToolCall{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		res := s.cfg.Caller.CallTool(r.Context(), call, nil)
 		writeResult(w, req.ID, s.finishCall(e, res))
@@ -111,6 +110,11 @@ func logThreshold(e era, requested string) int {
 		return levelRank(requested)
 	}
 	return levelRank("info")
+}
+
+// connectionOf is who a request comes from, as the tab is told.
+func connectionOf(g Grant) protocol.Connection {
+	return protocol.Connection{ID: g.ConnectionID, Kind: "connector", Client: g.ClientName, Host: g.Host}
 }
 
 func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {

@@ -35,7 +35,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, gr
 	case "server/discover":
 		writeResult(w, req.ID, s.finish(e, s.discover(e), true))
 	case "tools/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"tools": s.tools()}, true))
+		writeResult(w, req.ID, s.finish(e, map[string]any{"tools": s.toolList(r, grant)}, true))
 	case "tools/call":
 		s.callTool(w, r, req, e, grant)
 	case "resources/list":
@@ -137,11 +137,42 @@ func (s *Server) finish(e era, result map[string]any, cacheable bool) map[string
 	return result
 }
 
-// tools is the catalogue as MCP tools (SPEC §4).
-func (s *Server) tools() []map[string]any {
+// toolList is the catalogue as MCP tools (SPEC §4), each description
+// saying what the person's settings make of the tool for this connection,
+// as the tab says when asked now; without an answer, the bundled
+// catalogue, said so.
+func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
+	names := make([]string, 0, len(s.cfg.Bundle.Tools))
+	for _, t := range s.cfg.Bundle.Tools {
+		names = append(names, t.Name)
+	}
+	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, connectionOf(g), names)
+	return s.tools(func(name string) string {
+		if !answered {
+			return "No " + s.cfg.Bundle.App.Title + " tab answered when this list was made, so the person's settings for this tool are not known yet."
+		}
+		switch perms[name] {
+		case protocol.PermissionAsks:
+			return "In the person's settings for this connection: the person is asked before it runs."
+		case protocol.PermissionRuns:
+			return "In the person's settings for this connection: runs without asking."
+		case protocol.PermissionRefused:
+			return "In the person's settings for this connection: refused; calling it will not help unless the person changes that in " + s.cfg.Bundle.App.Title + "."
+		}
+		return ""
+	})
+}
+
+// tools is the catalogue as MCP tools, with note(name) after each
+// description.
+func (s *Server) tools(note func(string) string) []map[string]any {
 	out := make([]map[string]any, 0, len(s.cfg.Bundle.Tools))
 	for _, t := range s.cfg.Bundle.Tools {
-		tool := map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.InputSchema}
+		desc := t.Description
+		if n := note(t.Name); n != "" {
+			desc += "\n\n" + n
+		}
+		tool := map[string]any{"name": t.Name, "description": desc, "inputSchema": t.InputSchema}
 		if t.Title != "" {
 			tool["title"] = t.Title
 		}

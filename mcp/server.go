@@ -45,6 +45,10 @@ type ToolCall struct {
 // what happens meanwhile; it must not block.
 type Caller interface {
 	CallTool(ctx context.Context, call ToolCall, events func(Event)) protocol.ToolResult
+	// Permissions asks the browser's tab what the person's settings make
+	// of each tool for this connection ("asks", "runs", "refused"); ok is
+	// false when no tab answered in time.
+	Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool)
 }
 
 // Event is something that happened to a call before its end.

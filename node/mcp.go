@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/mcp"
@@ -103,4 +104,12 @@ func mcpEvent(e actors.Event) mcp.Event {
 		return mcp.Event{Kind: "asking"}
 	}
 	return mcp.Event{Kind: "answered"}
+}
+
+// permissionsWait bounds how long a tool list waits for the tab (SPEC §4:
+// a short timeout, then the bundled catalogue).
+const permissionsWait = 1500 * time.Millisecond
+
+func (c caller) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool) {
+	return c.n.caller.Permissions(ctx, pairing, conn, tools, permissionsWait)
 }

@@ -29,6 +29,8 @@ var docMessageTypes = map[string]string{
 	"TypeStep":               protocol.TypeStep,
 	"TypeProgress":           protocol.TypeProgress,
 	"TypeLog":                protocol.TypeLog,
+	"TypePermissions":        protocol.TypePermissions,
+	"TypePermissionsQuery":   protocol.TypePermissionsQuery,
 	"TypePermissionsChanged": protocol.TypePermissionsChanged,
 	"TypeApprove":            protocol.TypeApprove,
 	"TypeDecline":            protocol.TypeDecline,

@@ -24,6 +24,7 @@ const (
 	TypeAnswered           = "answered"
 	TypeStep               = "step"
 	TypeProgress           = "progress"
+	TypePermissions        = "permissions"
 	TypeLog                = "log"
 	TypePermissionsChanged = "permissions-changed"
 	TypeApprove            = "approve"
@@ -36,15 +37,16 @@ const (
 
 // Message types the relay sends (SPEC §6).
 const (
-	TypeWelcome     = "welcome"
-	TypeCall        = "call"
-	TypeCancel      = "cancel"
-	TypeConnections = "connections"
-	TypeScope       = "scope"
-	TypePing        = "ping"
-	TypeDrain       = "drain"
-	TypeDone        = "done"
-	TypeError       = "error"
+	TypeWelcome          = "welcome"
+	TypeCall             = "call"
+	TypeCancel           = "cancel"
+	TypeConnections      = "connections"
+	TypeScope            = "scope"
+	TypePing             = "ping"
+	TypeDrain            = "drain"
+	TypeDone             = "done"
+	TypePermissionsQuery = "permissions-query"
+	TypeError            = "error"
 )
 
 // Envelope is the part every message shares: its type, and for a request
@@ -109,6 +111,30 @@ type Log struct {
 	Level string          `json:"level"`
 	Data  json.RawMessage `json:"data"`
 }
+
+// PermissionsQuery asks the tab what the person's settings make of each
+// tool for one connection, for the tool list a host is about to get.
+type PermissionsQuery struct {
+	Envelope
+	ID         string     `json:"id"`
+	Connection Connection `json:"connection"`
+	Tools      []string   `json:"tools"`
+}
+
+// Permissions answers a PermissionsQuery: for each tool, PermissionAsks,
+// PermissionRuns or PermissionRefused. Tools left out are unknown.
+type Permissions struct {
+	Envelope
+	ID    string            `json:"id"`
+	Tools map[string]string `json:"tools"`
+}
+
+// What the person's settings make of a tool (SPEC §4).
+const (
+	PermissionAsks    = "asks"
+	PermissionRuns    = "runs"
+	PermissionRefused = "refused"
+)
 
 // Step says somebody changed something in the tab. By is "person" or the id
 // of the connection whose call made the step; any step by another than the

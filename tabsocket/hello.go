@@ -129,6 +129,12 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 			return protocol.CloseBadMessage
 		}
 		c.tab.Load().Progress(m)
+	case protocol.TypePermissions:
+		var m protocol.Permissions
+		if json.Unmarshal(data, &m) != nil || m.ID == "" {
+			return protocol.CloseBadMessage
+		}
+		c.tab.Load().Permissions(m)
 	case protocol.TypeLog:
 		var m protocol.Log
 		if json.Unmarshal(data, &m) != nil || m.ID == "" || !json.Valid(m.Data) {

@@ -97,7 +97,11 @@ type browser struct {
 	t          testing.TB
 	secretFile string
 	execLog    string
+	procs      []*tabProc
 }
+
+// tabs are the tab processes of the browser started so far.
+func (b *browser) tabs() []*tabProc { return b.procs }
 
 func newBrowser(t testing.TB) *browser {
 	dir := t.TempDir()
@@ -139,6 +143,7 @@ func (b *browser) startTab(relayURL, name string, extra ...string) *tabProc {
 		b.t.Fatal(err)
 	}
 	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	b.procs = append(b.procs, p)
 	b.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {

@@ -117,6 +117,26 @@ func connectedMCP(t *testing.T) (*relay, *browser, *mcpClient) {
 	return r, b, &mcpClient{t: t, url: r.url + "/", token: tokens["access_token"].(string)}
 }
 
+func TestMCPToolListWithoutATabSaysSo(t *testing.T) {
+	r := startRelay(t, nil)
+	b, pairing := pairedBrowser(t, r)
+	h := newHost(t, r.url)
+	_, tokens := connect(t, r, b, h)
+	c := &mcpClient{t: t, url: r.url + "/", token: tokens["access_token"].(string)}
+	for _, p := range b.tabs() {
+		p.cmd.Process.Kill()
+	}
+	r.waitTabs(pairing, 0)
+	tools := c.send("tools/list", nil, false, nil).result["tools"].([]any)
+	if len(tools) != 8 || !strings.Contains(tools[0].(map[string]any)["description"].(string), "No Demo tab answered") {
+		t.Fatalf("tools without a tab: %v", tools[0])
+	}
+	rep := c.send("tools/call", map[string]any{"name": "whoami"}, false, nil)
+	if rep.result["isError"] != true || !strings.Contains(rep.result["content"].([]any)[0].(map[string]any)["text"].(string), "open Demo in a tab") {
+		t.Fatalf("call without a tab: %v", rep.result)
+	}
+}
+
 func TestMCPNeedsAToken(t *testing.T) {
 	r := startRelay(t, nil)
 	for _, token := range []string{"", "tra_not-a-token"} {
@@ -141,6 +161,16 @@ func TestMCPHandshakeEra(t *testing.T) {
 	tools := c.send("tools/list", nil, false, nil).result["tools"].([]any)
 	if len(tools) != 8 {
 		t.Fatalf("%d tools", len(tools))
+	}
+	for _, tl := range tools {
+		tool := tl.(map[string]any)
+		want := "runs without asking" // as the headless tab's person has set it
+		if tool["name"] == "clear_all" {
+			want = "the person is asked before it runs"
+		}
+		if !strings.Contains(tool["description"].(string), want) {
+			t.Fatalf("%s: description %q does not say %q", tool["name"], tool["description"], want)
+		}
 	}
 	rep = c.send("tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"action": "increment"}}, false, nil)
 	content := rep.result["content"].([]any)[0].(map[string]any)
