@@ -2,7 +2,9 @@
 # Ensures what `make test` needs beyond Go on a fresh machine of this kind
 # (Debian, Go, gcc, node 20, npm): a Node >= 22 for the MCP conformance
 # suite (scripts/node22.sh, from the npm registry) and the suite itself,
-# pinned in scripts/conformance/package-lock.json. Fails with one line.
+# pinned in scripts/conformance/package-lock.json, and the official MCP
+# TypeScript client the end-to-end tests drive (on the system node 20),
+# pinned in tests/node/package-lock.json. Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "make test: $*" >&2; exit 1; }
@@ -18,4 +20,10 @@ conf=scripts/conformance
 if [ ! -f "$conf/node_modules/.package-lock.json" ] || [ "$conf/package-lock.json" -nt "$conf/node_modules/.package-lock.json" ]; then
   (cd "$conf" && npm ci --no-audit --no-fund --loglevel=error) >.cache/npm-ci.log 2>&1 ||
     { tail -5 .cache/npm-ci.log >&2; fail "npm ci in $conf failed (see .cache/npm-ci.log)"; }
+fi
+
+tsclient=tests/node
+if [ ! -f "$tsclient/node_modules/.package-lock.json" ] || [ "$tsclient/package-lock.json" -nt "$tsclient/node_modules/.package-lock.json" ]; then
+  (cd "$tsclient" && npm ci --no-audit --no-fund --loglevel=error) >.cache/npm-ci-tsclient.log 2>&1 ||
+    { tail -5 .cache/npm-ci-tsclient.log >&2; fail "npm ci in $tsclient failed (see .cache/npm-ci-tsclient.log)"; }
 fi

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,6 +31,7 @@ type exchange struct {
 	method, mcpMethod, session string // the request
 	status                     int    // the answer (0: no answer)
 	answerSession              string // Mcp-Session-Id of the answer
+	challenge                  string // WWW-Authenticate of the answer
 }
 
 func (b *bearer) set(token string) {
@@ -46,7 +49,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	x := exchange{method: req.Method, mcpMethod: rpcMethod(req), session: req.Header.Get("Mcp-Session-Id")}
 	if err == nil {
-		x.status, x.answerSession = resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+		x.status, x.answerSession, x.challenge = resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), resp.Header.Get("WWW-Authenticate")
 	}
 	b.mu.Lock()
 	b.seen = append(b.seen, x)
@@ -71,6 +74,28 @@ func rpcMethod(req *http.Request) string {
 	return m.Method
 }
 
+// answered is the status of the last request of method (0: none yet).
+func (b *bearer) answered(method string) int {
+	status := 0
+	for _, x := range b.exchanges() {
+		if x.mcpMethod == method {
+			status = x.status
+		}
+	}
+	return status
+}
+
+// count is how many requests of method went out.
+func (b *bearer) count(method string) int {
+	n := 0
+	for _, x := range b.exchanges() {
+		if x.mcpMethod == method {
+			n++
+		}
+	}
+	return n
+}
+
 func (b *bearer) exchanges() []exchange {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -81,37 +106,50 @@ func (b *bearer) exchanges() []exchange {
 // tokens got as a host gets them (registration, the person's approval in
 // their tab, the code exchange), in both eras: the handshake one (the
 // client asks for an older version and initializes) and the stateless one
-// (the client's default: server/discover at 2026-07-28).
+// (the client's default: server/discover at 2026-07-28), there once more
+// with a tools/list_changed handler, which opens subscriptions/listen.
 func TestGoSDKClient(t *testing.T) {
 	r := startRelay(t, nil)
-	b, _ := pairedBrowser(t, r)
+	b := newBrowser(t)
+	tab := b.startTab(r.url, "a", "--focus")
+	b.waitSecret()
+	r.waitTabs(b.pairing(r.key), 1)
 	cases := []struct {
 		name, ask, want string
+		listen          bool
 	}{
-		{"handshake era 2025-06-18", "2025-06-18", "2025-06-18"},
-		{"handshake era 2025-11-25", "2025-11-25", "2025-11-25"},
-		{"stateless era", "", "2026-07-28"},
+		{"handshake era 2025-06-18", "2025-06-18", "2025-06-18", false},
+		{"handshake era 2025-11-25", "2025-11-25", "2025-11-25", false},
+		{"stateless era", "", "2026-07-28", false},
+		{"stateless era listening", "", "2026-07-28", true},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { goSDKSession(t, r, b, tc.ask, tc.want) })
+		t.Run(tc.name, func(t *testing.T) { goSDKSession(t, r, b, tab, tc.ask, tc.want, tc.listen) })
 	}
 }
 
-func goSDKSession(t *testing.T, r *relay, b *browser, ask, want string) {
+func goSDKSession(t *testing.T, r *relay, b *browser, tab *tabProc, ask, want string, listen bool) {
 	h := newHost(t, r.url)
 	_, tokens := connect(t, r, b, h)
 	auth := &bearer{token: tokens["access_token"].(string)}
+	sdkLog := &syncBuffer{}
 	defer func() {
 		if t.Failed() {
 			for _, x := range auth.exchanges() {
 				t.Logf("%s %s (session %q) → %d (session %q)", x.method, x.mcpMethod, x.session, x.status, x.answerSession)
 			}
+			t.Logf("go-sdk log:\n%s", sdkLog.String())
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*patience)
 	defer cancel()
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "tabrelay-e2e-gosdk", Version: "1"}, nil)
+	opts := &mcp.ClientOptions{Logger: slog.New(slog.NewTextHandler(sdkLog, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	toolsChanged := make(chan struct{}, 8)
+	if listen {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { toolsChanged <- struct{}{} }
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "tabrelay-e2e-gosdk", Version: "1"}, opts)
 	transport := &mcp.StreamableClientTransport{Endpoint: r.url + "/", HTTPClient: &http.Client{Transport: auth}, MaxRetries: -1}
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ask})
 	if err != nil {
@@ -141,6 +179,26 @@ func goSDKSession(t *testing.T, r *relay, b *browser, ask, want string) {
 	}
 	if ui, _ := byName["view_picture"].Meta["ui"].(map[string]any); ui["resourceUri"] != "ui://demo/view" {
 		t.Fatalf("view_picture _meta %v, want ui.resourceUri ui://demo/view", byName["view_picture"].Meta)
+	}
+
+	if listen {
+		// The client opened subscriptions/listen at connect; once the relay
+		// answered it (the subscription is in place before the answer), a
+		// tab's permissions-changed reaches the client's handler, and the
+		// client's cached tool list is dropped.
+		eventually(t, func() bool { return auth.answered("subscriptions/listen") == http.StatusOK }, "subscriptions/listen answered")
+		lists := auth.count("tools/list")
+		if err := tab.cmd.Process.Signal(syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-toolsChanged:
+		case <-ctx.Done():
+			t.Fatal("no notifications/tools/list_changed after the tab's permissions-changed")
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil || auth.count("tools/list") != lists+1 {
+			t.Fatalf("tools/list after the change: %v, %d requests (want %d)", err, auth.count("tools/list"), lists+1)
+		}
 	}
 
 	counter := func(what string) {
@@ -221,8 +279,16 @@ func goSDKSession(t *testing.T, r *relay, b *browser, ask, want string) {
 	if err == nil || !(strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), http.StatusText(http.StatusUnauthorized))) {
 		t.Fatalf("a call after revocation: %v, want a 401 Unauthorized", err)
 	}
-	if last := auth.exchanges(); len(last) == 0 || last[len(last)-1].status != http.StatusUnauthorized {
-		t.Fatalf("the relay's last answer: %+v, want 401", last[len(last)-1])
+	var refused *exchange
+	for _, x := range auth.exchanges() {
+		if x.status == http.StatusUnauthorized {
+			refused = &x
+		}
+	}
+	if refused == nil || refused.mcpMethod != "tools/call" ||
+		!strings.Contains(refused.challenge, `resource_metadata="`+r.url+`/.well-known/oauth-protected-resource"`) ||
+		!strings.Contains(refused.challenge, `error="invalid_token"`) {
+		t.Fatalf("the refused call: %+v, want tools/call → 401 with a Bearer challenge", refused)
 	}
 
 	// What the relay answered along the way: no session ids ever (it keeps
@@ -241,6 +307,11 @@ func goSDKSession(t *testing.T, r *relay, b *browser, ask, want string) {
 		}
 	}
 	r.assertNoSecretsLogged(tokens, next)
+	// The client had nothing to warn about: no status, content type or
+	// header of the relay's that it had to work around.
+	if log := sdkLog.String(); strings.Contains(log, "level=WARN") || strings.Contains(log, "level=ERROR") {
+		t.Fatalf("the go-sdk client warned:\n%s", log)
+	}
 	t.Log(exchangeLine(auth.exchanges()))
 }
 

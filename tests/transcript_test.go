@@ -1,0 +1,168 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/ from what the relay answers now")
+
+// TestTranscripts fixes the exact JSON-RPC exchanges of both eras. Each
+// testdata/*.txtar holds requests ("-- N request --", with a line of
+// headers "Era: legacy|modern" and an optional "Accept: sse"), and the
+// answer the relay must give ("-- N response --"): its status and body,
+// with what changes from run to run (ids of turns and calls, versions)
+// written as placeholders. go test ./tests -run TestTranscripts -update
+// writes the answers anew.
+func TestTranscripts(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no transcripts in testdata/")
+	}
+	_, _, c := connectedMCP(t)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comment, sections := parseTxtar(raw)
+			var out []txtarFile
+			for _, s := range sections {
+				if !strings.HasSuffix(s.name, " request") {
+					continue
+				}
+				out = append(out, s, txtarFile{name: strings.TrimSuffix(s.name, " request") + " response", data: c.replay(t, s.data)})
+			}
+			got := formatTxtar(comment, out)
+			if *update {
+				os.WriteFile(file, got, 0o644)
+				return
+			}
+			if !bytes.Equal(got, raw) {
+				t.Fatalf("%s differs from what the relay answers (go test ./tests -run TestTranscripts -update to accept):\n%s", file, diffLines(raw, got))
+			}
+		})
+	}
+}
+
+// replay sends one transcript request and returns the normalized answer.
+func (c *mcpClient) replay(t *testing.T, req []byte) []byte {
+	t.Helper()
+	head, body, _ := bytes.Cut(req, []byte("\n\n"))
+	var msg struct {
+		Method string         `json:"method"`
+		Params map[string]any `json:"params"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		t.Fatalf("request %s: %v", body, err)
+	}
+	c.modern = bytes.Contains(head, []byte("Era: modern"))
+	c.id = 0 // every request of a transcript has id 1
+	rep := c.send(msg.Method, msg.Params, bytes.Contains(head, []byte("Accept: sse")), nil)
+	var b strings.Builder
+	b.WriteString("Status: " + http.StatusText(rep.status) + "\n\n")
+	for _, e := range rep.events {
+		b.WriteString(normalize(e) + "\n")
+	}
+	reply := map[string]any{}
+	if rep.result != nil {
+		reply["result"] = rep.result
+	}
+	if rep.err != nil {
+		reply["error"] = rep.err
+	}
+	b.WriteString(normalize(reply) + "\n")
+	return []byte(b.String())
+}
+
+var volatile = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`turn-[a-z2-7]+`), "turn-…"},
+	{regexp.MustCompile(`call-[a-z2-7]+`), "call-…"},
+	{regexp.MustCompile(`"version": "[^"]*"`), `"version": "…"`},
+}
+
+func normalize(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the transcript shows the data tags as a host reads them
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+	s := strings.TrimSuffix(buf.String(), "\n")
+	for _, r := range volatile {
+		s = r.re.ReplaceAllString(s, r.with)
+	}
+	return s
+}
+
+type txtarFile struct {
+	name string
+	data []byte
+}
+
+var txtarMarker = regexp.MustCompile(`(?m)^-- (.+) --$`)
+
+// parseTxtar reads the txtar format: a comment, then "-- name --" files.
+func parseTxtar(raw []byte) ([]byte, []txtarFile) {
+	locs := txtarMarker.FindAllSubmatchIndex(raw, -1)
+	if len(locs) == 0 {
+		return raw, nil
+	}
+	comment := raw[:locs[0][0]]
+	var files []txtarFile
+	for i, loc := range locs {
+		end := len(raw)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		data := raw[loc[1]:end]
+		data = bytes.TrimPrefix(data, []byte("\n"))
+		files = append(files, txtarFile{name: string(raw[loc[2]:loc[3]]), data: data})
+	}
+	return comment, files
+}
+
+func formatTxtar(comment []byte, files []txtarFile) []byte {
+	var b bytes.Buffer
+	b.Write(comment)
+	for _, f := range files {
+		b.WriteString("-- " + f.name + " --\n")
+		b.Write(f.data)
+		if len(f.data) > 0 && f.data[len(f.data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// diffLines shows the first lines that differ.
+func diffLines(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	var out []string
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			out = append(out, "want: "+a, "got:  "+b)
+		}
+		if len(out) >= 20 {
+			break
+		}
+	}
+	return strings.Join(out, "\n")
+}
