@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/protocol"
 
 	"github.com/tabrelay/tabrelay/actors"
 )
@@ -45,6 +46,11 @@ func BenchmarkCallRoundTripParallel(b *testing.B) {
 // call id in a file (about 2 ms of disk per call here), which would measure
 // the disk, not the relay.
 func benchTab(b *testing.B) (*relay, string) {
+	r, tab := benchHeadless(b)
+	return r, tab.Pairing()
+}
+
+func benchHeadless(b *testing.B) (*relay, *headless.Tab) {
 	r := startRelay(b, nil)
 	tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "bench",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -59,5 +65,29 @@ func benchTab(b *testing.B) (*relay, string) {
 		b.Fatal(err)
 	}
 	r.waitTabs(tab.Pairing(), 1)
-	return r, tab.Pairing()
+	return r, tab
+}
+
+// BenchmarkMCPToolsCall measures a host's tools/call over HTTP (JSON
+// answer): the bearer check, the pairing actor, the tab's socket and back.
+func BenchmarkMCPToolsCall(b *testing.B) {
+	r, tab := benchHeadless(b)
+	h := newHost(b, r.url)
+	h.register()
+	f := h.authorize()
+	approve := protocol.Approve{Envelope: protocol.Envelope{Type: protocol.TypeApprove, Ref: "a1"}, Code: f.code,
+		Scope: []protocol.ScopeEntry{{Tool: "echo", Actions: []string{"*"}}}}
+	if _, err := tab.Ask(context.Background(), approve, "a1"); err != nil {
+		b.Fatal(err)
+	}
+	st := h.status(f)
+	_, tokens := h.exchange(f, h.codeFrom(f, st["redirect"]))
+	c := &mcpClient{t: b, url: r.url + "/", token: tokens["access_token"].(string)}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rep := c.send("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"value": i}}, false, nil)
+		if rep.result == nil {
+			b.Fatalf("%d %v", rep.status, rep.err)
+		}
+	}
 }

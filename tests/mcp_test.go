@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -271,5 +272,41 @@ func TestMCPCallAsksThePerson(t *testing.T) {
 	}
 	if rep.result == nil || rep.result["isError"] == true {
 		t.Fatalf("result %v %v", rep.result, rep.err)
+	}
+}
+
+// TestMCPClosingTheStreamCancelsTheCall closes a host's SSE response while
+// the tab runs the call: the relay cancels it and tells the tab.
+func TestMCPClosingTheStreamCancelsTheCall(t *testing.T) {
+	r, b, c := connectedMCP(t)
+	pairing := b.pairing(r.key)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{"ms":600000}}}`
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() bool {
+		s, err := r.node.Inspect(t.Context(), pairing)
+		return err == nil && s.Calls == 1
+	}, "the call reaches the pairing")
+	resp.Body.Close() // the host goes away
+	eventually(t, func() bool {
+		s, err := r.node.Inspect(t.Context(), pairing)
+		return err == nil && s.Calls == 0
+	}, "the call is cancelled")
+}
+
+func TestOpenPairingSwitchNeedsLoopback(t *testing.T) {
+	secret := t.TempDir() + "/secret"
+	writeFile(secret, randomString()[:43])
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = []string{"RELAY_DATA_DIR=" + t.TempDir(), "ALLOWED_ORIGINS=" + origin, "RELAY_LISTEN=0.0.0.0:0",
+		"RELAY_TEST_OPEN_PAIRING=" + secret}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs every listener on loopback") {
+		t.Fatalf("the open-pairing switch on a public listener: %v\n%s", err, out)
 	}
 }
