@@ -29,12 +29,16 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "tools/call needs a tool name.", nil))
 		return
 	}
-	if _, ok := s.tool(p.Name); !ok {
+	tool, ok := s.tool(p.Name)
+	if !ok {
 		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Unknown tool: "+clip(p.Name), nil))
 		return
 	}
 	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
+	}
+	if !s.guardCall(w, r, req, e, g, tool, p.Arguments) {
+		return
 	}
 	call := ToolCall{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {

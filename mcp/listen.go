@@ -3,7 +3,9 @@ package mcp
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 )
 
 // Events carries "the tools of this browser changed" (a tab's
@@ -97,19 +99,39 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 	defer st.stop()
 	st.send(notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged",
 		Params: map[string]any{"notifications": honoured, "_meta": meta}})
+	recheck := time.NewTicker(s.cfg.KeepAlive)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-recheck.C:
+			if !s.stillValid(r) {
+				return // revoked or forgotten: the stream ends, the host's next request gets 401
+			}
 		case <-s.cfg.Events.closing:
 			res := s.finish(e, map[string]any{}, false)
 			res["_meta"].(map[string]any)[metaSubscription] = req.ID
 			st.send(response{JSONRPC: "2.0", ID: req.ID, Result: res})
 			return
 		case <-changes:
+			if !s.stillValid(r) {
+				return
+			}
 			if p.Notifications.ToolsListChanged {
 				st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed", Params: map[string]any{"_meta": meta}})
 			}
 		}
 	}
+}
+
+// stillValid checks a long-lived request's token again: a stream must not
+// outlive its connection's Forget or its family's revocation.
+func (s *Server) stillValid(r *http.Request) bool {
+	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !found || s.cfg.Verifier == nil {
+		return s.cfg.OpenPairing != "" // the conformance switch has no token to check
+	}
+	_, err := s.cfg.Verifier.Verify(r.Context(), strings.TrimSpace(token))
+	return err == nil
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/tabrelay/tabrelay/protocol"
@@ -142,12 +143,18 @@ func (s *Server) finish(e era, result map[string]any, cacheable bool) map[string
 // as the tab says when asked now; without an answer, the bundled
 // catalogue, said so.
 func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
+	entries, all, err := s.scopeOf(r.Context(), g)
+	if err != nil {
+		s.cfg.Logger.Error("scope check failed", "connection", g.ConnectionID, "err", err)
+	}
 	names := make([]string, 0, len(s.cfg.Bundle.Tools))
 	for _, t := range s.cfg.Bundle.Tools {
-		names = append(names, t.Name)
+		if all || visible(entries, t.Name) {
+			names = append(names, t.Name)
+		}
 	}
 	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, connectionOf(g), names)
-	return s.tools(func(name string) string {
+	return s.tools(names, func(name string) string {
 		if !answered {
 			return "No " + s.cfg.Bundle.App.Title + " tab answered when this list was made, so the person's settings for this tool are not known yet."
 		}
@@ -163,11 +170,14 @@ func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
 	})
 }
 
-// tools is the catalogue as MCP tools, with note(name) after each
-// description.
-func (s *Server) tools(note func(string) string) []map[string]any {
-	out := make([]map[string]any, 0, len(s.cfg.Bundle.Tools))
+// tools is the named tools of the catalogue as MCP tools, with note(name)
+// after each description.
+func (s *Server) tools(names []string, note func(string) string) []map[string]any {
+	out := make([]map[string]any, 0, len(names))
 	for _, t := range s.cfg.Bundle.Tools {
+		if !slices.Contains(names, t.Name) {
+			continue
+		}
 		desc := t.Description
 		if n := note(t.Name); n != "" {
 			desc += "\n\n" + n

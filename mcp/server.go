@@ -21,6 +21,15 @@ type Grant struct {
 	ClientName   string
 	Host         string
 	PairingID    string
+	// unscoped is set only for the conformance switch's requests, which
+	// have no connection and so no scope.
+	unscoped bool
+}
+
+// Guard answers what a connection may use (SPEC §8): its resolved scope.
+// An error means the scope could not be read now (the call is refused).
+type Guard interface {
+	Scope(ctx context.Context, g Grant) ([]protocol.ScopeEntry, error)
 }
 
 // ErrInvalidToken is what a Verifier answers for a token that does not
@@ -68,7 +77,9 @@ type Config struct {
 	Bundle              *protocol.Bundle
 	Verifier            Verifier
 	Caller              Caller
+	Guard               Guard
 	Events              *Events
+	Metrics             *Metrics
 	// AllowedOrigins may send requests from a browser (the public origin
 	// always may); any other Origin is refused (DNS rebinding, SPEC §4).
 	AllowedOrigins []string
@@ -89,8 +100,11 @@ type Server struct {
 
 // NewServer checks cfg and returns the front end.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || (cfg.Verifier == nil && cfg.OpenPairing == "") {
-		return nil, errors.New("mcp: public URL, bundle, caller and verifier are required")
+	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || cfg.Guard == nil || (cfg.Verifier == nil && cfg.OpenPairing == "") {
+		return nil, errors.New("mcp: public URL, bundle, caller, guard and verifier are required")
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 4 << 20
@@ -177,7 +191,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bool) {
 	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !found && s.cfg.OpenPairing != "" {
-		return Grant{ConnectionID: "conformance", ClientName: "Conformance suite", Host: "localhost", PairingID: s.cfg.OpenPairing}, true
+		return Grant{ConnectionID: "conformance", ClientName: "Conformance suite", Host: "localhost", PairingID: s.cfg.OpenPairing, unscoped: true}, true
 	}
 	if found && s.cfg.Verifier != nil {
 		g, err := s.cfg.Verifier.Verify(r.Context(), strings.TrimSpace(token))

@@ -24,7 +24,8 @@ func (n *Node) newMCP(key []byte) (*mcp.Server, error) {
 	}
 	return mcp.NewServer(mcp.Config{
 		PublicURL: n.cfg.PublicURL, ResourceMetadataURL: n.oauth.ResourceMetadataURL(), Version: n.cfg.Version,
-		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: caller{n}, Events: n.events,
+		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: caller{n}, Guard: guard{n.oauth}, Events: n.events,
+		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, OpenPairing: open, Logger: n.log,
 	})
 }
@@ -112,4 +113,11 @@ const permissionsWait = 1500 * time.Millisecond
 
 func (c caller) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool) {
 	return c.n.caller.Permissions(ctx, pairing, conn, tools, permissionsWait)
+}
+
+// guard adapts the authorization server's scopes to the MCP front end.
+type guard struct{ s *oauth.Server }
+
+func (g guard) Scope(ctx context.Context, gr mcp.Grant) ([]protocol.ScopeEntry, error) {
+	return g.s.ResolvedScope(ctx, gr.ConnectionID)
 }

@@ -47,6 +47,15 @@ type Store interface {
 	UpdateFamily(ctx context.Context, id string, fn func(*Family) error) (Family, error)
 	FamiliesOfConnection(ctx context.Context, connection string) ([]Family, error)
 
+	// ScopeRecord returns a connection's own scope record as stored (it may
+	// not parse: the guard then grants nothing); PutScope writes one and
+	// keeps the reverse index in step in the same transaction;
+	// ScopeHolders answers from that index which connections' records
+	// grant tool (and action: an entry for it or for "*"; "" = any entry).
+	ScopeRecord(ctx context.Context, connection string) ([]byte, error)
+	PutScope(ctx context.Context, connection string, s Scope) error
+	ScopeHolders(ctx context.Context, tool, action string) ([]string, error)
+
 	PutAccessToken(ctx context.Context, t AccessToken) error
 	AccessToken(ctx context.Context, hash []byte) (AccessToken, error)
 	DeleteAccessToken(ctx context.Context, hash []byte) error
@@ -112,11 +121,13 @@ type Connection struct {
 	CreatedAt  time.Time `json:"createdAt"`
 	LastUsed   time.Time `json:"lastUsed"`
 	Revoked    bool      `json:"revoked,omitempty"`
-	Scope      Scope     `json:"scope"`
+	// ParentID is the connection a derived one was minted from (token
+	// exchange): its scope never exceeds its parent's, and it ends with it.
+	ParentID string `json:"parentId,omitempty"`
 }
 
 // Scope is a connection's grant over the catalogue, as the person chose it
-// (SPEC §8). It is stored now and enforced by the scopes work.
+// (SPEC §8), kept as its own record by connection id.
 type Scope struct {
 	Version   int                   `json:"version"`
 	Entries   []protocol.ScopeEntry `json:"entries"`

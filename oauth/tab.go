@@ -19,7 +19,7 @@ var errUnavailable = reqErr(protocol.ErrCodeUnavailable, "The relay could not do
 // Approve grants the connect request of code to pairing, with the scope
 // the person chose (SPEC §5, §8). The code is single use.
 func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
-	entries, err := s.checkScope(scope)
+	entries, err := s.checkEntries(scope, false)
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
@@ -33,9 +33,13 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	}
 	now := s.cfg.Clock.Now().UTC()
 	c := Connection{ID: req.ConnectionID, Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
-		ClientName: req.ClientName, Host: host, CreatedAt: now, LastUsed: now,
-		Scope: Scope{Version: 1, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"}}
-	if err := s.cfg.Store.PutConnection(ctx, c); err != nil {
+		ClientName: req.ClientName, Host: host, CreatedAt: now, LastUsed: now}
+	sc := Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"}
+	err = s.cfg.Store.PutScope(ctx, c.ID, sc)
+	if err == nil {
+		err = s.cfg.Store.PutConnection(ctx, c)
+	}
+	if err != nil {
 		s.cfg.Logger.Error("store connection", "connection", c.ID, "err", err)
 		// Give the code back, so that the person can approve it again.
 		_, _ = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(r *ConnectRequest) error {
@@ -46,7 +50,7 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	}
 	s.cfg.Metrics.Decisions.WithLabelValues("approved").Inc()
 	s.cfg.Logger.Info("connection approved", "pairing", pairing, "connection", c.ID, "client", c.ClientName)
-	return connectionInfo(c), nil
+	return connectionInfo(c, entries), nil
 }
 
 // Decline refuses the connect request of code: the waiting page returns
@@ -124,7 +128,8 @@ func (s *Server) Connections(ctx context.Context, pairing string) ([]protocol.Co
 	out := make([]protocol.ConnectionInfo, 0, len(cs))
 	for _, c := range cs {
 		if !c.Revoked {
-			out = append(out, connectionInfo(c))
+			own, _, _ := s.ownScope(ctx, c.ID)
+			out = append(out, connectionInfo(c, own))
 		}
 	}
 	return out, nil
@@ -147,8 +152,30 @@ func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
 		return errUnavailable
 	}
 	s.revokeFamilies(ctx, connection)
+	// A forgotten connection grants nothing, and the reverse index says so.
+	if err := s.cfg.Store.PutScope(ctx, connection, Scope{Version: ScopeVersion, UpdatedAt: s.cfg.Clock.Now().UTC(), UpdatedBy: "tab:forget"}); err != nil {
+		s.cfg.Logger.Error("clear the scope of a forgotten connection", "connection", connection, "err", err)
+	}
 	s.cfg.Logger.Info("connection forgotten", "pairing", pairing, "connection", connection)
 	return nil
+}
+
+// SetScope replaces one connection's scope with the person's choice, from
+// a tab of the connection's browser (SPEC §8).
+func (s *Server) SetScope(ctx context.Context, pairing, connection string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
+	c, err := s.cfg.Store.Connection(ctx, connection)
+	if err != nil || c.PairingID != pairing || c.Revoked {
+		return protocol.ConnectionInfo{}, reqErr(protocol.ErrCodeNotFound, "This browser has no such connection.")
+	}
+	sc, err := s.WriteScope(ctx, connection, scope, false, "tab")
+	var rerr *protocol.RequestError
+	if errors.As(err, &rerr) {
+		return protocol.ConnectionInfo{}, err
+	}
+	if err != nil {
+		return protocol.ConnectionInfo{}, errUnavailable
+	}
+	return connectionInfo(c, sc.Entries), nil
 }
 
 func (s *Server) revokeFamilies(ctx context.Context, connection string) {
@@ -162,9 +189,10 @@ func (s *Server) revokeFamilies(ctx context.Context, connection string) {
 	}
 }
 
-// checkScope holds a chosen scope to the catalogue's words (SPEC §8).
-func (s *Server) checkScope(scope []protocol.ScopeEntry) ([]protocol.ScopeEntry, error) {
-	if len(scope) == 0 {
+// checkEntries holds a chosen scope to the catalogue's words (SPEC §8).
+// An approval must grant something; a later change may grant nothing.
+func (s *Server) checkEntries(scope []protocol.ScopeEntry, mayBeEmpty bool) ([]protocol.ScopeEntry, error) {
+	if len(scope) == 0 && !mayBeEmpty {
 		return nil, reqErr(protocol.ErrCodeInvalidScope, "Choose at least one tool this connection may use.")
 	}
 	seen := map[string]bool{}
@@ -198,7 +226,10 @@ func hasAction(t *protocol.Tool, name string) bool {
 	return false
 }
 
-func connectionInfo(c Connection) protocol.ConnectionInfo {
+func connectionInfo(c Connection, scope []protocol.ScopeEntry) protocol.ConnectionInfo {
+	if scope == nil {
+		scope = []protocol.ScopeEntry{}
+	}
 	return protocol.ConnectionInfo{ID: c.ID, Client: c.ClientName, Host: c.Host,
-		CreatedAt: c.CreatedAt.UnixMilli(), LastUsedAt: c.LastUsed.UnixMilli(), Scope: c.Scope.Entries}
+		CreatedAt: c.CreatedAt.UnixMilli(), LastUsedAt: c.LastUsed.UnixMilli(), Scope: scope}
 }

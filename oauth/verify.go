@@ -46,8 +46,8 @@ func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
 	if err != nil || fam.Revoked {
 		return Grant{}, notFoundAsInvalid(err)
 	}
-	conn, err := s.cfg.Store.Connection(ctx, t.ConnectionID)
-	if err != nil || conn.Revoked {
+	conn, err := s.liveConnection(ctx, t.ConnectionID)
+	if err != nil {
 		return Grant{}, notFoundAsInvalid(err)
 	}
 	return Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID}, nil
@@ -66,4 +66,26 @@ func notFoundAsInvalid(err error) error {
 func (s *Server) RefreshIsCurrent(ctx context.Context, token string) bool {
 	fam, h, err := s.familyOf(ctx, s.cfg.Hasher.Candidates(purposeRefresh, token))
 	return err == nil && !fam.Revoked && equalHash(fam.Current, h)
+}
+
+// liveConnection reads a connection that is not revoked and, for a derived
+// one, whose parents are not either: forgetting a parent ends its
+// children at once (SPEC §8).
+func (s *Server) liveConnection(ctx context.Context, id string) (Connection, error) {
+	conn, err := s.cfg.Store.Connection(ctx, id)
+	if err != nil {
+		return Connection{}, err
+	}
+	c := conn
+	for depth := 0; ; depth++ {
+		if c.Revoked || depth > maxDerivation {
+			return Connection{}, ErrNotFound
+		}
+		if c.ParentID == "" {
+			return conn, nil
+		}
+		if c, err = s.cfg.Store.Connection(ctx, c.ParentID); err != nil {
+			return Connection{}, err
+		}
+	}
 }

@@ -155,14 +155,13 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 		}
 	case protocol.TypeHello:
 		return protocol.CloseBadMessage
-	case protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget:
+	case protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget, protocol.TypeSetScope:
 		if c.s.cfg.Connections != nil {
 			return c.request(env, data)
 		}
 		c.unsupported(env)
 	default:
-		// set-scope, and types of a newer protocol: answered, never a
-		// reason to close.
+		// Types of a newer protocol: answered, never a reason to close.
 		c.unsupported(env)
 	}
 	return 0

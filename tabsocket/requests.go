@@ -50,6 +50,10 @@ func (c *conn) decide(ctx context.Context, env protocol.Envelope, pairing, addr,
 		return done, cs.Decline(ctx, pairing, addr, code)
 	case protocol.TypeForget:
 		return done, cs.Forget(ctx, pairing, connection)
+	case protocol.TypeSetScope:
+		info, err := cs.SetScope(ctx, pairing, connection, scope)
+		done.Connection = &info
+		return done, err
 	default: // list-connections
 		list, err := cs.Connections(ctx, pairing)
 		return protocol.Connections{Envelope: protocol.Envelope{Type: protocol.TypeConnections, Ref: env.Ref}, Connections: list}, err

@@ -131,6 +131,7 @@ type Connections interface {
 	Decline(ctx context.Context, pairing, addr, code string) error
 	Connections(ctx context.Context, pairing string) ([]protocol.ConnectionInfo, error)
 	Forget(ctx context.Context, pairing, connection string) error
+	SetScope(ctx context.Context, pairing, connection string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error)
 }
 
 // NormalizeOrigin returns an origin as browsers send it: lowercase

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/oauth"
-	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // Sweeper is what a store offers to delete the records no one can use any
@@ -56,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) oauth.Store) {
 	t.Run("access tokens", func(t *testing.T) { testAccessTokens(t, open(t)) })
 	t.Run("concurrent family updates are not lost", func(t *testing.T) { testFamilyAtomic(t, open(t)) })
 	t.Run("one of racing decisions wins", func(t *testing.T) { testRequestAtomic(t, open(t)) })
+	t.Run("scope records and the reverse index", func(t *testing.T) { testScopeIndex(t, open(t)) })
 	t.Run("sweep", func(t *testing.T) {
 		s := open(t)
 		sw, ok := s.(Sweeper)
@@ -423,9 +423,7 @@ func request(id string) oauth.ConnectRequest {
 
 func connection(id, pairing string) oauth.Connection {
 	return oauth.Connection{ID: id, Kind: "connector", PairingID: pairing, ClientID: "c1", ClientName: "App",
-		Host: "app.example", CreatedAt: now, LastUsed: now,
-		Scope: oauth.Scope{Version: 1, Entries: []protocol.ScopeEntry{{Tool: "search", Actions: []string{"*"}}},
-			UpdatedAt: now, UpdatedBy: "tab"}}
+		Host: "app.example", CreatedAt: now, LastUsed: now}
 }
 
 func family(id, conn, current string) oauth.Family {

@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Metrics are the MCP front end's metrics (SPEC §9).
+type Metrics struct {
+	ScopeRefusals prometheus.Counter
+}
+
+// NewMetrics makes the metrics and registers them with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{ScopeRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tabrelay_scope_refusals_total", Help: "Tool calls refused because the connection's scope does not grant them."})}
+	if reg != nil {
+		reg.MustRegister(m.ScopeRefusals)
+	}
+	return m
+}
+
+// scopeOf is what the request's connection may use; all=true for the
+// conformance switch, which has no connection.
+func (s *Server) scopeOf(ctx context.Context, g Grant) (entries []protocol.ScopeEntry, all bool, err error) {
+	if g.unscoped {
+		return nil, true, nil
+	}
+	entries, err = s.cfg.Guard.Scope(ctx, g)
+	return entries, false, err
+}
+
+// visible reports whether a tool appears in a connection's list: any
+// entry for it (tools/list is only the optimisation; tools/call is the
+// control).
+func visible(entries []protocol.ScopeEntry, tool string) bool {
+	for _, e := range entries {
+		if e.Tool == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// actionOf is the named action a call asks for: its "action" argument,
+// when the tool declares actions.
+func actionOf(t *protocol.Tool, args json.RawMessage) string {
+	if len(t.Actions) == 0 {
+		return ""
+	}
+	var a struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.Action
+}
+
+// guardCall is the control of SPEC §8: a call the connection's scope does
+// not grant is refused here, before it reaches the pairing, with a tool
+// error the model reads. It answers and returns false when refused.
+func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant, t *protocol.Tool, args json.RawMessage) bool {
+	entries, all, err := s.scopeOf(r.Context(), g)
+	if all {
+		return true
+	}
+	if err != nil {
+		s.cfg.Logger.Error("scope check failed", "connection", g.ConnectionID, "err", err)
+		writeResult(w, req.ID, s.finishCall(e, protocol.ToolResult{IsError: true, Content: []protocol.Content{{Type: "text",
+			Text: "The relay could not check what this connection may use, so nothing ran. Try again in a moment."}}}))
+		return false
+	}
+	action := actionOf(t, args)
+	if protocol.Allows(entries, t.Name, action) {
+		return true
+	}
+	s.cfg.Metrics.ScopeRefusals.Inc()
+	s.cfg.Logger.Info("scope refusal", "connection", g.ConnectionID, "tool", t.Name, "action", action)
+	writeResult(w, req.ID, s.finishCall(e, protocol.ToolResult{IsError: true, Content: []protocol.Content{{Type: "text",
+		Text: s.refusal(t.Name, action)}}}))
+	return false
+}
+
+// refusal is the sentence a refused call answers with: which tool and
+// action, where the person can widen it, and that retrying will not help.
+func (s *Server) refusal(tool, action string) string {
+	tag, app := s.cfg.Bundle.Tag(), s.cfg.Bundle.App.Title
+	what := "The tool " + protocol.QuoteName(tag, tool)
+	if action != "" {
+		what = fmt.Sprintf("The action %s of the tool %s", protocol.QuoteName(tag, action), protocol.QuoteName(tag, tool))
+	}
+	return what + " is not among what the person allowed this connection, so nothing ran. " +
+		"The person can allow it in " + app + "'s Connections panel; calling again will not help until they do."
+}
