@@ -44,6 +44,9 @@ func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
 	origin := fs.String("origin", "", "the Origin to present (default: the relay's URL)")
 	var scope scopeFlags
 	bundleFile := new(string)
+	if verb == "set-scope" {
+		fs.Var(&scope, "scope", "TOOL or TOOL:ACTION,… the connection may use from now on (repeat); none: no access")
+	}
 	if verb == "approve" {
 		fs.Var(&scope, "scope", "TOOL or TOOL:ACTION,… the connection may use (repeat); default every tool of the bundle")
 		bundleFile = fs.String("bundle", "", "the relay's bundle, for the default scope (default: the demo bundle)")
@@ -112,6 +115,8 @@ func argName(verb string) string {
 		return "CODE"
 	case "forget":
 		return "CONNECTION"
+	case "set-scope":
+		return "[--scope TOOL[:ACTION,…]]… CONNECTION"
 	}
 	return ""
 }
@@ -128,6 +133,12 @@ func askMessage(verb, ref, arg string, scope []protocol.ScopeEntry) any {
 	case "forget":
 		env.Type = protocol.TypeForget
 		return protocol.Forget{Envelope: env, Connection: arg}
+	case "set-scope":
+		env.Type = protocol.TypeSetScope
+		if scope == nil {
+			scope = []protocol.ScopeEntry{}
+		}
+		return protocol.SetScope{Envelope: env, Connection: arg, Scope: scope}
 	}
 	env.Type = protocol.TypeListConnections
 	return env
