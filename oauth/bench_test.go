@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/tabrelay/tabrelay/protocol"
 	"net/http"
 	"runtime"
 	"sync"
@@ -163,4 +164,23 @@ func BenchmarkVerify(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkScopeGuard is the guard's cost per tool call: the connection's
+// resolved scope read from the embedded store, and the check of one tool
+// and action against it.
+func BenchmarkScopeGuard(b *testing.B) {
+	h := newHarness(b)
+	tok := h.connect(h.register("Bench Client", testCB))
+	ctx := context.Background()
+	g, err := h.as.Verify(ctx, tok.AccessToken)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		entries, err := h.as.ResolvedScope(ctx, g.ConnectionID)
+		if err != nil || !protocol.Allows(entries, "whoami", "") {
+			b.Fatalf("%v %v", entries, err)
+		}
+	}
 }
