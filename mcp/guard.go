@@ -35,18 +35,6 @@ func (s *Server) scopeOf(ctx context.Context, g Grant) (entries []protocol.Scope
 	return entries, false, err
 }
 
-// visible reports whether a tool appears in a connection's list: any
-// entry for it (tools/list is only the optimisation; tools/call is the
-// control).
-func visible(entries []protocol.ScopeEntry, tool string) bool {
-	for _, e := range entries {
-		if e.Tool == tool {
-			return true
-		}
-	}
-	return false
-}
-
 // actionOf is the named action a call asks for: its "action" argument,
 // when the tool declares actions.
 func actionOf(t *protocol.Tool, args json.RawMessage) string {

@@ -149,7 +149,7 @@ func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
 	}
 	names := make([]string, 0, len(s.cfg.Bundle.Tools))
 	for _, t := range s.cfg.Bundle.Tools {
-		if all || visible(entries, t.Name) {
+		if all || protocol.NamesTool(entries, t.Name) {
 			names = append(names, t.Name)
 		}
 	}

@@ -153,7 +153,25 @@ func mergeEntries(have, more []protocol.ScopeEntry) []protocol.ScopeEntry {
 }
 
 // ScopeHolders answers the reverse question from the index: which
-// connections' own records grant tool (and action, when not "").
+// connections' own records grant tool (and action, when not ""). A
+// derived connection the index names is kept only when what it resolves to
+// grants the tool too (its parent may not); derived connections without
+// a record of their own inherit and are not in the index.
 func (s *Server) ScopeHolders(ctx context.Context, tool, action string) ([]string, error) {
-	return s.cfg.Store.ScopeHolders(ctx, tool, action)
+	ids, err := s.cfg.Store.ScopeHolders(ctx, tool, action)
+	if err != nil {
+		return nil, err
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		c, err := s.cfg.Store.Connection(ctx, id)
+		if err == nil && c.ParentID != "" {
+			resolved, rerr := s.ResolvedScope(ctx, id)
+			if rerr != nil || !protocol.Allows(resolved, tool, action) && !(action == "" && protocol.NamesTool(resolved, tool)) {
+				continue
+			}
+		}
+		out = append(out, id)
+	}
+	return out, nil
 }

@@ -126,7 +126,7 @@ func (s *Server) authorizationServer(w http.ResponseWriter, r *http.Request) {
 		"revocation_endpoint":                            iss + "/revoke",
 		"response_types_supported":                       []string{"code"},
 		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token", grantTokenExchange},
 		"code_challenge_methods_supported":               []string{"S256"},
 		"token_endpoint_auth_methods_supported":          []string{"none"},
 		"revocation_endpoint_auth_methods_supported":     []string{"none"},
@@ -183,7 +183,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, and wrong codes."}, []string{"decision"}),
 	}
-	for _, g := range []string{"authorization_code", "refresh_token"} {
+	for _, g := range []string{"authorization_code", "refresh_token", grantTokenExchange} {
 		m.TokensIssued.WithLabelValues(g)
 	}
 	for _, d := range []string{"approved", "declined", "wrong_code", "limited"} {

@@ -336,7 +336,7 @@ func TestMetadata(t *testing.T) {
 		"revocation_endpoint":                            iss + "/revoke",
 		"response_types_supported":                       []any{"code"},
 		"code_challenge_methods_supported":               []any{"S256"},
-		"grant_types_supported":                          []any{"authorization_code", "refresh_token"},
+		"grant_types_supported":                          []any{"authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"},
 		"client_id_metadata_document_supported":          true,
 		"authorization_response_iss_parameter_supported": true,
 	}

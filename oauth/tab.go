@@ -127,10 +127,15 @@ func (s *Server) Connections(ctx context.Context, pairing string) ([]protocol.Co
 	}
 	out := make([]protocol.ConnectionInfo, 0, len(cs))
 	for _, c := range cs {
-		if !c.Revoked {
-			own, _, _ := s.ownScope(ctx, c.ID)
-			out = append(out, connectionInfo(c, own))
+		if _, err := s.liveConnection(ctx, c.ID); err != nil {
+			continue // forgotten, or derived from a forgotten one
 		}
+		// What it may use now: a derived connection's comes from its parent.
+		resolved, err := s.ResolvedScope(ctx, c.ID)
+		if err != nil {
+			return nil, errUnavailable
+		}
+		out = append(out, connectionInfo(c, resolved))
 	}
 	return out, nil
 }

@@ -34,7 +34,8 @@ type issued struct {
 	RefreshToken string `json:"refresh_token"`
 }
 
-// token is the token endpoint: the authorization-code and refresh grants.
+// token is the token endpoint: the authorization-code, refresh and
+// token-exchange grants.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenForm)
 	if err := r.ParseForm(); err != nil {
@@ -50,7 +51,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_target", "resource must be this relay: "+s.resource)
 		return
 	}
-	var out issued
+	var out any
 	var err error
 	grant := f.Get("grant_type")
 	switch grant {
@@ -58,8 +59,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		out, err = s.exchangeCode(r.Context(), f.Get("client_id"), f.Get("code"), f.Get("redirect_uri"), f.Get("code_verifier"))
 	case "refresh_token":
 		out, err = s.refresh(r.Context(), f.Get("client_id"), f.Get("refresh_token"))
+	case grantTokenExchange:
+		out, err = s.exchangeToken(r.Context(), f.Get("client_id"), f)
 	default:
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token.")
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code, refresh_token or "+grantTokenExchange+".")
 		return
 	}
 	var gerr *grantError

@@ -47,3 +47,14 @@ func Intersect(parent, child []ScopeEntry) []ScopeEntry {
 	}
 	return out
 }
+
+// NamesTool reports whether entries have an entry for tool, whatever its
+// actions: such a tool is listed to the connection.
+func NamesTool(entries []ScopeEntry, tool string) bool {
+	for _, e := range entries {
+		if e.Tool == tool {
+			return true
+		}
+	}
+	return false
+}

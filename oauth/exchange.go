@@ -1,0 +1,211 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Token exchange (RFC 8693): a host mints a token for a sub-agent from one
+// of its connection's access tokens, optionally narrower. The sub-agent
+// gets a derived connection of its own (Connection.ParentID), whose scope
+// is the parent's resolved scope, or the intersection of what it asked for
+// with it, at every check (ResolvedScope): it never exceeds its parent and
+// follows it, narrowed or forgotten, at once.
+const (
+	grantTokenExchange   = "urn:ietf:params:oauth:grant-type:token-exchange"
+	tokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
+)
+
+// exchanged is an RFC 8693 §2.2.1 token response. There is no refresh
+// token: the sub-agent asks its host again, which holds the parent's.
+type exchanged struct {
+	AccessToken     string `json:"access_token"`
+	IssuedTokenType string `json:"issued_token_type"`
+	TokenType       string `json:"token_type"`
+	ExpiresIn       int    `json:"expires_in"`
+	Scope           string `json:"scope"`
+}
+
+func invalidRequest(desc string) *grantError {
+	return &grantError{status: http.StatusBadRequest, code: "invalid_request", desc: desc}
+}
+
+// exchangeToken is the token-exchange grant for a public client.
+//
+// The child's access token carries the family of the subject token (the
+// parent's refresh family) and the child's connection. Verify then needs
+// no change: it reads that family (a refresh reuse or a code reuse that
+// revokes the parent's family ends every token derived from it, however
+// deep) and walks the child's connection to its root (forgetting any
+// ancestor ends it). A family of its own would need a refresh hash no one
+// holds and would not die with the parent's; the child's connection has
+// no family, which is right: it has nothing to refresh.
+func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Values) (exchanged, error) {
+	switch {
+	case f.Get("subject_token") == "":
+		return exchanged{}, invalidRequest("subject_token is required.")
+	case f.Get("subject_token_type") != tokenTypeAccessToken:
+		return exchanged{}, invalidRequest("subject_token_type must be " + tokenTypeAccessToken + ".")
+	case f.Has("requested_token_type") && f.Get("requested_token_type") != tokenTypeAccessToken:
+		return exchanged{}, invalidRequest("requested_token_type may only be " + tokenTypeAccessToken + ".")
+	case f.Has("actor_token") || f.Has("actor_token_type"):
+		return exchanged{}, invalidRequest("actor_token is not supported.")
+	case f.Has("audience") && !s.isResource(f.Get("audience")):
+		return exchanged{}, &grantError{status: http.StatusBadRequest, code: "invalid_target", desc: "audience must be this relay: " + s.resource}
+	}
+	var asked []protocol.ScopeEntry
+	hasScope := strings.TrimSpace(f.Get("scope")) != ""
+	if hasScope {
+		var err error
+		if asked, err = s.parseScopeParam(f.Get("scope")); err != nil {
+			return exchanged{}, err
+		}
+	}
+
+	// The subject token, by the same checks as every MCP request: live
+	// connection chain, family not revoked, not expired, this resource.
+	subject := f.Get("subject_token")
+	grant, err := s.Verify(ctx, subject)
+	if errors.Is(err, ErrInvalidToken) {
+		return exchanged{}, invalidGrant("The subject token is unknown, expired or revoked.")
+	}
+	if err != nil {
+		return exchanged{}, err
+	}
+	t, err := s.accessTokenRecord(ctx, subject)
+	if errors.Is(err, ErrNotFound) {
+		return exchanged{}, invalidGrant("The subject token is unknown, expired or revoked.")
+	}
+	if err != nil {
+		return exchanged{}, err
+	}
+	if t.ClientID != clientID {
+		return exchanged{}, invalidGrant("The subject token was issued to another client.")
+	}
+	parent, err := s.cfg.Store.Connection(ctx, grant.ConnectionID)
+	if err != nil {
+		return exchanged{}, notFoundAsGrant(err)
+	}
+	depth, err := s.derivationDepth(ctx, parent)
+	if err != nil {
+		return exchanged{}, notFoundAsGrant(err)
+	}
+	if depth >= maxDerivation {
+		return exchanged{}, invalidGrant("The subject token is derived too deeply to be exchanged again.")
+	}
+
+	now := s.cfg.Clock.Now().UTC()
+	child := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: parent.PairingID, ClientID: clientID,
+		ClientName: parent.ClientName, Host: parent.Host, CreatedAt: now, LastUsed: now, ParentID: parent.ID}
+	// The child's own record goes first: a child stored without it would
+	// inherit the parent's whole scope. None asked: no record, it inherits.
+	if hasScope {
+		sc := Scope{Version: ScopeVersion, Entries: asked, UpdatedAt: now, UpdatedBy: "exchange"}
+		if err := s.cfg.Store.PutScope(ctx, child.ID, sc); err != nil {
+			return exchanged{}, err
+		}
+	}
+	if err := s.cfg.Store.PutConnection(ctx, child); err != nil {
+		return exchanged{}, err
+	}
+	s.cfg.Logger.Info("connection derived", "pairing", child.PairingID, "connection", child.ID, "parent", parent.ID,
+		"scoped", hasScope, "entries", len(asked))
+
+	expires := now.Add(AccessTokenTTL)
+	if t.ExpiresAt.Before(expires) {
+		expires = t.ExpiresAt
+	}
+	access := randomToken(prefixAccess)
+	if err := s.cfg.Store.PutAccessToken(ctx, AccessToken{Hash: s.cfg.Hasher.Hash(purposeAccess, access), FamilyID: t.FamilyID,
+		ConnectionID: child.ID, PairingID: child.PairingID, ClientID: clientID, Resource: s.resource, ExpiresAt: expires}); err != nil {
+		return exchanged{}, err
+	}
+	resolved, err := s.ResolvedScope(ctx, child.ID)
+	if err != nil {
+		return exchanged{}, err
+	}
+	return exchanged{AccessToken: access, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
+		ExpiresIn: int(expires.Sub(now) / time.Second), Scope: formatScope(resolved)}, nil
+}
+
+func notFoundAsGrant(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return invalidGrant("The subject token's connection was forgotten in the app.")
+	}
+	return err
+}
+
+// accessTokenRecord reads the stored record of an access token.
+func (s *Server) accessTokenRecord(ctx context.Context, token string) (AccessToken, error) {
+	for _, h := range s.cfg.Hasher.Candidates(purposeAccess, token) {
+		t, err := s.cfg.Store.AccessToken(ctx, h)
+		if !errors.Is(err, ErrNotFound) {
+			return t, err
+		}
+	}
+	return AccessToken{}, ErrNotFound
+}
+
+// derivationDepth counts c's ancestors: 0 for a connection a person
+// approved. It stops one past maxDerivation.
+func (s *Server) derivationDepth(ctx context.Context, c Connection) (int, error) {
+	depth := 0
+	for c.ParentID != "" && depth <= maxDerivation {
+		var err error
+		if c, err = s.cfg.Store.Connection(ctx, c.ParentID); err != nil {
+			return 0, err
+		}
+		depth++
+	}
+	return depth, nil
+}
+
+// parseScopeParam reads the scope parameter in the relay's words: entries
+// "tool" (every action) or "tool:action1,action2", space-separated,
+// checked against the catalogue.
+func (s *Server) parseScopeParam(raw string) ([]protocol.ScopeEntry, error) {
+	var entries []protocol.ScopeEntry
+	for _, word := range strings.Fields(raw) {
+		tool, actions, hasActions := strings.Cut(word, ":")
+		e := protocol.ScopeEntry{Tool: tool}
+		if hasActions {
+			e.Actions = strings.Split(actions, ",")
+		}
+		if tool == "" || slices.Contains(e.Actions, "") {
+			return nil, invalidScope("Each scope entry is tool or tool:action1,action2.")
+		}
+		entries = append(entries, e)
+	}
+	checked, err := s.checkEntries(entries, true)
+	var rerr *protocol.RequestError
+	if errors.As(err, &rerr) {
+		// Not checkEntries' sentence: it quotes the caller's words, and an
+		// error_description is plain ASCII without quotes (RFC 6749 §5.2).
+		return nil, invalidScope("The scope names a tool or action the catalogue does not have, or a tool twice.")
+	}
+	return checked, err
+}
+
+func invalidScope(desc string) *grantError {
+	return &grantError{status: http.StatusBadRequest, code: "invalid_scope", desc: desc}
+}
+
+// formatScope writes entries in the words parseScopeParam reads.
+func formatScope(entries []protocol.ScopeEntry) string {
+	words := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if slices.Contains(e.Actions, "*") {
+			words = append(words, e.Tool)
+			continue
+		}
+		words = append(words, e.Tool+":"+strings.Join(e.Actions, ","))
+	}
+	return strings.Join(words, " ")
+}
