@@ -61,6 +61,9 @@ type Config struct {
 	// TrustProxy takes client addresses from X-Forwarded-For (the relay is
 	// behind a load balancer) for per-address limits.
 	TrustProxy bool
+	// AdminToken opens the admin API (/admin/… on the admin listener) to
+	// requests bearing it; empty: the admin API is off.
+	AdminToken string
 	// Clock is the clock of the call rules (the wait, turns, passivation);
 	// tests move a fake one. Sockets keep real time: their pings must go
 	// on while a test jumps the call wait forward.

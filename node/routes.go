@@ -26,10 +26,12 @@ func (n *Node) publicRoutes() http.Handler {
 	return mux
 }
 
-// adminRoutes are the admin listener's routes (loopback by default).
+// adminRoutes are the admin listener's routes (loopback by default):
+// /metrics stays open for Prometheus, /admin/… needs RELAY_ADMIN_TOKEN.
 func (n *Node) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
+	n.adminAPI(mux)
 	return mux
 }
 

@@ -21,22 +21,31 @@ import (
 type setting struct {
 	flag, env, def, help string
 	val                  *string
+	// secret: the environment's value is read at get, not made the flag's
+	// default, so that -h never prints it.
+	secret bool
 }
 
 func (s *setting) register(fs *flag.FlagSet) {
 	def := s.def
-	if v, ok := os.LookupEnv(s.env); ok {
+	if v, ok := os.LookupEnv(s.env); ok && !s.secret {
 		def = v
 	}
 	s.val = fs.String(s.flag, def, s.help+" ("+s.env+")")
 }
 
-func (s *setting) get() string { return strings.TrimSpace(*s.val) }
+func (s *setting) get() string {
+	if v := strings.TrimSpace(*s.val); v != "" || !s.secret {
+		return v
+	}
+	return strings.TrimSpace(os.Getenv(s.env))
+}
 
 // serveSettings are `tabrelay serve`'s settings; README's table lists them.
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
-	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing setting
+	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
+	adminToken setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -45,7 +54,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 		listen:      setting{flag: "listen", env: "RELAY_LISTEN", def: "127.0.0.1:8080", help: "host:port of the public listener"},
 		adminListen: setting{flag: "admin-listen", env: "RELAY_ADMIN_LISTEN", def: "127.0.0.1:9090", help: "host:port of the admin listener (metrics)"},
 		dataDir:     setting{flag: "data-dir", env: "RELAY_DATA_DIR", def: "data", help: "directory of the embedded store"},
-		signingKey:  setting{flag: "signing-key", env: "RELAY_SIGNING_KEY", help: "base64 key (32+ bytes) for HMACs; generated in the data dir when empty"},
+		signingKey:  setting{flag: "signing-key", env: "RELAY_SIGNING_KEY", secret: true, help: "base64 key (32+ bytes) for HMACs; generated in the data dir when empty"},
 		origins:     setting{flag: "allowed-origins", env: "ALLOWED_ORIGINS", help: "comma-separated origins of the app whose tabs may connect"},
 		appURL:      setting{flag: "app-url", env: "APP_URL", help: "the app's URL (approval links go there)"},
 		bundle:      setting{flag: "bundle", env: "RELAY_BUNDLE", help: "the app's bundle (JSON file); default the embedded demo bundle"},
@@ -55,7 +64,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 		drainWindow: setting{flag: "drain-window", env: "RELAY_DRAIN_WINDOW", def: "10s", help: "on shutdown, tabs reconnect spread over this window"},
 		grace:       setting{flag: "grace", env: "RELAY_GRACE", def: "30s", help: "a shutdown ends within this"},
 		logLevel:    setting{flag: "log-level", env: "RELAY_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
-		previousKeys: setting{flag: "signing-key-previous", env: "RELAY_SIGNING_KEY_PREVIOUS",
+		previousKeys: setting{flag: "signing-key-previous", env: "RELAY_SIGNING_KEY_PREVIOUS", secret: true,
 			help: "comma-separated base64 keys that still verify tokens after a key rotation"},
 		cimdLoopback: setting{flag: "cimd-allow-loopback", env: "RELAY_CIMD_ALLOW_LOOPBACK", def: "false",
 			help: "TEST ONLY: fetch client metadata documents from loopback addresses"},
@@ -63,6 +72,8 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "take client addresses from X-Forwarded-For (behind a load balancer)"},
 		openPairing: setting{flag: "test-open-pairing", env: "RELAY_TEST_OPEN_PAIRING",
 			help: "TEST ONLY, loopback only: MCP requests without a token reach the pairing of this tab secret file"},
+		adminToken: setting{flag: "admin-token", env: "RELAY_ADMIN_TOKEN", secret: true,
+			help: "bearer token (16+ characters) of the admin API on the admin listener; empty = admin API off"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -72,7 +83,8 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
-		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing}
+		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
+		&s.adminToken}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -115,6 +127,9 @@ func (s *serveSettings) config() (node.Config, error) {
 		return c, err
 	}
 	c.OpenPairingSecretFile = s.openPairing.get()
+	if c.AdminToken, err = adminToken(s.adminToken.get()); err != nil {
+		return c, err
+	}
 	if c.AllowedOrigins, err = origins(s.origins.get()); err != nil {
 		return c, err
 	}
@@ -175,6 +190,16 @@ func signingKey(v string) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("RELAY_SIGNING_KEY is not base64 (make one with: openssl rand -base64 32)")
+}
+
+// minAdminToken is the shortest admin token accepted.
+const minAdminToken = 16
+
+func adminToken(v string) (string, error) {
+	if v != "" && len(v) < minAdminToken {
+		return "", fmt.Errorf("RELAY_ADMIN_TOKEN has %d characters; it needs %d or more (openssl rand -base64 32)", len(v), minAdminToken)
+	}
+	return v, nil
 }
 
 func origins(v string) ([]string, error) {

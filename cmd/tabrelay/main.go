@@ -22,8 +22,11 @@ Usage:
   tabrelay tab approve|decline [flags] CODE
                             approve or decline a connect code as the person, from
                             another tab of the same browser (--secret-file)
-  tabrelay tab connections|forget [flags] [CONNECTION]
+  tabrelay tab connections|forget|set-scope [flags] [CONNECTION]
                             list the browser's connections, or forget one
+  tabrelay scope show|set|only|clear|who [flags] …
+                            read and write connections' scopes through a running
+                            relay's admin API (tabrelay scope -h)
   tabrelay version          print the version
 `
 
@@ -41,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "tab":
 		return tab(args[1:], stdout, stderr)
+	case "scope":
+		return scopeCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0

@@ -1,0 +1,185 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+const testAdminToken = "0123456789abcdef-admin"
+
+func startAdminNode(t *testing.T, token string) (*Node, *syncLog) {
+	t.Helper()
+	logs := &syncLog{}
+	n, err := New(Config{
+		PublicURL: "http://127.0.0.1:1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
+		DataDir: t.TempDir(), SigningKey: []byte(strings.Repeat("k", 32)), AllowedOrigins: []string{"http://app.test"},
+		CallWait: time.Minute, TurnIdle: time.Minute, DrainWindow: 0, Grace: 2 * time.Second,
+		AdminToken: token, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Shutdown(context.Background()) })
+	return n, logs
+}
+
+func adminDo(t *testing.T, n *Node, method, path, auth, body string) (int, map[string]any, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+n.AdminAddr()+path, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out, resp.Header
+}
+
+func TestAdminAuth(t *testing.T) {
+	n, logs := startAdminNode(t, testAdminToken)
+	for _, auth := range []string{"", "Bearer", "Bearer wrong-token-of-some-length", "Bearer " + testAdminToken + "x",
+		"Bearer " + testAdminToken[:len(testAdminToken)-1], "Basic " + testAdminToken, testAdminToken} {
+		for _, path := range []string{"/admin/scopes/conn_x", "/admin/scopes?tool=whoami", "/admin/nothing"} {
+			status, body, hdr := adminDo(t, n, http.MethodGet, path, auth, "")
+			if status != http.StatusUnauthorized || body["error"] != AdminErrUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s with %q: %d %v, want 401", path, auth, status, body)
+			}
+		}
+	}
+	if strings.Contains(logs.String(), testAdminToken) {
+		t.Fatal("the admin token reached the log")
+	}
+	// The right token passes (an unknown connection is then a 404), in
+	// either case of the scheme.
+	for _, scheme := range []string{"Bearer ", "bearer "} {
+		if status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", scheme+testAdminToken, ""); status != http.StatusNotFound || body["error"] != AdminErrNotFound {
+			t.Errorf("%q right token, unknown connection: %d %v", scheme, status, body)
+		}
+	}
+	// /metrics stays open for Prometheus.
+	if status, _, _ := adminDo(t, n, http.MethodGet, "/metrics", "", ""); status != http.StatusOK {
+		t.Errorf("/metrics without a token: %d", status)
+	}
+}
+
+func TestAdminDisabledWithoutToken(t *testing.T) {
+	n, _ := startAdminNode(t, "")
+	for _, auth := range []string{"", "Bearer ", "Bearer anything-at-all-here"} {
+		status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", auth, "")
+		if status != http.StatusNotFound || body["error"] != AdminErrDisabled || !strings.Contains(body["message"].(string), "RELAY_ADMIN_TOKEN") {
+			t.Errorf("auth %q: %d %v, want 404 admin-disabled", auth, status, body)
+		}
+	}
+	if status, _, _ := adminDo(t, n, http.MethodGet, "/metrics", "", ""); status != http.StatusOK {
+		t.Errorf("/metrics: %d", status)
+	}
+}
+
+func TestAdminRequestChecks(t *testing.T) {
+	n, _ := startAdminNode(t, testAdminToken)
+	auth := "Bearer " + testAdminToken
+	cases := []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{http.MethodGet, "/admin/scopes", "", http.StatusBadRequest, "Name the tool"},
+		{http.MethodGet, "/admin/scopes?tool=nope", "", http.StatusBadRequest, `no tool "nope"`},
+		{http.MethodGet, "/admin/scopes?tool=counter&action=nope", "", http.StatusBadRequest, `no action "nope"`},
+		{http.MethodPut, "/admin/scopes/conn_x", "{", http.StatusBadRequest, "not the JSON"},
+		{http.MethodPut, "/admin/scopes/conn_x", `{"entries":[],"extra":1}`, http.StatusBadRequest, "extra"},
+		{http.MethodPut, "/admin/scopes/conn_x", `{}`, http.StatusBadRequest, `needs "entries"`},
+		{http.MethodPost, "/admin/scopes/conn_x", `{"entries":[]}`, http.StatusBadRequest, "at least one"},
+		{http.MethodPut, "/admin/scopes/conn_x", `{"entries":[` + strings.Repeat(`{"tool":"whoami","actions":["*"]},`, 3000) + `]}`, http.StatusRequestEntityTooLarge, "64 KiB"},
+		{http.MethodPut, "/admin/scopes/conn_x", `{"entries":[]}`, http.StatusNotFound, `no connection "conn_x"`},
+		{http.MethodDelete, "/admin/scopes/conn_x", "", http.StatusNotFound, `no connection "conn_x"`},
+		{http.MethodPatch, "/admin/scopes/conn_x", "", http.StatusMethodNotAllowed, "Use GET"},
+	}
+	for _, tc := range cases {
+		status, body, _ := adminDo(t, n, tc.method, tc.path, auth, tc.body)
+		msg, _ := body["message"].(string)
+		if status != tc.status || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s %s %.40s: %d %q, want %d %q", tc.method, tc.path, tc.body, status, msg, tc.status, tc.want)
+		}
+	}
+	if status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes?tool=counter&action=get", auth, ""); status != http.StatusOK || body["tool"] != "counter" || body["action"] != "get" {
+		t.Errorf("holders: %d %v", status, body)
+	} else if conns, ok := body["connections"].([]any); !ok || len(conns) != 0 {
+		t.Errorf("holders of a new relay: %v", body["connections"])
+	}
+}
+
+type syncLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// TestAdminUnreadableAndForgotten: a record that does not parse shows as
+// no access with "unreadable", and writing it anew repairs it; a
+// forgotten connection cannot be granted anything.
+func TestAdminUnreadableAndForgotten(t *testing.T) {
+	n, _ := startAdminNode(t, testAdminToken)
+	auth := "Bearer " + testAdminToken
+	ctx := context.Background()
+	for _, id := range []string{"conn_odd", "conn_gone"} {
+		if err := n.store.PutConnection(ctx, oauth.Connection{ID: id, Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", Revoked: id == "conn_gone"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.store.PutScope(ctx, "conn_odd", oauth.Scope{Version: 99, Entries: []protocol.ScopeEntry{{Tool: "whoami", Actions: []string{"*"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_odd", auth, "")
+	if entries, _ := body["entries"].([]any); status != http.StatusOK || body["unreadable"] != true || entries == nil || len(entries) != 0 || body["version"] != 0.0 {
+		t.Fatalf("unreadable record: %d %v", status, body)
+	}
+	status, body, _ = adminDo(t, n, http.MethodPut, "/admin/scopes/conn_odd", auth, `{"entries":[{"tool":"counter","actions":["get"]}]}`)
+	if entries, _ := body["entries"].([]any); status != http.StatusOK || body["unreadable"] != nil || len(entries) != 1 || body["updatedBy"] != "admin:cli" {
+		t.Fatalf("rewritten: %d %v", status, body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+n.AdminAddr()+"/admin/scopes/conn_odd", strings.NewReader(`{"entries":[{"tool":"whoami"}]}`))
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("X-Admin-Who", "bob \"forged\"")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a bad X-Admin-Who: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	status, body, _ = adminDo(t, n, http.MethodPost, "/admin/scopes/conn_gone", auth, `{"entries":[{"tool":"counter"}]}`)
+	if status != http.StatusNotFound || !strings.Contains(body["message"].(string), "forgotten") {
+		t.Fatalf("grant to a forgotten connection: %d %v", status, body)
+	}
+	if status, body, _ = adminDo(t, n, http.MethodGet, "/admin/scopes/conn_gone", auth, ""); status != http.StatusOK || body["revoked"] != true {
+		t.Fatalf("forgotten connection: %d %v", status, body)
+	}
+}
