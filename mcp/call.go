@@ -34,10 +34,13 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Unknown tool: "+clip(p.Name), nil))
 		return
 	}
-	if len(p.Arguments) == 0 || string(p.Arguments) == "null" {
-		p.Arguments = json.RawMessage("{}")
+	args, canonical, ok := canonicalArguments(p.Arguments)
+	if !ok {
+		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "tools/call arguments must be an object.", nil))
+		return
 	}
-	if !s.guardCall(w, r, req, e, g, tool, p.Arguments) {
+	p.Arguments = canonical
+	if !s.guardCall(w, r, req, e, g, tool, args) {
 		return
 	}
 	call := ToolCall{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}

@@ -37,21 +37,45 @@ func (s *Server) scopeOf(ctx context.Context, g Grant) (entries []protocol.Scope
 
 // actionOf is the named action a call asks for: its "action" argument,
 // when the tool declares actions.
-func actionOf(t *protocol.Tool, args json.RawMessage) string {
+//
+// args are the call's arguments as canonicalArguments left them: one
+// object, exact keys. Go's struct decoding would match "ACTION" too (and
+// the last of several), while the tab reads the exact key: the guard and
+// the tab must read the same field.
+func actionOf(t *protocol.Tool, args map[string]json.RawMessage) string {
 	if len(t.Actions) == 0 {
 		return ""
 	}
-	var a struct {
-		Action string `json:"action"`
+	var a string
+	if json.Unmarshal(args["action"], &a) != nil {
+		return "" // absent or not a string: only "*" grants it
 	}
-	_ = json.Unmarshal(args, &a)
-	return a.Action
+	return a
+}
+
+// canonicalArguments decodes a call's arguments into one object with
+// exact keys (a repeated key keeps its last value, as JavaScript's parser
+// does) and encodes it again, so that what the guard checked is byte for
+// byte what the tab gets. Anything but an object is refused.
+func canonicalArguments(raw json.RawMessage) (map[string]json.RawMessage, json.RawMessage, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]json.RawMessage{}, json.RawMessage("{}"), true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, nil, false
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, false
+	}
+	return m, out, true
 }
 
 // guardCall is the control of SPEC §8: a call the connection's scope does
 // not grant is refused here, before it reaches the pairing, with a tool
 // error the model reads. It answers and returns false when refused.
-func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant, t *protocol.Tool, args json.RawMessage) bool {
+func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant, t *protocol.Tool, args map[string]json.RawMessage) bool {
 	entries, all, err := s.scopeOf(r.Context(), g)
 	if all {
 		return true

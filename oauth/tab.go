@@ -209,8 +209,11 @@ func (s *Server) checkEntries(scope []protocol.ScopeEntry, mayBeEmpty bool) ([]p
 		}
 		seen[e.Tool] = true
 		actions := e.Actions
-		if len(actions) == 0 {
+		switch {
+		case actions == nil: // no actions field: the whole tool
 			actions = []string{"*"}
+		case len(actions) == 0: // a list the person emptied grants nothing, not everything
+			return nil, reqErr(protocol.ErrCodeInvalidScope, fmt.Sprintf("The tool %s is given no action: leave it out, or choose actions.", protocol.QuoteName(s.cfg.Bundle.Tag(), e.Tool)))
 		}
 		for _, a := range actions {
 			if a != "*" && !hasAction(t, a) {

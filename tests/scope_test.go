@@ -220,3 +220,18 @@ func TestACorruptScopeRecordRefusesEverything(t *testing.T) {
 		t.Fatalf("no error log names the connection:\n%s", second.stderr.String())
 	}
 }
+
+// TestTheGuardReadsTheKeyTheTabReads tries to pass a forbidden action past
+// the guard with a key of another case, or the key twice.
+func TestTheGuardReadsTheKeyTheTabReads(t *testing.T) {
+	r := startRelay(t, nil)
+	b, _ := pairedBrowser(t, r)
+	c, _ := scopedMCP(t, r, b, false, "counter:get")
+	for _, args := range []string{`{"action":"reset","ACTION":"get"}`, `{"ACTION":"get","action":"reset"}`, `{"action":"get","action":"reset"}`} {
+		rep := c.send("tools/call", map[string]any{"name": "counter", "arguments": json.RawMessage(args)}, false, nil)
+		refused(t, rep, "counter")
+	}
+	if rep := c.send("tools/call", map[string]any{"name": "counter", "arguments": []string{"get"}}, false, nil); rep.err["code"] != -32602.0 {
+		t.Fatalf("arguments that are not an object: %v", rep.err)
+	}
+}

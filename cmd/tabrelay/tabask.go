@@ -20,14 +20,22 @@ type scopeFlags []protocol.ScopeEntry
 
 func (s *scopeFlags) String() string { return fmt.Sprint(*s) }
 
+// Set reads TOOL (every action) or TOOL:ACTION,ACTION. "TOOL:" with
+// nothing after the colon is a mistake, never "every action".
 func (s *scopeFlags) Set(v string) error {
-	tool, actions, _ := strings.Cut(v, ":")
+	tool, actions, hasActions := strings.Cut(v, ":")
 	if tool == "" {
 		return errors.New("a scope entry is TOOL or TOOL:ACTION,ACTION")
 	}
 	e := protocol.ScopeEntry{Tool: tool, Actions: []string{"*"}}
-	if actions != "" {
-		e.Actions = strings.Split(actions, ",")
+	if hasActions {
+		e.Actions = nil
+		for _, a := range strings.Split(actions, ",") {
+			if a = strings.TrimSpace(a); a == "" {
+				return fmt.Errorf("%q names an empty action: write TOOL for every action, or TOOL:ACTION,ACTION", v)
+			}
+			e.Actions = append(e.Actions, a)
+		}
 	}
 	*s = append(*s, e)
 	return nil
