@@ -95,8 +95,7 @@ func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		return issued{}, err
 	}
 	now := s.cfg.Clock.Now().UTC()
-	famID := randomID("fam_")
-	req, err = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(cr *ConnectRequest) error {
+	check := func(cr *ConnectRequest) error {
 		switch {
 		case cr.Status == RequestExchanged:
 			return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
@@ -110,20 +109,33 @@ func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		case !pkceMatches(verifier, cr.CodeChallenge):
 			return invalidGrant("code_verifier does not match the code_challenge.")
 		}
-		cr.Status, cr.FamilyID = RequestExchanged, famID
+		return nil
+	}
+	if err := check(&req); err != nil {
+		return issued{}, err
+	}
+	conn, err := s.liveConnection(ctx, req.ConnectionID)
+	if err != nil {
+		return issued{}, invalidGrant("The connection was forgotten in the app.")
+	}
+	// The family exists before the code is marked used: a second use that
+	// races this one then always finds the family it must revoke. If this
+	// use loses the race, the family it made is revoked unseen.
+	refresh := randomToken(prefixRefresh)
+	fam := Family{ID: randomID("fam_"), ConnectionID: conn.ID, PairingID: conn.PairingID, ClientID: clientID, Resource: s.resource,
+		CreatedAt: now, LastUsed: now, AbsoluteExpiry: now.Add(FamilyAbsoluteTTL), Current: s.cfg.Hasher.Hash(purposeRefresh, refresh)}
+	if err := s.cfg.Store.PutFamily(ctx, fam); err != nil {
+		return issued{}, err
+	}
+	_, err = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(cr *ConnectRequest) error {
+		if err := check(cr); err != nil {
+			return err
+		}
+		cr.Status, cr.FamilyID = RequestExchanged, fam.ID
 		return nil
 	})
 	if err != nil {
-		return issued{}, err
-	}
-	conn, err := s.cfg.Store.Connection(ctx, req.ConnectionID)
-	if err != nil || conn.Revoked {
-		return issued{}, invalidGrant("The connection was forgotten in the app.")
-	}
-	refresh := randomToken(prefixRefresh)
-	fam := Family{ID: famID, ConnectionID: conn.ID, PairingID: conn.PairingID, ClientID: clientID, Resource: s.resource,
-		CreatedAt: now, LastUsed: now, AbsoluteExpiry: now.Add(FamilyAbsoluteTTL), Current: s.cfg.Hasher.Hash(purposeRefresh, refresh)}
-	if err := s.cfg.Store.PutFamily(ctx, fam); err != nil {
+		s.revokeFamily(ctx, fam.ID)
 		return issued{}, err
 	}
 	return s.issue(ctx, fam, refresh)

@@ -325,3 +325,37 @@ func (r *relay) assertNoSecretsLogged(answers ...any) {
 		r.t.Fatal("no log captured: the check would prove nothing")
 	}
 }
+
+// TestConcurrentUsesOfACodeRevokeWhatItIssued races ten exchanges of one
+// code: one wins, and because the code was used again, what it issued is
+// revoked whichever order the store saw them in.
+func TestConcurrentUsesOfACodeRevokeWhatItIssued(t *testing.T) {
+	r := startRelay(t, nil)
+	b, _ := pairedBrowser(t, r)
+	h := newHost(t, r.url)
+	h.register()
+	f := h.authorize()
+	b.ask(r.url, "approve", f.code)
+	code := h.codeFrom(f, h.status(f)["redirect"])
+	var mu sync.Mutex
+	var won []map[string]any
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if status, out := h.exchange(f, code); status == http.StatusOK {
+				mu.Lock()
+				won = append(won, out)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(won) != 1 {
+		t.Fatalf("%d exchanges of one code succeeded", len(won))
+	}
+	if _, err := r.node.OAuth().Verify(context.Background(), won[0]["access_token"].(string)); err == nil {
+		t.Fatal("the code was used ten times, yet what it issued still works")
+	}
+}
