@@ -83,8 +83,12 @@ func (n *notifier) event(e Event) {
 		return
 	}
 	n.mu.Lock()
+	// Progress must grow with every notification: the tab's own figures
+	// when they do, one more otherwise (the person asked, answered).
 	if e.Kind == "progress" && e.Progress > n.last {
 		n.last = e.Progress
+	} else {
+		n.last++
 	}
 	params := map[string]any{"progressToken": n.token, "progress": n.last, "message": e.Message}
 	if e.Total > 0 {

@@ -7,15 +7,12 @@ import (
 
 // JSON-RPC and MCP error codes (JSON-RPC 2.0; MCP basic/transports).
 const (
-	CodeParseError      = -32700
-	CodeInvalidRequest  = -32600
-	CodeMethodNotFound  = -32601
-	CodeInvalidParams   = -32602
-	CodeInternalError   = -32603
-	CodeHeaderMismatch  = -32020 // a modern header is missing or differs from the body
-	CodeMissingCapacity = -32021 // the client did not declare a capability the request needs
-	CodeUnsupportedVer  = -32022 // the protocol version is not one this server speaks
-	CodeResourceMissing = -32002 // legacy: resource not found
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeHeaderMismatch = -32020 // a modern header is missing or differs from the body
+	CodeUnsupportedVer = -32022 // the protocol version is not one this server speaks
 )
 
 // Error is a JSON-RPC error object; errors are values compared by code.

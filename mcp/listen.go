@@ -3,7 +3,6 @@ package mcp
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 )
@@ -128,10 +127,10 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 // stillValid checks a long-lived request's token again: a stream must not
 // outlive its connection's Forget or its family's revocation.
 func (s *Server) stillValid(r *http.Request) bool {
-	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token, found := bearer(r)
 	if !found || s.cfg.Verifier == nil {
 		return s.cfg.OpenPairing != "" // the conformance switch has no token to check
 	}
-	_, err := s.cfg.Verifier.Verify(r.Context(), strings.TrimSpace(token))
+	_, err := s.cfg.Verifier.Verify(r.Context(), token)
 	return err == nil
 }

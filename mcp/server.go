@@ -170,6 +170,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, nil, rpcError(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "The request body is too large.", nil))
 		return
 	}
+	if trimmed := strings.TrimSpace(string(body)); strings.HasPrefix(trimmed, "[") {
+		writeError(w, nil, rpcError(http.StatusBadRequest, CodeInvalidRequest, "One JSON-RPC message per request: batches are not served.", nil))
+		return
+	}
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, nil, rpcError(http.StatusBadRequest, CodeParseError, "The body is not one JSON-RPC message.", nil))
@@ -189,12 +193,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // authenticate checks the bearer token (SPEC §5). A missing or bad token
 // is answered 401 with where to find the authorization server.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bool) {
-	token, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !found && s.cfg.OpenPairing != "" {
+	token, found := bearer(r)
+	if !found && s.cfg.OpenPairing != "" && fromLoopback(r) {
 		return Grant{ConnectionID: "conformance", ClientName: "Conformance suite", Host: "localhost", PairingID: s.cfg.OpenPairing, unscoped: true}, true
 	}
 	if found && s.cfg.Verifier != nil {
-		g, err := s.cfg.Verifier.Verify(r.Context(), strings.TrimSpace(token))
+		g, err := s.cfg.Verifier.Verify(r.Context(), token)
 		if err == nil {
 			return g, true
 		}
@@ -212,6 +216,25 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bo
 	writeJSONStatus(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token",
 		"error_description": "A valid bearer token for this relay is required."})
 	return Grant{}, false
+}
+
+// bearer reads an Authorization: Bearer token (the scheme in any case,
+// RFC 6750).
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// fromLoopback reports whether a request came straight from this machine:
+// the conformance switch serves nothing else, not even a local proxy's
+// forwarded requests.
+func fromLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ip := net.ParseIP(host)
+	return err == nil && ip != nil && ip.IsLoopback() && r.Header.Get("X-Forwarded-For") == "" && r.Header.Get("Forwarded") == ""
 }
 
 func writeJSONStatus(w http.ResponseWriter, status int, v any) {

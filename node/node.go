@@ -153,8 +153,13 @@ func New(cfg Config) (*Node, error) {
 		store.Close()
 		return nil, err
 	}
-	n.public = &http.Server{Handler: n.publicRoutes(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
-	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests must arrive within 30 s, headers within 10; idle keep-alive
+	// connections go after 2 min. Responses get no write timeout: a call
+	// waits up to TAB_CALL_WAIT and listen streams last.
+	n.public = &http.Server{Handler: n.publicRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
+	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute}
 	return n, nil
 }
 

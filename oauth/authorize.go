@@ -19,6 +19,11 @@ const waitCookie = "tabrelay_wait"
 // (SPEC §5). Errors that cannot be trusted to redirect (an unknown client,
 // a redirect URI not registered) are shown as a page, never redirected.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	if !s.starts.allow(s.clientAddr(r)) {
+		w.Header().Set("Retry-After", "2")
+		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-in attempts from this address. Wait a moment, then start again from the application.")
+		return
+	}
 	q := r.URL.Query()
 	clientID, redirectURI := q.Get("client_id"), q.Get("redirect_uri")
 	if clientID == "" || redirectURI == "" {
@@ -29,8 +34,15 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		msg := "The application asking to connect is not registered with this relay."
 		var cerr *CIMDError
-		if errors.As(err, &cerr) {
+		switch {
+		case errors.As(err, &cerr) && errors.Is(err, ErrCIMDInvalid):
 			msg = "The application asking to connect could not be checked: " + cerr.Error()
+		case errors.As(err, &cerr):
+			// Where a fetch failed (an address, a name that did not
+			// resolve) would map the relay's network for anyone: the page
+			// says it failed, the log says how.
+			s.cfg.Logger.Info("client metadata document refused", "client", clip(clientID), "reason", cerr.Error())
+			msg = "The application asking to connect could not be checked: its metadata document could not be fetched."
 		}
 		s.errorPage(w, http.StatusBadRequest, msg)
 		return

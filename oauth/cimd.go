@@ -19,7 +19,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -384,9 +383,7 @@ func cimdCheckName(md *ClientMetadata) error {
 		return cimdInvalidErr(nil, "it has no client_name")
 	case utf8.RuneCountInString(md.ClientName) > cimdMaxNameRunes:
 		return cimdInvalidErr(nil, "its client_name is longer than %d characters", cimdMaxNameRunes)
-	case strings.ContainsFunc(md.ClientName, func(r rune) bool {
-		return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-	}):
+	case strings.ContainsFunc(md.ClientName, misleadingRune):
 		return cimdInvalidErr(nil, "its client_name contains control characters")
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -59,6 +60,12 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// misleadingRune is a control character, or a bidirectional override that
+// makes a name read as another.
+func misleadingRune(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
 type redirectError struct{ msg string }
 
 func (e redirectError) Error() string { return e.msg }
@@ -73,6 +80,8 @@ func checkClientMetadata(md *ClientMetadata) error {
 		return errors.New("client_name is required: the person is shown who asks")
 	case utf8.RuneCountInString(md.ClientName) > maxClientName:
 		return fmt.Errorf("client_name may have at most %d characters", maxClientName)
+	case strings.ContainsFunc(md.ClientName, misleadingRune):
+		return errors.New("client_name may not hold control characters or direction overrides: it is what the person is shown")
 	case md.TokenEndpointAuthMethod != "" && md.TokenEndpointAuthMethod != "none":
 		return errors.New("token_endpoint_auth_method must be \"none\": the relay registers public clients only")
 	case len(md.RedirectURIs) == 0:

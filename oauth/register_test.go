@@ -139,7 +139,9 @@ func TestRegisterRateLimit(t *testing.T) {
 		from := func(addr string) int {
 			req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/register", strings.NewReader(metadata()))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Forwarded-For", addr+", 10.0.0.1")
+			// The client wrote the first entry; the balancer appended the
+			// address it saw, which is the one that counts.
+			req.Header.Set("X-Forwarded-For", "10.9.9.9, "+addr)
 			resp, _ := h.do(h.client, req)
 			return resp.StatusCode
 		}

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/netaddr"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -53,6 +53,7 @@ type Server struct {
 	cfg       Config
 	resource  string
 	registers *limiter // registrations per address
+	starts    *limiter // authorization requests per address (each stores a connect request)
 	codesAddr *limiter // wrong connect codes per address
 	codesPair *limiter // wrong connect codes per pairing
 }
@@ -81,6 +82,7 @@ func NewServer(cfg Config) (*Server, error) {
 	cfg.Issuer = issuer
 	return &Server{cfg: cfg, resource: issuer,
 		registers: newLimiter(cfg.Clock, 20, 20.0/600), // 20 at once, then one per 30 s
+		starts:    newLimiter(cfg.Clock, 30, 0.5),      // 30 at once, then one per 2 s
 		codesAddr: newLimiter(cfg.Clock, 10, 10.0/600), // 10 wrong codes, then one per minute
 		codesPair: newLimiter(cfg.Clock, 10, 10.0/600),
 	}, nil
@@ -136,19 +138,7 @@ func (s *Server) authorizationServer(w http.ResponseWriter, r *http.Request) {
 }
 
 // clientAddr is the address limits are kept per.
-func (s *Server) clientAddr(r *http.Request) string {
-	if s.cfg.TrustProxy {
-		if f := r.Header.Get("X-Forwarded-For"); f != "" {
-			first, _, _ := strings.Cut(f, ",")
-			return strings.TrimSpace(first)
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+func (s *Server) clientAddr(r *http.Request) string { return netaddr.Client(r, s.cfg.TrustProxy) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

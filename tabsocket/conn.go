@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,13 +50,9 @@ type outgoing struct {
 	closeWith protocol.CloseCode
 }
 
-func newConn(s *Server, ws *websocket.Conn, remoteAddr string) *conn {
+func newConn(s *Server, ws *websocket.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	c := &conn{s: s, ws: ws, addr: host, sendq: make(chan outgoing, s.cfg.SendQueue),
+	c := &conn{s: s, ws: ws, addr: addr, sendq: make(chan outgoing, s.cfg.SendQueue),
 		ctx: ctx, cancel: cancel, writerD: make(chan struct{})}
 	c.log.Store(s.cfg.Logger)
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),

@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/netaddr"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -168,12 +169,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the request
 	}
-	addr := r.RemoteAddr
-	if fwd := r.Header.Get("X-Forwarded-For"); s.cfg.TrustProxy && fwd != "" {
-		first, _, _ := strings.Cut(fwd, ",")
-		addr = strings.TrimSpace(first)
-	}
-	c := newConn(s, ws, addr)
+	c := newConn(s, ws, netaddr.Client(r, s.cfg.TrustProxy))
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}
