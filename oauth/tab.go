@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -17,13 +18,16 @@ func reqErr(code, msg string) error { return &protocol.RequestError{Code: code, 
 var errUnavailable = reqErr(protocol.ErrCodeUnavailable, "The relay could not do this now; try again.")
 
 // Approve grants the connect request of code to pairing, with the scope
-// the person chose (SPEC §5, §8). The code is single use.
+// the person chose (SPEC §5, §8). The code is single use. The connection
+// and its scope are stored first and the request marked approved last, so
+// the waiting page never hands out a code for a connection that is not
+// there yet.
 func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
 	entries, err := s.checkEntries(scope, false)
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
-	req, err := s.decide(ctx, pairing, addr, code, RequestApproved)
+	req, err := s.pendingRequest(ctx, pairing, addr, code)
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
@@ -32,21 +36,22 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 		host = u.Host
 	}
 	now := s.cfg.Clock.Now().UTC()
-	c := Connection{ID: req.ConnectionID, Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
+	c := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
 		ClientName: req.ClientName, Host: host, CreatedAt: now, LastUsed: now}
-	sc := Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"}
-	err = s.cfg.Store.PutScope(ctx, c.ID, sc)
+	err = s.cfg.Store.PutScope(ctx, c.ID, Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"})
 	if err == nil {
 		err = s.cfg.Store.PutConnection(ctx, c)
 	}
 	if err != nil {
 		s.cfg.Logger.Error("store connection", "connection", c.ID, "err", err)
-		// Give the code back, so that the person can approve it again.
-		_, _ = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(r *ConnectRequest) error {
-			r.Status, r.PairingID, r.ConnectionID = RequestPending, "", ""
-			return nil
-		})
 		return protocol.ConnectionInfo{}, errUnavailable
+	}
+	if err := s.mark(ctx, req.ID, pairing, RequestApproved, c.ID); err != nil {
+		// Another tab decided first, or the code expired: the connection
+		// made for it is never handed out.
+		_, _ = s.cfg.Store.UpdateConnection(ctx, c.ID, func(c *Connection) error { c.Revoked = true; return nil })
+		_ = s.cfg.Store.PutScope(ctx, c.ID, Scope{Version: ScopeVersion, UpdatedAt: now, UpdatedBy: "tab:approve-lost"})
+		return protocol.ConnectionInfo{}, err
 	}
 	s.cfg.Metrics.Decisions.WithLabelValues("approved").Inc()
 	s.cfg.Logger.Info("connection approved", "pairing", pairing, "connection", c.ID, "client", c.ClientName)
@@ -56,16 +61,20 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 // Decline refuses the connect request of code: the waiting page returns
 // access_denied to the client.
 func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error {
-	if _, err := s.decide(ctx, pairing, addr, code, RequestDeclined); err != nil {
+	req, err := s.pendingRequest(ctx, pairing, addr, code)
+	if err == nil {
+		err = s.mark(ctx, req.ID, pairing, RequestDeclined, "")
+	}
+	if err != nil {
 		return err
 	}
 	s.cfg.Metrics.Decisions.WithLabelValues("declined").Inc()
 	return nil
 }
 
-// decide moves the request of code from pending to status, once. Wrong
-// codes are limited per pairing and per address.
-func (s *Server) decide(ctx context.Context, pairing, addr, code, status string) (ConnectRequest, error) {
+// pendingRequest finds the request of a connect code that still waits.
+// Wrong codes are limited per pairing and per address.
+func (s *Server) pendingRequest(ctx context.Context, pairing, addr, code string) (ConnectRequest, error) {
 	if code == "" {
 		return ConnectRequest{}, reqErr(protocol.ErrCodeBadRequest, "The request names no connect code.")
 	}
@@ -83,30 +92,35 @@ func (s *Server) decide(ctx context.Context, pairing, addr, code, status string)
 	if err != nil {
 		return ConnectRequest{}, errUnavailable
 	}
+	return req, stillPending(&req, s.cfg.Clock.Now())
+}
+
+func stillPending(r *ConnectRequest, now time.Time) error {
+	switch {
+	case r.Status != RequestPending:
+		return reqErr(protocol.ErrCodeCodeUsed, "This code was used already. Start again from the application.")
+	case now.After(r.ExpiresAt):
+		return reqErr(protocol.ErrCodeCodeExpired, "This code expired. Start again from the application.")
+	}
+	return nil
+}
+
+// mark moves a request from pending to status, once, atomically.
+func (s *Server) mark(ctx context.Context, id, pairing, status, connection string) error {
 	now := s.cfg.Clock.Now().UTC()
-	connID := randomID("conn_")
-	req, err = s.cfg.Store.UpdateConnectRequest(ctx, req.ID, func(r *ConnectRequest) error {
-		switch {
-		case r.Status != RequestPending:
-			return reqErr(protocol.ErrCodeCodeUsed, "This code was used already. Start again from the application.")
-		case now.After(r.ExpiresAt):
-			return reqErr(protocol.ErrCodeCodeExpired, "This code expired. Start again from the application.")
+	_, err := s.cfg.Store.UpdateConnectRequest(ctx, id, func(r *ConnectRequest) error {
+		if err := stillPending(r, now); err != nil {
+			return err
 		}
-		r.Status, r.PairingID, r.DecidedAt = status, pairing, now
-		if status == RequestApproved {
-			r.ConnectionID = connID
-		}
+		r.Status, r.PairingID, r.DecidedAt, r.ConnectionID = status, pairing, now, connection
 		return nil
 	})
 	var rerr *protocol.RequestError
-	if errors.As(err, &rerr) {
-		return ConnectRequest{}, err
-	}
-	if err != nil {
+	if err != nil && !errors.As(err, &rerr) {
 		s.cfg.Logger.Error("decide connect request", "err", err)
-		return ConnectRequest{}, errUnavailable
+		return errUnavailable
 	}
-	return req, nil
+	return err
 }
 
 func (s *Server) requestByCode(ctx context.Context, code string) (ConnectRequest, error) {
