@@ -4,7 +4,8 @@
 # suite (scripts/node22.sh, from the npm registry) and the suite itself,
 # pinned in scripts/conformance/package-lock.json, and the official MCP
 # TypeScript client the end-to-end tests drive (on the system node 20),
-# pinned in tests/node/package-lock.json. Fails with one line.
+# pinned in tests/node/package-lock.json, and a redis-server for the Redis
+# store's tests (Debian's package). Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "make test: $*" >&2; exit 1; }
@@ -14,6 +15,17 @@ need git "install git"
 need npm "install Node.js and npm (node 20 is enough; scripts/node22.sh fetches Node 22 for the conformance suite)"
 
 mkdir -p .cache
+
+# store/redis tests start a real redis-server on a loopback port.
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then as_root=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then as_root=(sudo -n)
+  else fail "redis-server is missing and installing it needs root (apt-get install redis-server)"; fi
+  { "${as_root[@]}" apt-get update -qq &&
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; } >.cache/apt-redis.log 2>&1 ||
+    { tail -5 .cache/apt-redis.log >&2; fail "could not install redis-server (see .cache/apt-redis.log)"; }
+  command -v redis-server >/dev/null 2>&1 || fail "redis-server is still missing after apt-get install redis-server"
+fi
 bash scripts/node22.sh >/dev/null 2>.cache/node22.log || { tail -3 .cache/node22.log >&2; fail "could not install Node 22 (scripts/node22.sh)"; }
 
 conf=scripts/conformance

@@ -1,0 +1,384 @@
+package redis
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/oauth/storetest"
+	"github.com/tabrelay/tabrelay/protocol"
+	tabstoretest "github.com/tabrelay/tabrelay/tabsocket/storetest"
+)
+
+// suiteNow is oauth/storetest's fixed now: its records are dated by it, so
+// the store computes their TTLs on it too (on the wall clock, a record of
+// that suite dated in the past would be gone as soon as written).
+var suiteNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+var prefixes atomic.Int64
+
+// newStore returns a store under a prefix of its own on client, on the
+// suite's clock.
+func newStore(client goredis.UniversalClient) *Store {
+	s := New(client, fmt.Sprintf("test%d:", prefixes.Add(1)))
+	s.now = func() time.Time { return suiteNow }
+	return s
+}
+
+func TestOAuthStoreContract(t *testing.T) {
+	client := startRedis(t)
+	storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
+}
+
+func TestPairingStoreContract(t *testing.T) {
+	client := startRedis(t)
+	tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return newStore(client) })
+}
+
+// TestContractsOnCluster runs both suites through a cluster client on a
+// one-node Redis Cluster, which refuses (CROSSSLOT) any transaction or
+// multi-key command whose keys are in more than one slot: it proves the
+// key layout's hash tags.
+func TestContractsOnCluster(t *testing.T) {
+	client := startCluster(t)
+	t.Run("oauth", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
+	})
+	t.Run("pairings", func(t *testing.T) {
+		tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return newStore(client) })
+	})
+}
+
+// TestLifetimes: Redis expires what the embedded store sweeps, so every
+// ephemeral record and its index entries carry the record's remaining
+// life, and the person's records carry none.
+func TestLifetimes(t *testing.T) {
+	client := startRedis(t)
+	ctx := context.Background()
+	s := newStore(client)
+	hash := func(name string) []byte { return []byte(name) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	req := oauth.ConnectRequest{ID: "r1", CodeHash: hash("code"), CreatedAt: suiteNow,
+		ExpiresAt: suiteNow.Add(oauth.ConnectCodeTTL), Status: oauth.RequestPending}
+	must(s.PutConnectRequest(ctx, req))
+	checkTTL(t, client, oauth.ConnectCodeTTL+oauth.AuthCodeTTL, s.requestKey("r1"), s.codeKey(hash("code")))
+	// Approved at the last moment, the code fetched later: it lives on.
+	_, err := s.UpdateConnectRequest(ctx, "r1", func(r *oauth.ConnectRequest) error {
+		r.AuthCodeHash, r.AuthCodeExpiresAt = hash("auth"), suiteNow.Add(oauth.ConnectCodeTTL+30*time.Second)
+		return nil
+	})
+	must(err)
+	checkTTL(t, client, oauth.ConnectCodeTTL+30*time.Second+oauth.AuthCodeTTL,
+		s.requestKey("r1"), s.codeKey(hash("code")), s.authKey(hash("auth")))
+
+	fam := oauth.Family{ID: "f1", ConnectionID: "conn-a", CreatedAt: suiteNow, LastUsed: suiteNow,
+		AbsoluteExpiry: suiteNow.Add(oauth.FamilyAbsoluteTTL), Current: hash("t0")}
+	must(s.PutFamily(ctx, fam))
+	checkTTL(t, client, oauth.FamilyIdleTTL, s.familyKey("f1"), s.refreshKey(hash("t0")), s.connFamilies("conn-a"))
+	_, err = s.UpdateFamily(ctx, "f1", func(f *oauth.Family) error {
+		f.Previous, f.Current, f.LastUsed = f.Current, hash("t1"), suiteNow.Add(time.Hour)
+		return nil
+	})
+	must(err)
+	checkTTL(t, client, oauth.FamilyIdleTTL+time.Hour,
+		s.familyKey("f1"), s.refreshKey(hash("t0")), s.refreshKey(hash("t1")), s.connFamilies("conn-a"))
+	// Near its absolute expiry a family ends before it is idle.
+	old := oauth.Family{ID: "f2", ConnectionID: "conn-a", LastUsed: suiteNow, AbsoluteExpiry: suiteNow.Add(time.Hour),
+		Current: hash("u0")}
+	must(s.PutFamily(ctx, old))
+	checkTTL(t, client, time.Hour, s.familyKey("f2"), s.refreshKey(hash("u0")))
+	checkTTL(t, client, oauth.FamilyIdleTTL+time.Hour, s.connFamilies("conn-a")) // the longest-lived member's
+
+	must(s.PutAccessToken(ctx, oauth.AccessToken{Hash: hash("access"), ExpiresAt: suiteNow.Add(oauth.AccessTokenTTL)}))
+	checkTTL(t, client, oauth.AccessTokenTTL, s.accessKey(hash("access")))
+
+	must(s.PutClient(ctx, oauth.Client{ID: "c1"}))
+	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1"}))
+	must(s.PutScope(ctx, "conn-a", oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}))
+	_, err = s.TouchPairing(ctx, "p1", hash("secret"), suiteNow)
+	must(err)
+	checkTTL(t, client, 0, s.plainKey("client", "c1"), s.connKey("conn-a"), s.pairingConns("p1"),
+		s.scopeKey("conn-a"), s.scopeIn("conn-a"), s.scopeSet(actionMember("counter", "get")),
+		s.scopeSet(toolMember("counter")), s.plainKey("pairing", "p1"))
+}
+
+// checkTTL fails unless every key exists with a TTL of want (0: none),
+// less the few seconds the test may take.
+func checkTTL(t *testing.T, client goredis.UniversalClient, want time.Duration, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		got, err := client.PTTL(context.Background(), k).Result()
+		switch {
+		case err != nil:
+			t.Fatalf("PTTL %q: %v", k, err)
+		case got == -2: // PTTL's "no such key"
+			t.Fatalf("%q is missing", k)
+		case want == 0 && got >= 0:
+			t.Fatalf("%q expires in %v, want no TTL", k, got)
+		case want > 0 && (got > want || got < want-5*time.Second):
+			t.Fatalf("%q expires in %v, want %v", k, got, want)
+		}
+	}
+}
+
+// TestIndexesFollowRecords looks at the keys themselves: the contract can
+// not see an index entry left behind, since readers check the record.
+func TestIndexesFollowRecords(t *testing.T) {
+	client := startRedis(t)
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		do   func(s *Store)
+		want []string // every key left under the prefix
+	}{
+		{"a replaced authorization code loses its entry", func(s *Store) {
+			must(s.PutConnectRequest(ctx, oauth.ConnectRequest{ID: "r1", CodeHash: []byte("c"), ExpiresAt: suiteNow.Add(time.Minute)}))
+			for _, code := range []string{"a1", "a2"} {
+				_, err := s.UpdateConnectRequest(ctx, "r1", func(r *oauth.ConnectRequest) error {
+					r.AuthCodeHash, r.AuthCodeExpiresAt = []byte(code), suiteNow.Add(oauth.AuthCodeTTL)
+					return nil
+				})
+				must(err)
+			}
+		}, []string{"{req}:auth:6132", "{req}:code:63", "{req}:rec:r1"}},
+		{"a request written past its end is deleted with its entries", func(s *Store) {
+			must(s.PutConnectRequest(ctx, oauth.ConnectRequest{ID: "r1", CodeHash: []byte("c"), ExpiresAt: suiteNow}))
+			_, err := s.UpdateConnectRequest(ctx, "r1", func(r *oauth.ConnectRequest) error {
+				r.ExpiresAt, r.AuthCodeHash = suiteNow.Add(-time.Hour), []byte("a")
+				return nil
+			})
+			must(err)
+		}, nil},
+		{"a dropped refresh hash loses its entry", func(s *Store) {
+			must(s.PutFamily(ctx, oauth.Family{ID: "f1", ConnectionID: "c1", LastUsed: suiteNow,
+				AbsoluteExpiry: suiteNow.Add(time.Hour), Current: []byte("t0"), Previous: []byte("p0")}))
+			_, err := s.UpdateFamily(ctx, "f1", func(f *oauth.Family) error {
+				f.Previous, f.Current = nil, []byte("t1")
+				return nil
+			})
+			must(err)
+		}, []string{"{fam}:of:c1", "{fam}:rec:f1", "{fam}:refresh:7431"}},
+		{"a family updated past its end is deleted with its entries", func(s *Store) {
+			must(s.PutFamily(ctx, oauth.Family{ID: "f1", ConnectionID: "c1", LastUsed: suiteNow,
+				AbsoluteExpiry: suiteNow.Add(time.Hour), Current: []byte("t0"), Superseded: [][]byte{[]byte("s0")}}))
+			_, err := s.UpdateFamily(ctx, "f1", func(f *oauth.Family) error {
+				f.AbsoluteExpiry = suiteNow.Add(-time.Second)
+				return nil
+			})
+			must(err)
+		}, nil},
+		{"an expired access token is not stored", func(s *Store) {
+			must(s.PutAccessToken(ctx, oauth.AccessToken{Hash: []byte("a"), ExpiresAt: suiteNow}))
+		}, nil},
+		{"a cleared scope leaves no index entry", func(s *Store) {
+			grant := oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get", "*"}}}}
+			must(s.PutScope(ctx, "conn-a", grant))
+			must(s.PutScope(ctx, "conn-b", grant))
+			must(s.PutScope(ctx, "conn-a", oauth.Scope{}))
+		}, []string{"{scope}:idx:counter\x00*", "{scope}:idx:counter\x00get", "{scope}:in:conn-b",
+			"{scope}:rec:conn-a", "{scope}:rec:conn-b", "{scope}:tool:counter"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(client)
+			tt.do(s)
+			if got := keysOf(t, client, s.prefix); !slices.Equal(got, tt.want) {
+				t.Fatalf("keys %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// keysOf lists the keys under prefix, without it, sorted.
+func keysOf(t *testing.T, client goredis.UniversalClient, prefix string) []string {
+	t.Helper()
+	var out []string
+	iter := client.Scan(context.Background(), 0, prefix+"*", 100).Iterator()
+	for iter.Next(context.Background()) {
+		out = append(out, strings.TrimPrefix(iter.Val(), prefix))
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestUpdateGivesUp: an update that loses every race returns ErrContended
+// after maxAttempts tries, and does not write.
+func TestUpdateGivesUp(t *testing.T) {
+	client := startRedis(t)
+	ctx := context.Background()
+	s := newStore(client)
+	if err := s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	tries := 0
+	_, err := s.UpdateConnection(ctx, "conn-a", func(c *oauth.Connection) error {
+		tries++
+		// Another node writes between this read and the write.
+		other := *c
+		other.LastUsed = suiteNow.Add(time.Duration(tries) * time.Second)
+		if err := s.put(ctx, s.connKey("conn-a"), other, 0); err != nil {
+			return err
+		}
+		c.Revoked = true
+		return nil
+	})
+	if !errors.Is(err, ErrContended) || tries != maxAttempts {
+		t.Fatalf("after %d tries: %v, want ErrContended after %d", tries, err, maxAttempts)
+	}
+	c, err := s.Connection(ctx, "conn-a")
+	if err != nil || c.Revoked {
+		t.Fatalf("the lost update was written: %+v, %v", c, err)
+	}
+}
+
+func TestNewRefusesBracesInPrefix(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New accepted a prefix with a hash tag")
+		}
+	}()
+	New(nil, "relay{a}:")
+}
+
+// startRedis starts a redis-server of the test's own on a free loopback
+// port, without persistence, and stops it when the test ends.
+func startRedis(t *testing.T) goredis.UniversalClient {
+	t.Helper()
+	port := freePort(t)
+	startServer(t, port)
+	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// startCluster starts a one-node Redis Cluster holding every slot.
+func startCluster(t *testing.T) goredis.UniversalClient {
+	t.Helper()
+	port, bus := freePort(t), freePort(t)
+	startServer(t, port, "--cluster-enabled", "yes", "--cluster-port", bus)
+	ctx := context.Background()
+	admin := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port})
+	defer admin.Close()
+	if err := admin.Do(ctx, "cluster", "addslotsrange", 0, 16383).Err(); err != nil {
+		t.Fatalf("cluster addslotsrange: %v", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		info, err := admin.ClusterInfo(ctx).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the one-node cluster did not come up: %q, %v", info, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:" + port}})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// startServer runs redis-server on port with extra arguments until the
+// test ends, once it answers PING.
+func startServer(t *testing.T, port string, extra ...string) {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal("redis-server not found: run make test, scripts/ensure-deps.sh installs it")
+	}
+	dir := t.TempDir()
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	cmd := exec.Command(path, args...)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start redis-server: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	ping := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1})
+	defer ping.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for ping.Ping(context.Background()).Err() != nil {
+		select {
+		case <-exited:
+			t.Fatalf("redis-server exited:\n%s", out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server did not answer PING within 10s:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// syncBuffer is the server's output, written by exec's copier and read by
+// the test.
+type syncBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,257 @@
+// Package redis is the store shared by the nodes of a cluster (SPEC §7):
+// the authorization server's records (oauth.Store) and the pairing records
+// (tabsocket.PairingStore) in one Redis, standalone or Redis Cluster,
+// through a goredis.UniversalClient. It needs Redis 7.0 or newer (PEXPIRE
+// NX/GT). It keeps only hashes of secrets, never a secret, and logs
+// nothing. Placement and membership are not its business.
+//
+// # Key layout
+//
+// Every key starts with the store's prefix. Records that one transaction
+// writes together with their index entries share one Redis Cluster hash
+// tag, the name of their family, so that every MULTI/EXEC (and every
+// multi-key read) stays in one slot:
+//
+//	{req}:rec:<id>                 connect request (JSON)             TTL
+//	{req}:code:<hex code hash>     → request id                       TTL
+//	{req}:auth:<hex auth hash>     → request id                       TTL
+//	{conn}:rec:<id>                connection (JSON)
+//	{conn}:of:<pairing id>         SET of connection ids
+//	{fam}:rec:<id>                 refresh family (JSON)              TTL
+//	{fam}:refresh:<hex hash>       → family id                        TTL
+//	{fam}:of:<connection id>       ZSET family id → its end (unix ms) TTL
+//	{scope}:rec:<connection id>    scope record, as stored
+//	{scope}:idx:<tool>\x00<action> SET of connection ids
+//	{scope}:tool:<tool>            SET of connection ids (any action)
+//	{scope}:in:<connection id>     SET of the idx/tool keys naming it
+//
+// Records that are only ever written alone carry no hash tag, so Redis
+// Cluster spreads them over every shard by their whole key:
+//
+//	client:<id>                    client (JSON)
+//	at:<hex hash>                  access token (JSON)                TTL
+//	pairing:<id>                   pairing (JSON)
+//
+// The family-wide tag is a choice: a tag per record ({req:<id>}) would
+// spread requests, families and connections too, but an index is looked up
+// by a hash before the record's id is known, so its entries would live in
+// other slots than their records and could not be written in the record's
+// transaction. One tag per family keeps every record and its indexes in one
+// MULTI, as the embedded store keeps them in one bbolt transaction, at the
+// cost of serving each of those four families from one shard. They are
+// small and their writes rare (an approval, a refresh, a scope change), and
+// what every call reads of them is a single GET. The busiest records,
+// access tokens (read on every call) and pairings (on every hello), spread.
+//
+// # Lifetimes
+//
+// Redis expires what the embedded store sweeps (oauth/storetest.Sweeper),
+// by a TTL that every write sets from the record's own expiry on the
+// store's clock, on the record and its index entries alike: a connect
+// request until max(ExpiresAt, AuthCodeExpiresAt) + oauth.AuthCodeTTL, an
+// access token until ExpiresAt, a family until the earlier of its
+// AbsoluteExpiry and LastUsed + oauth.FamilyIdleTTL. A record whose end has
+// passed is deleted by the write instead. Clients, connections, scopes and
+// pairings have no TTL.
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tabrelay/tabrelay/tabsocket"
+)
+
+// Store is the Redis store. It holds no state of its own: any number of
+// Stores on any number of nodes may share one Redis and prefix.
+type Store struct {
+	rdb    goredis.UniversalClient
+	prefix string
+	// now is the clock TTLs are computed on: the wall clock but in tests
+	// that run records dated by a fixed clock.
+	now func() time.Time
+}
+
+var _ tabsocket.PairingStore = (*Store)(nil)
+
+// New returns a store keeping its keys under prefix in the Redis of
+// client. It panics when prefix holds a brace: a hash tag in the prefix
+// would change which keys share a slot.
+func New(client goredis.UniversalClient, prefix string) *Store {
+	if strings.ContainsAny(prefix, "{}") {
+		panic(fmt.Sprintf("redis store: key prefix %q holds a brace", prefix))
+	}
+	return &Store{rdb: client, prefix: prefix, now: time.Now}
+}
+
+// Hash-tagged key families (see the package doc).
+const (
+	famRequest    = "req"
+	famConnection = "conn"
+	famFamily     = "fam"
+	famScope      = "scope"
+)
+
+// key names a key of a hash-tagged family.
+func (s *Store) key(family, kind, id string) string {
+	return s.prefix + "{" + family + "}:" + kind + ":" + id
+}
+
+// plainKey names a key of a record written alone.
+func (s *Store) plainKey(kind, id string) string { return s.prefix + kind + ":" + id }
+
+// ttl is what is left of a record that ends at end, rounded up to PX's
+// millisecond; 0 when it has ended.
+func (s *Store) ttl(end time.Time) time.Duration {
+	d := end.Sub(s.now())
+	if d <= 0 {
+		return 0
+	}
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}
+
+// ErrContended is what an update answers when other writers changed its
+// record maxAttempts times in a row, between its read and its write.
+var ErrContended = errors.New("redis store: the record kept changing under the update")
+
+// maxAttempts bounds an optimistic update's tries. With the jittered pause
+// between tries, 50 writers racing on one record (the storetest suite)
+// finish well within it.
+const maxAttempts = 64
+
+// watch runs one optimistic transaction: read runs on a connection that
+// WATCHes keys and returns what to write (nil: nothing), which is queued
+// in MULTI/EXEC and applied only if no watched key changed since. A
+// conflict runs read again, up to maxAttempts times; any other error,
+// read's own included, is returned as is. keys and everything written
+// must share one hash tag.
+func (s *Store) watch(ctx context.Context, keys []string,
+	read func(tx *goredis.Tx) (write func(goredis.Pipeliner), err error)) error {
+	for attempt := range maxAttempts {
+		err := s.rdb.Watch(ctx, func(tx *goredis.Tx) error {
+			write, err := read(tx)
+			if err != nil || write == nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+				write(p)
+				return nil
+			})
+			return err
+		}, keys...)
+		if !errors.Is(err, goredis.TxFailedErr) {
+			return err
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return ErrContended
+}
+
+// pause waits a random while, longer after each lost attempt, so that
+// racing writers stop colliding.
+func pause(ctx context.Context, attempt int) error {
+	d := rand.N(time.Duration(min(attempt+1, 8)) * time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// multi applies write in one MULTI/EXEC, watching nothing.
+func (s *Store) multi(ctx context.Context, write func(goredis.Pipeliner)) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		write(p)
+		return nil
+	})
+	return err
+}
+
+// getter is a client or a transaction's connection.
+type getter interface {
+	Get(ctx context.Context, key string) *goredis.StringCmd
+}
+
+// getJSON reads key into v; found is false when there is no such key.
+// what names the record in an error (never its key: keys hold hashes).
+func getJSON(ctx context.Context, c getter, key, what string, v any) (found bool, err error) {
+	raw, err := c.Get(ctx, key).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("redis store: read %s: %w", what, err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("redis store: %s does not decode: %w", what, err)
+	}
+	return true, nil
+}
+
+// lastSeenResolution is how stale a pairing's LastSeen may get before a
+// hello writes it again, as in the embedded store: a reconnect storm
+// after a node left then reads, and does not write once per tab.
+const lastSeenResolution = time.Hour
+
+// TouchPairing returns the pairing's record, creating it when new, and
+// records now as its last use.
+func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (tabsocket.Pairing, error) {
+	key := s.plainKey("pairing", id)
+	var p tabsocket.Pairing
+	found, err := getJSON(ctx, s.rdb, key, "pairing "+id, &p)
+	if err != nil || (found && now.Sub(p.LastSeen) < lastSeenResolution) {
+		return p, err
+	}
+	err = s.watch(ctx, []string{key}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
+		p = tabsocket.Pairing{}
+		found, err := getJSON(ctx, tx, key, "pairing "+id, &p)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			p = tabsocket.Pairing{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
+		}
+		p.LastSeen = now.UTC()
+		return setJSON(ctx, key, p, 0)
+	})
+	return p, err
+}
+
+// ForgetPairing marks a pairing forgotten: its tabs are refused with the
+// stop code CloseForgotten until the browser makes a new secret.
+func (s *Store) ForgetPairing(ctx context.Context, id string) error {
+	key := s.plainKey("pairing", id)
+	return s.watch(ctx, []string{key}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
+		var p tabsocket.Pairing
+		found, err := getJSON(ctx, tx, key, "pairing "+id, &p)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("no pairing %s", id)
+		}
+		p.Forgotten = true
+		return setJSON(ctx, key, p, 0)
+	})
+}
+
+// setJSON returns the write of v at key with ttl (0: none).
+func setJSON(ctx context.Context, key string, v any, ttl time.Duration) (func(goredis.Pipeliner), error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return func(p goredis.Pipeliner) { p.Set(ctx, key, raw, ttl) }, nil
+}
