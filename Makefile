@@ -32,6 +32,7 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTagData -fuzztime 60s ./protocol
 	$(GO) test -run '^$$' -fuzz FuzzImageCheck -fuzztime 60s ./protocol
+	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s ./mcp
 
 clean:
 	rm -rf bin

@@ -1,0 +1,97 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// stubCaller answers every call at once and remembers what reached it:
+// the fuzz test is about the front end's decoding and guard, not the path
+// behind it.
+type stubCaller struct{ got *[]ToolCall }
+
+func (c stubCaller) CallTool(_ context.Context, call ToolCall, _ func(Event)) protocol.ToolResult {
+	*c.got = append(*c.got, call)
+	return protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: "ok"}}}
+}
+
+func (stubCaller) Permissions(context.Context, string, protocol.Connection, []string) (map[string]string, bool) {
+	return nil, false
+}
+
+type allowAll struct{}
+
+func (allowAll) Scope(context.Context, Grant) ([]protocol.ScopeEntry, error) {
+	return []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}, nil
+}
+
+type acceptAll struct{}
+
+func (acceptAll) Verify(context.Context, string) (Grant, error) {
+	return Grant{ConnectionID: "c1", PairingID: "p1"}, nil
+}
+
+// FuzzServeHTTP sends arbitrary bodies and headers: the front end must
+// answer every one with a status of its own (never panic, never 5xx) and
+// never let a call past the guard that the scope does not grant.
+func FuzzServeHTTP(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get"}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"counter","arguments":{"action":"reset","ACTION":"get"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":null}`,
+	} {
+		f.Add(seed, "2026-07-28", "tools/call")
+	}
+	var got []ToolCall
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.DemoBundle(), Caller: stubCaller{&got},
+		Guard: allowAll{}, Verifier: acceptAll{}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body, version, method string) {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer tra_x")
+		req.Header.Set("Accept", "application/json")
+		if validHeader(version) && validHeader(method) {
+			req.Header.Set("MCP-Protocol-Version", version)
+			req.Header.Set("Mcp-Method", method)
+		}
+		got = got[:0]
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("status %d for %q", w.Code, body)
+		}
+		scope, _ := allowAll{}.Scope(context.Background(), Grant{})
+		for _, call := range got {
+			// What reaches the tab is what the tab reads: its exact keys.
+			var args map[string]json.RawMessage
+			var action string
+			if json.Unmarshal(call.Arguments, &args) != nil || json.Unmarshal(args["action"], &action) != nil {
+				action = ""
+			}
+			if !protocol.Allows(scope, call.Tool, action) {
+				t.Fatalf("a call outside the scope reached the tab: %s %s from %q", call.Tool, call.Arguments, body)
+			}
+		}
+	})
+}
+
+func validHeader(v string) bool {
+	for _, r := range v {
+		if r < 0x20 || r > 0x7e {
+			return false
+		}
+	}
+	return true
+}
