@@ -63,6 +63,9 @@ func newConn(s *Server, ws *websocket.Conn, addr string) *conn {
 // Send queues msg for the tab without blocking (actors.Outbox). A full
 // queue means the tab does not keep up: it is closed with CloseSlow.
 func (c *conn) Send(msg any) bool {
+	if c.ctx.Err() != nil || c.code.Load() != 0 {
+		return false // closing: the backlog of a gone tab costs nothing
+	}
 	frame, err := json.Marshal(msg)
 	if err != nil {
 		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
