@@ -130,7 +130,8 @@ func TestGoSDKClient(t *testing.T) {
 
 func goSDKSession(t *testing.T, r *relay, b *browser, tab *tabProc, ask, want string, listen bool) {
 	h := newHost(t, r.url)
-	_, tokens := connect(t, r, b, h)
+	// The person grants every demo tool but notes: a call to it is refused.
+	_, tokens := connect(t, r, b, h, "whoami", "counter", "clear_all", "view_picture", "echo", "wait", "fail")
 	auth := &bearer{token: tokens["access_token"].(string)}
 	sdkLog := &syncBuffer{}
 	defer func() {
@@ -172,10 +173,20 @@ func goSDKSession(t *testing.T, r *relay, b *browser, tab *tabProc, ask, want st
 	for _, tl := range tools.Tools {
 		byName[tl.Name] = tl
 	}
-	for _, name := range []string{"whoami", "counter", "notes", "clear_all", "view_picture", "echo", "wait", "fail"} {
+	for _, name := range []string{"whoami", "counter", "clear_all", "view_picture", "echo", "wait", "fail"} {
 		if byName[name] == nil {
 			t.Fatalf("tools/list has no %s: %d tools", name, len(tools.Tools))
 		}
+	}
+	if byName["notes"] != nil {
+		t.Fatal("tools/list shows notes, which the person did not grant")
+	}
+	refusal, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "notes", Arguments: map[string]any{"action": "list"}})
+	if err != nil || !refusal.IsError || len(refusal.Content) == 0 {
+		t.Fatalf("notes outside the scope: %+v %v", refusal, err)
+	}
+	if text, ok := refusal.Content[0].(*mcp.TextContent); !ok || !strings.Contains(text.Text, "Connections panel") {
+		t.Fatalf("refusal %#v", refusal.Content[0])
 	}
 	if ui, _ := byName["view_picture"].Meta["ui"].(map[string]any); ui["resourceUri"] != "ui://demo/view" {
 		t.Fatalf("view_picture _meta %v, want ui.resourceUri ui://demo/view", byName["view_picture"].Meta)

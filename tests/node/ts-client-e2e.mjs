@@ -194,7 +194,9 @@ async function playThePerson(authorizationUrl, sentState) {
     check(before.state === 'pending', `status before approval: ${JSON.stringify(before)}`);
 
     try {
-        await run(bin, ['tab', 'approve', '--relay', relay, '--origin', appOrigin, '--secret-file', secretFile, code], { timeout: patience });
+        // The person grants every demo tool but notes: the refusal step below.
+        const scope = ['whoami', 'counter', 'view_picture', 'fail', 'echo', 'clear_all', 'wait'].flatMap(t => ['--scope', t]);
+        await run(bin, ['tab', 'approve', '--relay', relay, '--origin', appOrigin, '--secret-file', secretFile, ...scope, code], { timeout: patience });
     } catch (e) {
         throw new Error(`tabrelay tab approve ${code}: ${e.message} ${e.stdout ?? ''} ${e.stderr ?? ''}`);
     }
@@ -322,6 +324,7 @@ async function main() {
         const { tools } = await client.listTools();
         const names = tools.map(t => t.name);
         for (const want of ['counter', 'view_picture', 'fail', 'whoami']) check(names.includes(want), `no ${want} in ${names}`);
+        check(!names.includes('notes'), `notes is listed although the person did not grant it: ${names}`);
         const vp = tools.find(t => t.name === 'view_picture');
         check(vp._meta?.ui?.resourceUri === 'ui://demo/view', `view_picture _meta ${JSON.stringify(vp._meta)}`);
     });
@@ -345,6 +348,12 @@ async function main() {
         const r = await client.callTool({ name: 'fail', arguments: { message: 'boom' } });
         check(r.isError === true, `isError ${r.isError}: ${text(r)}`);
         check(text(r).includes('boom'), `text ${JSON.stringify(text(r))}`);
+    });
+
+    await step('tools/call notes is refused by the connection\'s scope', async () => {
+        const r = await client.callTool({ name: 'notes', arguments: { action: 'list' } });
+        check(r.isError === true, `isError ${r.isError}: ${text(r)}`);
+        check(text(r).includes('<tabrelay-data>"notes"</tabrelay-data>') && text(r).includes('Connections panel'), `text ${JSON.stringify(text(r))}`);
     });
 
     await step('tools/call of an unknown tool throws -32602', async () => {
