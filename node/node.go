@@ -84,6 +84,8 @@ type Node struct {
 	events   *mcp.Events
 	registry *prometheus.Registry
 	metrics  *actors.Metrics
+	// httpRequests counts the public listener's requests.
+	httpRequests *prometheus.CounterVec
 
 	public, admin *http.Server
 	publicLn      net.Listener
@@ -127,6 +129,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.system = actors.NewSystem(cfg.Logger)
 	n.metrics = actors.NewMetrics(reg)
+	n.httpRequests = newHTTPRequests(reg)
 	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
 	router := actors.NewLocalRouter(n.system, acfg)
 	n.caller = actors.NewCaller(n.system, router, acfg)

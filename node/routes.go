@@ -23,7 +23,7 @@ func (n *Node) publicRoutes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
 	mux.Handle("/{$}", n.mcp)
-	return mux
+	return counted(mux, n.httpRequests)
 }
 
 // adminRoutes are the admin listener's routes (loopback by default):

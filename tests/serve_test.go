@@ -87,6 +87,10 @@ func TestRestartedRelayGetsItsTabsBack(t *testing.T) {
 	b := newBrowser(t)
 	tab := b.startTab(first.url, "a")
 	eventually(t, func() bool { return first.metric(t, "tabrelay_tabs_connected") == "1" }, "tab connected")
+	// Requests are counted when they end (a tab's socket when it closes).
+	if first.metric(t, `tabrelay_http_requests_total{code="200",route="GET /health"}`) == "" {
+		t.Fatal("no count of GET /health in /metrics")
+	}
 
 	start := time.Now()
 	first.cmd.Process.Signal(syscall.SIGTERM)

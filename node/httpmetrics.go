@@ -1,0 +1,66 @@
+package node
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// httpRequests counts requests by route (the pattern that served them)
+// and status code (SPEC §9). Both label sets are bounded: the routes are
+// the mux's patterns.
+func newHTTPRequests(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tabrelay_http_requests_total", Help: "HTTP requests by route and status code."}, []string{"route", "code"})
+	reg.MustRegister(c)
+	return c
+}
+
+// counted wraps a mux so that every request is counted once it is done.
+func counted(mux *http.ServeMux, requests *prometheus.CounterVec) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		mux.ServeHTTP(sw, r)
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+	})
+}
+
+// statusWriter remembers the status code; it keeps flushing (SSE) and
+// hijacking (the tab's WebSocket) working.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.status = http.StatusSwitchingProtocols
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
