@@ -102,8 +102,13 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 	}
 
 	now := s.cfg.Clock.Now().UTC()
+	expires := now.Add(AccessTokenTTL)
+	if t.ExpiresAt.Before(expires) {
+		expires = t.ExpiresAt
+	}
+	// The child lives as long as its one token: no record outlives it.
 	child := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: parent.PairingID, ClientID: clientID,
-		ClientName: parent.ClientName, Host: parent.Host, CreatedAt: now, LastUsed: now, ParentID: parent.ID}
+		ClientName: parent.ClientName, Host: parent.Host, CreatedAt: now, LastUsed: now, ParentID: parent.ID, ExpiresAt: expires}
 	// The child's own record goes first: a child stored without it would
 	// inherit the parent's whole scope. None asked: no record, it inherits.
 	if hasScope {
@@ -118,10 +123,6 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 	s.cfg.Logger.Info("connection derived", "pairing", child.PairingID, "connection", child.ID, "parent", parent.ID,
 		"scoped", hasScope, "entries", len(asked))
 
-	expires := now.Add(AccessTokenTTL)
-	if t.ExpiresAt.Before(expires) {
-		expires = t.ExpiresAt
-	}
 	access := randomToken(prefixAccess)
 	if err := s.cfg.Store.PutAccessToken(ctx, AccessToken{Hash: s.cfg.Hasher.Hash(purposeAccess, access), FamilyID: t.FamilyID,
 		ConnectionID: child.ID, PairingID: child.PairingID, ClientID: clientID, Resource: s.resource, ExpiresAt: expires}); err != nil {

@@ -164,8 +164,11 @@ func (s *Server) ScopeHolders(ctx context.Context, tool, action string) ([]strin
 	}
 	out := ids[:0]
 	for _, id := range ids {
-		c, err := s.cfg.Store.Connection(ctx, id)
-		if err == nil && c.ParentID != "" {
+		c, err := s.liveConnection(ctx, id)
+		if err != nil {
+			continue // forgotten, expired, or left behind in the index by a dropped record
+		}
+		if c.ParentID != "" {
 			resolved, rerr := s.ResolvedScope(ctx, id)
 			if rerr != nil || !protocol.Allows(resolved, tool, action) && !(action == "" && protocol.NamesTool(resolved, tool)) {
 				continue

@@ -124,6 +124,9 @@ type Connection struct {
 	// ParentID is the connection a derived one was minted from (token
 	// exchange): its scope never exceeds its parent's, and it ends with it.
 	ParentID string `json:"parentId,omitempty"`
+	// ExpiresAt ends a derived connection with its token (zero: never); an
+	// expired one is dead and the store may drop it.
+	ExpiresAt time.Time `json:"expiresAt,omitempty"`
 }
 
 // Scope is a connection's grant over the catalogue, as the person chose it

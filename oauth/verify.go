@@ -77,8 +77,9 @@ func (s *Server) liveConnection(ctx context.Context, id string) (Connection, err
 		return Connection{}, err
 	}
 	c := conn
+	now := s.cfg.Clock.Now()
 	for depth := 0; ; depth++ {
-		if c.Revoked || depth > maxDerivation {
+		if c.Revoked || depth > maxDerivation || (!c.ExpiresAt.IsZero() && now.After(c.ExpiresAt)) {
 			return Connection{}, ErrNotFound
 		}
 		if c.ParentID == "" {

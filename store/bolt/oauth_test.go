@@ -14,6 +14,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/oauth/storetest"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 func openTemp(t *testing.T) *Store {
@@ -119,5 +120,43 @@ func TestSweepEveryDeletesAndStops(t *testing.T) {
 	}
 	if out := logs.String(); !strings.Contains(out, "deleted=1") || strings.Contains(out, "level=WARN") {
 		t.Fatalf("sweep logs:\n%s", out)
+	}
+}
+
+// TestSweepDropsExpiredDerivedConnections: a derived connection goes with
+// its token's end, with its scope and index entries; the person's own
+// connections stay.
+func TestSweepDropsExpiredDerivedConnections(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	own := oauth.Connection{ID: "conn-own", PairingID: "p1", CreatedAt: now}
+	child := oauth.Connection{ID: "conn-child", PairingID: "p1", ParentID: "conn-own", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	for _, c := range []oauth.Connection{own, child} {
+		if err := s.PutConnection(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutScope(ctx, c.ID, oauth.Scope{Version: 1, Entries: []protocol.ScopeEntry{{Tool: "whoami", Actions: []string{"*"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.Sweep(ctx, now.Add(30*time.Minute)); err != nil || n != 0 {
+		t.Fatalf("before its end: swept %d, %v", n, err)
+	}
+	if n, err := s.Sweep(ctx, now.Add(2*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("after its end: swept %d, %v", n, err)
+	}
+	if _, err := s.Connection(ctx, "conn-child"); !errors.Is(err, oauth.ErrNotFound) {
+		t.Fatalf("the derived connection is still there: %v", err)
+	}
+	if holders, _ := s.ScopeHolders(ctx, "whoami", ""); len(holders) != 1 || holders[0] != "conn-own" {
+		t.Fatalf("index after the sweep: %v", holders)
+	}
+	if cs, _ := s.ConnectionsOfPairing(ctx, "p1"); len(cs) != 1 {
+		t.Fatalf("the pairing lists %d connections", len(cs))
 	}
 }

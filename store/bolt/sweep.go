@@ -27,7 +27,8 @@ const sweepBatch = 500
 //   - a refresh family, revoked or not, once now is past its
 //     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL.
 //
-// Clients and connections are kept: connections are the person's list,
+// Clients and the person's connections are kept (derived connections go
+// with their token): connections are the person's list,
 // and a revoked one is hidden by the server, not deleted. Each record is
 // judged again in the transaction that deletes it, so one updated since
 // the scan (a family just refreshed) is kept. A record that does not
@@ -41,6 +42,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 		{bucketAccess, deadAccessToken(now), dropAccessToken},
 		{bucketRequests, deadRequest(now), dropRequest},
 		{bucketFamilies, deadFamily(now), dropFamily},
+		{bucketConnections, deadDerived(now), dropDerived},
 	}
 	total := 0
 	var firstErr error
@@ -146,6 +148,35 @@ func dropRequest(tx *bbolt.Tx, key, raw []byte) error {
 
 // deadFamily is the expiry refresh applies: such a family never refreshes
 // again, and Verify refuses its access tokens once it is gone.
+// deadDerived finds derived connections past their token's end; the
+// person's own connections have no expiry and are kept.
+func deadDerived(now time.Time) func([]byte) (bool, error) {
+	return func(raw []byte) (bool, error) {
+		var c oauth.Connection
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return false, err
+		}
+		return !c.ExpiresAt.IsZero() && now.After(c.ExpiresAt), nil
+	}
+}
+
+func dropDerived(tx *bbolt.Tx, key, raw []byte) error {
+	var c oauth.Connection
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return err
+	}
+	if err := dropScopeIndex(tx, c.ID); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketScopes).Delete(key); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketConnsByPairing).Delete(pairKey(c.PairingID, c.ID)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketConnections).Delete(key)
+}
+
 func deadFamily(now time.Time) func([]byte) (bool, error) {
 	return func(raw []byte) (bool, error) {
 		var f oauth.Family

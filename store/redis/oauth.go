@@ -175,6 +175,10 @@ func (s *Store) PutConnection(ctx context.Context, c oauth.Connection) error {
 	return s.multi(ctx, func(p goredis.Pipeliner) {
 		p.SAdd(ctx, s.pairingConns(c.PairingID), c.ID)
 		p.Set(ctx, s.connKey(c.ID), raw, 0)
+		if !c.ExpiresAt.IsZero() {
+			// A derived connection lives as long as its token.
+			p.PExpireAt(ctx, s.connKey(c.ID), c.ExpiresAt)
+		}
 	})
 }
 
