@@ -197,18 +197,22 @@ func (s *Server) tools(names []string, note func(string) string) []map[string]an
 	return out
 }
 
+// described adds a title and a description to an MCP object when it has them.
+func described(m map[string]any, title, description string) map[string]any {
+	if title != "" {
+		m["title"] = title
+	}
+	if description != "" {
+		m["description"] = description
+	}
+	return m
+}
+
 // resources are the bundle's UI resources (MCP Apps).
 func (s *Server) resources() []map[string]any {
 	out := make([]map[string]any, 0, len(s.cfg.Bundle.Resources))
 	for _, r := range s.cfg.Bundle.Resources {
-		res := map[string]any{"uri": r.URI, "name": r.Name, "mimeType": r.MimeType}
-		if r.Title != "" {
-			res["title"] = r.Title
-		}
-		if r.Description != "" {
-			res["description"] = r.Description
-		}
-		out = append(out, res)
+		out = append(out, described(map[string]any{"uri": r.URI, "name": r.Name, "mimeType": r.MimeType}, r.Title, r.Description))
 	}
 	return out
 }

@@ -11,10 +11,7 @@ import (
 func (s *Server) prompts() []map[string]any {
 	out := make([]map[string]any, 0, len(s.cfg.Bundle.Prompts))
 	for _, p := range s.cfg.Bundle.Prompts {
-		pr := map[string]any{"name": p.Name, "description": p.Description}
-		if p.Title != "" {
-			pr["title"] = p.Title
-		}
+		pr := described(map[string]any{"name": p.Name}, p.Title, p.Description)
 		if len(p.Arguments) > 0 {
 			pr["arguments"] = p.Arguments
 		}
@@ -27,14 +24,7 @@ func (s *Server) prompts() []map[string]any {
 func (s *Server) templates() []map[string]any {
 	out := make([]map[string]any, 0, len(s.cfg.Bundle.Templates))
 	for _, t := range s.cfg.Bundle.Templates {
-		tm := map[string]any{"uriTemplate": t.URITemplate, "name": t.Name, "mimeType": t.MimeType}
-		if t.Title != "" {
-			tm["title"] = t.Title
-		}
-		if t.Description != "" {
-			tm["description"] = t.Description
-		}
-		out = append(out, tm)
+		out = append(out, described(map[string]any{"uriTemplate": t.URITemplate, "name": t.Name, "mimeType": t.MimeType}, t.Title, t.Description))
 	}
 	return out
 }

@@ -134,14 +134,23 @@ func TestWrongCodesAreLimited(t *testing.T) {
 	}
 }
 
-func TestCodeReuseRevokesWhatTheCodeIssued(t *testing.T) {
-	r := startRelay(t, nil)
+// approvedCode registers a host, has the person approve its request and
+// returns the authorization code the waiting page hands on.
+func approvedCode(t *testing.T, r *relay) (*host, *flow, string) {
+	t.Helper()
 	b, _ := pairedBrowser(t, r)
 	h := newHost(t, r.url)
 	h.register()
 	f := h.authorize()
-	b.ask(r.url, "approve", f.code)
-	code := h.codeFrom(f, h.status(f)["redirect"])
+	if out, err := b.ask(r.url, "approve", f.code); err != nil {
+		t.Fatalf("approve: %v %s", err, out)
+	}
+	return h, f, h.codeFrom(f, h.status(f)["redirect"])
+}
+
+func TestCodeReuseRevokesWhatTheCodeIssued(t *testing.T) {
+	r := startRelay(t, nil)
+	h, f, code := approvedCode(t, r)
 	status, tokens := h.exchange(f, code)
 	if status != http.StatusOK {
 		t.Fatalf("first use: %d %v", status, tokens)
@@ -331,12 +340,7 @@ func (r *relay) assertNoSecretsLogged(answers ...any) {
 // revoked whichever order the store saw them in.
 func TestConcurrentUsesOfACodeRevokeWhatItIssued(t *testing.T) {
 	r := startRelay(t, nil)
-	b, _ := pairedBrowser(t, r)
-	h := newHost(t, r.url)
-	h.register()
-	f := h.authorize()
-	b.ask(r.url, "approve", f.code)
-	code := h.codeFrom(f, h.status(f)["redirect"])
+	h, f, code := approvedCode(t, r)
 	var mu sync.Mutex
 	var won []map[string]any
 	var wg sync.WaitGroup
