@@ -146,7 +146,7 @@ func New(cfg Config) (*Node, error) {
 	if err == nil {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
 			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: store, Connections: n.oauth,
-			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy,
+			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy, BundleVersion: cfg.Bundle.Version,
 			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
 		})

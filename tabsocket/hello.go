@@ -73,6 +73,15 @@ func (c *conn) readHello() bool {
 	if h.Reconnects > 0 {
 		c.s.cfg.Metrics.Reconnects.Inc()
 	}
+	if v := c.s.cfg.BundleVersion; v != "" && h.Bundle != v {
+		// The app and the relay's catalogue disagree (one was deployed
+		// before the other): hosts should list the tools anew, operators
+		// should know.
+		c.log.Load().Info("tab runs another bundle than the relay", "tab_bundle", clipVersion(h.Bundle), "relay_bundle", v)
+		if c.s.cfg.ToolsChanged != nil {
+			c.s.cfg.ToolsChanged(id)
+		}
+	}
 	// The welcome goes first: a call waiting for this browser may be sent
 	// as soon as the tab actor exists.
 	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
@@ -89,6 +98,13 @@ func (c *conn) readHello() bool {
 func (c *conn) unsupported(env protocol.Envelope) {
 	c.Send(protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: env.Ref},
 		Code: protocol.ErrCodeUnsupported, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
+}
+
+func clipVersion(v string) string {
+	if len(v) > 40 {
+		return v[:40]
+	}
+	return v
 }
 
 func quoteType(t string) string {

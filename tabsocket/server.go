@@ -51,7 +51,11 @@ type Config struct {
 	// TrustProxy takes the tab's address from X-Forwarded-For (behind a
 	// load balancer), for the per-address limits on wrong connect codes.
 	TrustProxy bool
-	// ToolsChanged hears a tab's permissions-changed (nil: nobody listens).
+	// BundleVersion is the catalogue version the relay serves; a tab that
+	// runs another (the app was deployed) makes hosts list the tools anew.
+	BundleVersion string
+	// ToolsChanged hears a tab's permissions-changed, or a tab that runs
+	// another bundle than the relay's (nil: nobody listens).
 	ToolsChanged func(pairing string)
 	HelloTimeout time.Duration
 	PingInterval time.Duration

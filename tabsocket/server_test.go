@@ -420,3 +420,30 @@ func TestSlowTabIsDisconnectedWithoutBlockingThePairing(t *testing.T) {
 		t.Fatalf("tabs after the slow one left: %+v %v", snap, err)
 	}
 }
+
+func TestATabOfAnotherBundleMakesHostsListAgain(t *testing.T) {
+	changed := make(chan string, 4)
+	e := newEnv(t, func(c *tabsocket.Config) {
+		c.BundleVersion = "demo-1"
+		c.ToolsChanged = func(p string) { changed <- p }
+	})
+	_, _ = e.welcomed(newSecret(), "same") // hello says demo-1
+	select {
+	case p := <-changed:
+		t.Fatalf("a tab of the relay's own bundle changed the tools of %s", p)
+	default:
+	}
+	c := e.mustDial()
+	h := hello(newSecret(), "newer")
+	h.Bundle = "demo-2"
+	send(t, c, h)
+	m, _ := read(t, c)
+	select {
+	case p := <-changed:
+		if p != m["pairing"] {
+			t.Fatalf("tools changed for %s, want %s", p, m["pairing"])
+		}
+	case <-time.After(patience):
+		t.Fatal("a tab of another bundle did not make hosts list the tools anew")
+	}
+}
