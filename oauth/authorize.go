@@ -171,8 +171,16 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req ConnectRe
 
 var errNotApproved = errors.New("the request is not approved")
 
+// redirectError answers a bad authorization request of a known client with
+// a page that links back to it, not a redirect: anyone can register a
+// client, so redirecting at once would make the relay's origin an open
+// redirector to whatever that client registered (RFC 9700 §4.11.2). The
+// link carries the error, state and iss as a redirect would.
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, redirectURI, state, code, desc string) {
-	http.Redirect(w, r, s.errorRedirect(redirectURI, state, code, desc), http.StatusFound)
+	pageHeaders(w, "")
+	w.WriteHeader(http.StatusBadRequest)
+	u, _ := url.Parse(redirectURI)
+	_ = backTemplate.Execute(w, map[string]string{"Desc": desc, "Host": u.Host, "Link": s.errorRedirect(redirectURI, state, code, desc)})
 }
 
 // errorRedirect is an authorization error response, with iss (RFC 9207).

@@ -52,6 +52,13 @@ body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding
 </body></html>
 `))
 
+var backTemplate = template.Must(template.New("back").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<title>Cannot connect</title></head>
+<body><h1>This connection cannot go on</h1><p>The request was not valid: {{.Desc}}.</p>
+<p>Nothing was connected. <a id="back" href="{{.Link}}" rel="noreferrer">Return to {{.Host}}</a> to tell the application.</p></body></html>
+`))
+
 var errorTemplate = template.Must(template.New("error").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
 <title>Cannot connect</title></head>

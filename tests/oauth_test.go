@@ -3,9 +3,12 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -284,13 +287,22 @@ func TestAuthorizeRefusesWhatItCannotTrust(t *testing.T) {
 	}
 	page(func(q url.Values) { q.Set("client_id", "client_unknown") })
 	page(func(q url.Values) { q.Set("redirect_uri", "https://evil.test/callback") })
+	// A bad request of a known client gets a page linking back to the
+	// client with the error (never a redirect: anyone can register a
+	// client, and the relay must not redirect to wherever it points).
 	redirect := func(mod func(url.Values), want string) {
 		q := base()
 		mod(q)
-		resp := get(q)
-		loc := resp.Header.Get("Location")
-		if resp.StatusCode != http.StatusFound || !strings.Contains(loc, "error="+want) || !strings.Contains(loc, "state=s1") || !strings.Contains(loc, "iss=") {
-			t.Fatalf("%v: %d %q, want error %s", q, resp.StatusCode, loc, want)
+		resp, err := h.http.Get(r.url + "/authorize?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		link := html.UnescapeString(backLink.FindString(string(body)))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.HasPrefix(link, `href="`+h.redirectURI+"?") ||
+			!strings.Contains(link, "error="+want) || !strings.Contains(link, "state=s1") || !strings.Contains(link, "iss=") {
+			t.Fatalf("%v: %d %q %q, want a page linking back with error %s", q, resp.StatusCode, resp.Header.Get("Location"), link, want)
 		}
 	}
 	redirect(func(q url.Values) { q.Set("code_challenge_method", "plain") }, "invalid_request")
@@ -304,6 +316,8 @@ func TestAuthorizeRefusesWhatItCannotTrust(t *testing.T) {
 		t.Fatalf("loopback on another port: %d", resp.StatusCode)
 	}
 }
+
+var backLink = regexp.MustCompile(`href="[^"]*"`)
 
 // assertNoSecretsLogged fails when a token, code or secret of the run
 // appears in the relay's log.
