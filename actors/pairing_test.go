@@ -3,10 +3,10 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -506,32 +506,19 @@ func TestAReconnectingTabGetsItsOwnCallsBack(t *testing.T) {
 }
 
 func TestDeadLettersLogNoMessageContent(t *testing.T) {
-	var logs strings.Builder
-	var mu sync.Mutex
-	system := NewSystem(slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	var logs syncbuf.Buffer
+	system := NewSystem(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	defer system.Shutdown()
 	pid := system.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
-	system.Root.Stop(pid)
-	time.Sleep(10 * time.Millisecond) // the stop is asynchronous; only what the log holds is asserted
+	if err := system.Root.StopFuture(pid).Wait(); err != nil { // stopped: what comes now is a dead letter
+		t.Fatal(err)
+	}
 	system.Root.Send(pid, &toTab{Msg: protocol.Call{ID: "c1", Arguments: json.RawMessage(`{"password":"hunter2"}`)}})
 	r := &rig{t: t}
-	r.eventually(func() bool { mu.Lock(); defer mu.Unlock(); return strings.Contains(logs.String(), "DeadLetter") }, "a dead letter logged")
-	mu.Lock()
-	defer mu.Unlock()
+	r.eventually(func() bool { return strings.Contains(logs.String(), "DeadLetter") }, "a dead letter logged")
 	if strings.Contains(logs.String(), "hunter2") {
 		t.Fatalf("a dead letter logged its message:\n%s", logs.String())
 	}
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *strings.Builder
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }
 
 func TestPermissionsAreAskedOfTheTabFocusedLast(t *testing.T) {

@@ -3,11 +3,11 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +17,9 @@ import (
 
 const testAdminToken = "0123456789abcdef-admin"
 
-func startAdminNode(t *testing.T, token string) (*Node, *syncLog) {
+func startAdminNode(t *testing.T, token string) (*Node, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	n, err := New(Config{
 		PublicURL: "http://127.0.0.1:1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
 		DataDir: t.TempDir(), SigningKey: []byte(strings.Repeat("k", 32)), AllowedOrigins: []string{"http://app.test"},
@@ -125,23 +125,6 @@ func TestAdminRequestChecks(t *testing.T) {
 	} else if conns, ok := body["connections"].([]any); !ok || len(conns) != 0 {
 		t.Errorf("holders of a new relay: %v", body["connections"])
 	}
-}
-
-type syncLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (s *syncLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // TestAdminUnreadableAndForgotten: a record that does not parse shows as

@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"context"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"net/http"
 	"os"
@@ -50,7 +51,7 @@ func TestConformanceAuthorizationServer(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, entry, "authorization", "--url", r.url, "--client-id", h.clientID,
 		"--resource", r.url, "--port", port, "-o", outDir)
 	stdout, _ := cmd.StdoutPipe()
-	var transcript syncBuffer
+	var transcript syncbuf.Buffer
 	cmd.Stderr = &transcript
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -133,7 +134,7 @@ func goSDKSession(t *testing.T, r *relay, b *browser, tab *tabProc, ask, want st
 	// The person grants every demo tool but notes: a call to it is refused.
 	_, tokens := connect(t, r, b, h, "whoami", "counter", "clear_all", "view_picture", "echo", "wait", "fail")
 	auth := &bearer{token: tokens["access_token"].(string)}
-	sdkLog := &syncBuffer{}
+	sdkLog := &syncbuf.Buffer{}
 	defer func() {
 		if t.Failed() {
 			for _, x := range auth.exchanges() {

@@ -6,11 +6,11 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
 	"os"
@@ -62,14 +62,14 @@ type relay struct {
 	clock *clock.Fake
 	key   []byte
 	url   string
-	logs  *syncBuffer
+	logs  *syncbuf.Buffer
 }
 
 func startRelay(t testing.TB, tweak func(*node.Config)) *relay {
 	t.Helper()
 	key := make([]byte, 32)
 	rand.Read(key)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	fake := clock.NewFake(time.Now())
 	listen := freePort(t)
 	cfg := node.Config{
@@ -126,7 +126,7 @@ func (b *browser) pairing(key []byte) string {
 // tabProc is a running `tabrelay tab` process.
 type tabProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	exited chan struct{} // closed when the process ended; err holds how
 	err    error
 }
@@ -137,7 +137,7 @@ func (b *browser) startTab(relayURL, name string, extra ...string) *tabProc {
 	args := append([]string{"tab", "--relay", relayURL, "--origin", origin, "--secret-file", b.secretFile,
 		"--name", name, "--exec-log", b.execLog, "--backoff-min", "50ms", "--backoff-max", "500ms"}, extra...)
 	cmd := exec.Command(binary, args...)
-	p := &tabProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &tabProc{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		b.t.Fatal(err)
@@ -248,22 +248,4 @@ func (b *browser) execCounts() map[string]int {
 	return counts
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
+var _ io.Writer = (*syncbuf.Buffer)(nil)

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"net"
 	"net/http"
@@ -14,7 +15,7 @@ import (
 // serveProc is a running `tabrelay serve` process.
 type serveProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	exited chan struct{} // closed when the process ended; err holds how
 	err    error
 	url    string
@@ -36,7 +37,7 @@ func startServe(t *testing.T, listen, admin, dataDir string, env ...string) *ser
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + listen, "RELAY_ADMIN_LISTEN=" + admin,
 		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s"}, env...)
-	p := &serveProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
+	p := &serveProc{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

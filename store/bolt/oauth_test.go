@@ -1,12 +1,11 @@
 package bolt
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,24 +66,6 @@ func TestSweepLeavesNoIndexEntries(t *testing.T) {
 	must(err)
 }
 
-// syncBuffer is a log destination the sweeping goroutine and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestSweepEveryDeletesAndStops(t *testing.T) {
 	s := openTemp(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,7 +84,7 @@ func TestSweepEveryDeletesAndStops(t *testing.T) {
 		}
 		return now
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	done := make(chan struct{})
 	go func() {

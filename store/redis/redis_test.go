@@ -1,16 +1,15 @@
 package redis
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"net"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -318,7 +317,7 @@ func startServer(t *testing.T, port string, extra ...string) {
 	dir := t.TempDir()
 	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
 	cmd := exec.Command(path, args...)
-	var out syncBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
@@ -362,23 +361,4 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-// syncBuffer is the server's output, written by exec's copier and read by
-// the test.
-type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
