@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/node"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -55,26 +56,6 @@ const (
 	scopeNotFound     = 3
 	scopeUnauthorized = 4
 )
-
-// scopeView mirrors node.ScopeView: the CLI reads the API's JSON only.
-type scopeView struct {
-	Connection string                 `json:"connection"`
-	Client     string                 `json:"client"`
-	Host       string                 `json:"host"`
-	Entries    []protocol.ScopeEntry  `json:"entries"`
-	UpdatedAt  *time.Time             `json:"updatedAt"`
-	UpdatedBy  string                 `json:"updatedBy"`
-	Unreadable bool                   `json:"unreadable"`
-	Revoked    bool                   `json:"revoked"`
-	Parent     string                 `json:"parent"`
-	Resolved   *[]protocol.ScopeEntry `json:"resolved"`
-}
-
-type holdersView struct {
-	Tool        string   `json:"tool"`
-	Action      string   `json:"action"`
-	Connections []string `json:"connections"`
-}
 
 // scopeCmd is `tabrelay scope …`: a client of the admin API.
 func scopeCmd(args []string, stdout, stderr io.Writer) int {
@@ -176,20 +157,20 @@ func scopeCmd(args []string, stdout, stderr io.Writer) int {
 		return scopeOK
 	}
 	if verb == "who" {
-		var h holdersView
-		if err := json.Unmarshal(raw, &h); err != nil {
-			fmt.Fprintln(stderr, "tabrelay scope: the relay's answer is not the admin API's:", err)
-			return scopeFailed
-		}
-		printHolders(stdout, h)
-		return scopeOK
+		return printAnswer(raw, stdout, stderr, printHolders)
 	}
-	var v scopeView
+	return printAnswer(raw, stdout, stderr, printScope)
+}
+
+// printAnswer decodes an admin API answer into the API's own type and
+// prints it for a person.
+func printAnswer[V any](raw []byte, stdout, stderr io.Writer, print func(io.Writer, V)) int {
+	var v V
 	if err := json.Unmarshal(raw, &v); err != nil {
 		fmt.Fprintln(stderr, "tabrelay scope: the relay's answer is not the admin API's:", err)
 		return scopeFailed
 	}
-	printScope(stdout, v)
+	print(stdout, v)
 	return scopeOK
 }
 
@@ -295,7 +276,7 @@ func scopeRefused(stderr io.Writer, status int, raw []byte) int {
 	return scopeFailed
 }
 
-func printScope(w io.Writer, v scopeView) {
+func printScope(w io.Writer, v node.ScopeView) {
 	name := v.Connection
 	if v.Client != "" {
 		name += " (" + v.Client
@@ -344,7 +325,7 @@ func printEntries(w io.Writer, entries []protocol.ScopeEntry) {
 	}
 }
 
-func printHolders(w io.Writer, h holdersView) {
+func printHolders(w io.Writer, h node.HoldersView) {
 	what := h.Tool
 	if h.Action != "" {
 		what += ":" + h.Action
