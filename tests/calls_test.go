@@ -51,11 +51,7 @@ func TestNoTabIsAnsweredAtOnceWithOneSentence(t *testing.T) {
 
 func TestDemoToolsThroughTheOneEncoding(t *testing.T) {
 	r := startRelay(t, nil)
-	b := newBrowser(t)
-	b.startTab(r.url, "a")
-	b.waitSecret()
-	pairing := b.pairing(r.key)
-	r.waitTabs(pairing, 1)
+	_, pairing := pairedBrowser(t, r)
 	ctx := context.Background()
 
 	if got := r.call(ctx, pairing, "c1", "counter", map[string]any{"action": "increment", "by": 2}).data(t)["counter"]; got != 2.0 {
@@ -116,11 +112,7 @@ func TestRedeliveryRunsACallOnce(t *testing.T) {
 
 func TestAskingEndsInDetachAndSilenceInTimeout(t *testing.T) {
 	r := startRelay(t, func(c *node.Config) { c.CallWait = 2 * time.Second })
-	b := newBrowser(t)
-	b.startTab(r.url, "a", "--answer-after", "-1s") // the person never answers
-	b.waitSecret()
-	pairing := b.pairing(r.key)
-	r.waitTabs(pairing, 1)
+	_, pairing := pairedBrowser(t, r, "--answer-after", "-1s") // the person never answers
 
 	asked := make(chan callResult, 1)
 	go func() { asked <- r.call(context.Background(), pairing, "c1", "clear_all", nil) }()
@@ -147,11 +139,7 @@ func TestAskingEndsInDetachAndSilenceInTimeout(t *testing.T) {
 
 func TestTurnsFollowConnectionsAndSteps(t *testing.T) {
 	r := startRelay(t, nil)
-	b := newBrowser(t)
-	b.startTab(r.url, "a")
-	b.waitSecret()
-	pairing := b.pairing(r.key)
-	r.waitTabs(pairing, 1)
+	_, pairing := pairedBrowser(t, r)
 	ctx := context.Background()
 	turn := func(conn string) string {
 		t.Helper()

@@ -49,20 +49,6 @@ func (h *host) child(parent *mcpClient, scope, wantScope string) *mcpClient {
 	return &mcpClient{t: parent.t, url: parent.url, token: out["access_token"].(string), modern: parent.modern}
 }
 
-// parentMCP connects a host with scope and returns it, a client of its
-// token in the given era, and its connection.
-func parentMCP(t *testing.T, r *relay, b *browser, modern bool, scope ...string) (*host, *mcpClient, string) {
-	t.Helper()
-	h := newHost(t, r.url)
-	_, tokens := connect(t, r, b, h, scope...)
-	c := &mcpClient{t: t, url: r.url + "/", token: tokens["access_token"].(string), modern: modern}
-	g, err := r.node.OAuth().Verify(t.Context(), c.token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, c, g.ConnectionID
-}
-
 func counterCall(c *mcpClient, action string) rpcReply {
 	c.t.Helper()
 	return c.send("tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"action": action}}, false, nil)
@@ -91,7 +77,7 @@ func TestTokenExchangeChildNeverExceedsItsParentAndDiesWithIt(t *testing.T) {
 	var secrets []any
 	for _, modern := range []bool{false, true} {
 		t.Run(map[bool]string{false: "handshake era", true: "stateless era"}[modern], func(t *testing.T) {
-			h, parent, parentConn := parentMCP(t, r, b, modern, "counter:get,increment", "whoami")
+			h, parent, parentConn := scopedHost(t, r, b, modern, "counter:get,increment", "whoami")
 
 			// No scope asked: exactly the parent's.
 			whole := h.child(parent, "", "counter:get,increment whoami")
@@ -168,7 +154,7 @@ func TestTokenExchangeChildNeverExceedsItsParentAndDiesWithIt(t *testing.T) {
 func TestTokenExchangeRefusals(t *testing.T) {
 	r := startRelay(t, nil)
 	b, _ := pairedBrowser(t, r)
-	h, parent, _ := parentMCP(t, r, b, false, "counter:get,increment", "whoami")
+	h, parent, _ := scopedHost(t, r, b, false, "counter:get,increment", "whoami")
 	other := newHost(t, r.url)
 	other.register()
 	cases := []struct {
@@ -229,7 +215,7 @@ func TestTokenExchangeRefusals(t *testing.T) {
 func TestTokenExchangeDepthIsBounded(t *testing.T) {
 	r := startRelay(t, nil)
 	b, _ := pairedBrowser(t, r)
-	h, c, _ := parentMCP(t, r, b, true, "counter:get")
+	h, c, _ := scopedHost(t, r, b, true, "counter:get")
 	for depth := 1; depth <= 4; depth++ {
 		c = h.child(c, "", "counter:get")
 		allowed(t, counterCall(c, "get"), "counter get at depth "+strconv.Itoa(depth))

@@ -17,10 +17,12 @@ import (
 	"github.com/tabrelay/tabrelay/oauth"
 )
 
-// pairedBrowser is a browser with one tab connected to r.
-func pairedBrowser(t *testing.T, r *relay) (*browser, string) {
+// pairedBrowser is a browser with one focused tab (tabArgs added to its
+// command line) connected to r.
+func pairedBrowser(t *testing.T, r *relay, tabArgs ...string) (*browser, string) {
+	t.Helper()
 	b := newBrowser(t)
-	b.startTab(r.url, "a", "--focus")
+	b.startTab(r.url, "a", append([]string{"--focus"}, tabArgs...)...)
 	b.waitSecret()
 	pairing := b.pairing(r.key)
 	r.waitTabs(pairing, 1)

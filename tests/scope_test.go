@@ -16,8 +16,16 @@ import (
 )
 
 // scopedMCP connects a host whose connection may use only scope, and
-// returns a client of it in the given era.
+// returns a client of it in the given era and its connection.
 func scopedMCP(t *testing.T, r *relay, b *browser, modern bool, scope ...string) (*mcpClient, string) {
+	t.Helper()
+	_, c, conn := scopedHost(t, r, b, modern, scope...)
+	return c, conn
+}
+
+// scopedHost is scopedMCP that also returns the host (its tokens, for a
+// token exchange).
+func scopedHost(t *testing.T, r *relay, b *browser, modern bool, scope ...string) (*host, *mcpClient, string) {
 	t.Helper()
 	h := newHost(t, r.url)
 	_, tokens := connect(t, r, b, h, scope...)
@@ -26,7 +34,7 @@ func scopedMCP(t *testing.T, r *relay, b *browser, modern bool, scope ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, g.ConnectionID
+	return h, c, g.ConnectionID
 }
 
 func toolNames(t *testing.T, c *mcpClient) []string {
@@ -107,16 +115,10 @@ func TestAToolTheCatalogueGainsLaterIsNotGranted(t *testing.T) {
 	extra.Name, extra.Description = "export_everything", "Exports every note and the counter."
 	bigger.Tools = append(bigger.Tools, extra)
 	r := startRelay(t, func(c *node.Config) { c.Bundle = bigger })
-	b, _ := pairedBrowser(t, r)
-	h := newHost(t, r.url)
-	h.register()
-	f := h.authorize()
-	// No --scope: the CLI writes out every tool of the bundle it knows,
-	// the demo one, from before the catalogue grew.
-	if out, err := b.ask(r.url, "approve", f.code); err != nil {
-		t.Fatalf("approve: %v %s", err, out)
-	}
-	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
+	// Approved without --scope: the CLI writes out every tool of the
+	// bundle it knows, the demo one, from before the catalogue grew.
+	h, f, code := approvedCode(t, r)
+	_, tokens := h.exchange(f, code)
 	c := &mcpClient{t: t, url: r.url + "/", token: tokens["access_token"].(string)}
 	if slices.Contains(toolNames(t, c), "export_everything") {
 		t.Fatal("a tool added to the catalogue later is listed for an existing connection")
