@@ -73,6 +73,22 @@ func (r *rig) connect(pairing, tabID string, focusedAt time.Time) *testTab {
 	return tt
 }
 
+// refused accepts a tab that its pairing (or the node) must turn away,
+// and waits for its socket to be closed with want.
+func (r *rig) refused(pairing, tabID string, want protocol.CloseCode) {
+	r.t.Helper()
+	tt := &testTab{t: r.t, id: tabID, in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}
+	tt.tab = r.hub.Accept(TabInfo{Pairing: pairing, TabID: tabID}, tt)
+	select {
+	case code := <-tt.closed:
+		if code != want {
+			r.t.Fatalf("tab %s closed with %v, want %v", tabID, code, want)
+		}
+	case <-time.After(patience):
+		r.t.Fatalf("tab %s was kept, want it closed with %v", tabID, want)
+	}
+}
+
 func (r *rig) inspect(pairing string) *Snapshot {
 	r.t.Helper()
 	s, err := r.caller.Inspect(context.Background(), pairing)
@@ -363,16 +379,7 @@ func TestLimits(t *testing.T) {
 	t.Run("tabs per pairing", func(t *testing.T) {
 		r := newRig(t, func(c *Config) { c.MaxTabs = 1 })
 		r.connect("p1", "tab-a", epoch)
-		b := &testTab{t: t, id: "tab-b", in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}
-		b.tab = r.hub.Accept(TabInfo{Pairing: "p1", TabID: "tab-b"}, b)
-		select {
-		case code := <-b.closed:
-			if code != protocol.CloseTooManyTabs {
-				t.Fatalf("closed with %v", code)
-			}
-		case <-time.After(patience):
-			t.Fatal("the tab over the limit was not closed")
-		}
+		r.refused("p1", "tab-b", protocol.CloseTooManyTabs)
 	})
 }
 
@@ -382,16 +389,7 @@ func TestPairingsPerNode(t *testing.T) {
 	if o := r.call("p2", "c1", "whoami").outcome(t); o.Kind != Restarting {
 		t.Fatalf("a pairing over the node's limit: %v", o.Kind)
 	}
-	b := &testTab{t: t, id: "tab-b", in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}
-	b.tab = r.hub.Accept(TabInfo{Pairing: "p3", TabID: "tab-b"}, b)
-	select {
-	case code := <-b.closed:
-		if code != protocol.CloseUnavailable {
-			t.Fatalf("closed with %v", code)
-		}
-	case <-time.After(patience):
-		t.Fatal("a tab of a pairing over the node's limit was kept")
-	}
+	r.refused("p3", "tab-b", protocol.CloseUnavailable)
 }
 
 func TestIdlePairingPassivatesAndComesBack(t *testing.T) {
