@@ -222,9 +222,7 @@ func TestRedeliveryWhileRunningAnswersOnce(t *testing.T) {
 	s.call("w", "wait", `{"ms":40}`)
 	s.call("w", "wait", `{"ms":40}`)
 	s.result("w")
-	if m, ok := s.nextWithin(100 * time.Millisecond); ok {
-		t.Fatalf("after the result %+v, want nothing", m)
-	}
+	s.quiet() // the redelivery while it ran brought no second result
 	if n := tab.Executions()["w"]; n != 1 {
 		t.Fatalf("w ran %d times, want 1", n)
 	}
@@ -370,9 +368,7 @@ func TestCancelStopsACall(t *testing.T) {
 	if res := s.result("get"); !sameJSON(res.Data, `{"counter":1}`) || len(s.skipped) > 0 {
 		t.Fatalf("counter %s with %v before it; want 1, nothing of the cancelled calls", res.Data, s.skipped)
 	}
-	if m, ok := s.nextWithin(50 * time.Millisecond); ok {
-		t.Fatalf("after a cancel %+v, want nothing", m)
-	}
+	s.quiet() // the cancelled calls answer nothing
 	if e := tab.Executions(); e["long"] != 1 || e["ask"] != 1 {
 		t.Fatalf("executions %v, want long and ask once", e)
 	}

@@ -164,6 +164,25 @@ func (s *tabSocket) nextWithin(d time.Duration) (message, bool) {
 	}
 }
 
+// quiet checks that the tab has nothing more to say: it pings and wants
+// the pong before anything else (the tab's writes are ordered, so what it
+// had queued comes first). No time window decides.
+func (s *tabSocket) quiet() {
+	s.t.Helper()
+	s.send(protocol.Ping{Envelope: protocol.Typed(protocol.TypePing)})
+	for {
+		m, ok := s.nextWithin(waitLong)
+		switch {
+		case !ok:
+			s.t.Fatal("no pong")
+		case m.Type == protocol.TypePong:
+			return
+		case m.Type != protocol.TypeFocus:
+			s.t.Fatalf("the tab sent %+v, want nothing more", m)
+		}
+	}
+}
+
 // next returns the tab's next message other than pong and focus.
 func (s *tabSocket) next() message {
 	s.t.Helper()
