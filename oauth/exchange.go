@@ -145,13 +145,8 @@ func notFoundAsGrant(err error) error {
 
 // accessTokenRecord reads the stored record of an access token.
 func (s *Server) accessTokenRecord(ctx context.Context, token string) (AccessToken, error) {
-	for _, h := range s.cfg.Hasher.Candidates(purposeAccess, token) {
-		t, err := s.cfg.Store.AccessToken(ctx, h)
-		if !errors.Is(err, ErrNotFound) {
-			return t, err
-		}
-	}
-	return AccessToken{}, ErrNotFound
+	t, _, err := lookup(ctx, s.cfg.Hasher, purposeAccess, token, s.cfg.Store.AccessToken)
+	return t, err
 }
 
 // derivationDepth counts c's ancestors: 0 for a connection a person

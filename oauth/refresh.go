@@ -21,8 +21,7 @@ func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, e
 	if !strings.HasPrefix(token, prefixRefresh) {
 		return issued{}, invalidGrant("The refresh token is unknown.")
 	}
-	hashes := s.cfg.Hasher.Candidates(purposeRefresh, token)
-	fam, presented, err := s.familyOf(ctx, hashes)
+	fam, presented, err := lookup(ctx, s.cfg.Hasher, purposeRefresh, token, s.cfg.Store.FamilyByRefresh)
 	if errors.Is(err, ErrNotFound) {
 		return issued{}, invalidGrant("The refresh token is unknown, expired or revoked.")
 	}
@@ -79,20 +78,6 @@ func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, e
 	return s.issue(ctx, updated, next)
 }
 
-// familyOf finds the family holding one of hashes, and which it matched.
-func (s *Server) familyOf(ctx context.Context, hashes [][]byte) (Family, []byte, error) {
-	for _, h := range hashes {
-		fam, err := s.cfg.Store.FamilyByRefresh(ctx, h)
-		if err == nil {
-			return fam, h, nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return Family{}, nil, err
-		}
-	}
-	return Family{}, nil, ErrNotFound
-}
-
 func appendBounded(list [][]byte, h []byte) [][]byte {
 	if h == nil {
 		return list
@@ -130,15 +115,13 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	token, clientID := r.PostForm.Get("token"), r.PostForm.Get("client_id")
 	switch {
 	case strings.HasPrefix(token, prefixRefresh):
-		fam, _, err := s.familyOf(r.Context(), s.cfg.Hasher.Candidates(purposeRefresh, token))
+		fam, _, err := lookup(r.Context(), s.cfg.Hasher, purposeRefresh, token, s.cfg.Store.FamilyByRefresh)
 		if err == nil && (clientID == "" || fam.ClientID == clientID) {
 			s.revokeFamily(r.Context(), fam.ID)
 		}
 	case strings.HasPrefix(token, prefixAccess):
-		for _, h := range s.cfg.Hasher.Candidates(purposeAccess, token) {
-			if t, err := s.cfg.Store.AccessToken(r.Context(), h); err == nil && (clientID == "" || t.ClientID == clientID) {
-				_ = s.cfg.Store.DeleteAccessToken(r.Context(), h)
-			}
+		if t, h, err := lookup(r.Context(), s.cfg.Hasher, purposeAccess, token, s.cfg.Store.AccessToken); err == nil && (clientID == "" || t.ClientID == clientID) {
+			_ = s.cfg.Store.DeleteAccessToken(r.Context(), h)
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")

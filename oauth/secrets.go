@@ -1,10 +1,12 @@
 package oauth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"strings"
 )
 
@@ -40,6 +42,21 @@ func mac(key []byte, purpose, secret string) []byte {
 	m.Write([]byte{0})
 	m.Write([]byte(secret))
 	return m.Sum(nil)
+}
+
+// lookup finds the record the hash of secret indexes, trying the hash
+// under every key (current first), and says which hash found it: the one
+// way every token, code and secret is looked up.
+func lookup[T any](ctx context.Context, h *Hasher, purpose, secret string,
+	get func(context.Context, []byte) (T, error)) (T, []byte, error) {
+	for _, hash := range h.Candidates(purpose, secret) {
+		v, err := get(ctx, hash)
+		if !errors.Is(err, ErrNotFound) {
+			return v, hash, err
+		}
+	}
+	var zero T
+	return zero, nil, ErrNotFound
 }
 
 // Purposes of hashes.

@@ -124,13 +124,8 @@ func (s *Server) mark(ctx context.Context, id, pairing, status, connection strin
 }
 
 func (s *Server) requestByCode(ctx context.Context, code string) (ConnectRequest, error) {
-	for _, h := range s.cfg.Hasher.Candidates(purposeConnect, code) {
-		req, err := s.cfg.Store.ConnectRequestByCode(ctx, h)
-		if !errors.Is(err, ErrNotFound) {
-			return req, err
-		}
-	}
-	return ConnectRequest{}, ErrNotFound
+	req, _, err := lookup(ctx, s.cfg.Hasher, purposeConnect, code, s.cfg.Store.ConnectRequestByCode)
+	return req, err
 }
 
 // Connections lists the browser's live connections.

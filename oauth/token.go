@@ -154,13 +154,8 @@ func (s *Server) requestByAuthCode(ctx context.Context, code string) (ConnectReq
 	if !strings.HasPrefix(code, prefixAuthCode) {
 		return ConnectRequest{}, ErrNotFound
 	}
-	for _, h := range s.cfg.Hasher.Candidates(purposeAuthCode, code) {
-		req, err := s.cfg.Store.ConnectRequestByAuthCode(ctx, h)
-		if !errors.Is(err, ErrNotFound) {
-			return req, err
-		}
-	}
-	return ConnectRequest{}, ErrNotFound
+	req, _, err := lookup(ctx, s.cfg.Hasher, purposeAuthCode, code, s.cfg.Store.ConnectRequestByAuthCode)
+	return req, err
 }
 
 // issue mints an access token for fam and answers with it and refresh.

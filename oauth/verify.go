@@ -26,13 +26,7 @@ func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
 	if !strings.HasPrefix(token, prefixAccess) {
 		return Grant{}, ErrInvalidToken
 	}
-	var t AccessToken
-	var err error
-	for _, h := range s.cfg.Hasher.Candidates(purposeAccess, token) {
-		if t, err = s.cfg.Store.AccessToken(ctx, h); !errors.Is(err, ErrNotFound) {
-			break
-		}
-	}
+	t, err := s.accessTokenRecord(ctx, token)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return Grant{}, ErrInvalidToken
@@ -64,7 +58,7 @@ func notFoundAsInvalid(err error) error {
 // family: the one token of its family that refreshes. For tests and the
 // consistency check; it changes nothing.
 func (s *Server) RefreshIsCurrent(ctx context.Context, token string) bool {
-	fam, h, err := s.familyOf(ctx, s.cfg.Hasher.Candidates(purposeRefresh, token))
+	fam, h, err := lookup(ctx, s.cfg.Hasher, purposeRefresh, token, s.cfg.Store.FamilyByRefresh)
 	return err == nil && !fam.Revoked && equalHash(fam.Current, h)
 }
 
