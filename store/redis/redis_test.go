@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tabrelay/tabrelay/internal/syncbuf"
-	"net"
-	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/oauth/storetest"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -272,18 +268,14 @@ func TestNewRefusesBracesInPrefix(t *testing.T) {
 // port, without persistence, and stops it when the test ends.
 func startRedis(t *testing.T) goredis.UniversalClient {
 	t.Helper()
-	port := freePort(t)
-	startServer(t, port)
-	client := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port})
-	t.Cleanup(func() { client.Close() })
-	return client
+	return redistest.Start(t).Client()
 }
 
 // startCluster starts a one-node Redis Cluster holding every slot.
 func startCluster(t *testing.T) goredis.UniversalClient {
 	t.Helper()
-	port, bus := freePort(t), freePort(t)
-	startServer(t, port, "--cluster-enabled", "yes", "--cluster-port", bus)
+	srv := redistest.Start(t, "--cluster-enabled", "yes", "--cluster-port", redistest.FreePort(t))
+	port := srv.Port
 	ctx := context.Background()
 	admin := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port})
 	defer admin.Close()
@@ -304,61 +296,4 @@ func startCluster(t *testing.T) goredis.UniversalClient {
 	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:" + port}})
 	t.Cleanup(func() { client.Close() })
 	return client
-}
-
-// startServer runs redis-server on port with extra arguments until the
-// test ends, once it answers PING.
-func startServer(t *testing.T, port string, extra ...string) {
-	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server not found: run make test, scripts/ensure-deps.sh installs it")
-	}
-	dir := t.TempDir()
-	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
-	cmd := exec.Command(path, args...)
-	var out syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	ping := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1})
-	defer ping.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for ping.Ping(context.Background()).Err() != nil {
-		select {
-		case <-exited:
-			t.Fatalf("redis-server exited:\n%s", out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not answer PING within 10s:\n%s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
