@@ -11,10 +11,13 @@ import (
 
 // echoTab answers every call at once, in process: what remains is the
 // actors' own cost of a call (waiter, pairing, tab actor, and back).
-type echoTab struct{ tab *Tab }
+type echoTab struct {
+	t   testing.TB
+	tab *Tab
+}
 
 func (e *echoTab) Send(msg any) bool {
-	if c, ok := msg.(protocol.Call); ok {
+	if c, ok := decodeFrame(e.t, msg).(protocol.Call); ok {
 		e.tab.Result(protocol.Result{ID: c.ID, Result: protocol.TabResult{Data: c.Arguments}})
 	}
 	return true
@@ -23,7 +26,7 @@ func (e *echoTab) Close(protocol.CloseCode) {}
 
 func benchRig(b *testing.B) *rig {
 	r := newRig(b, func(c *Config) { c.Clock = clock.Real{}; c.MaxCalls = 1 << 20 })
-	e := &echoTab{}
+	e := &echoTab{t: b}
 	e.tab = r.hub.Accept(TabInfo{Pairing: "p1", TabID: "echo"}, e)
 	for {
 		if s, err := r.caller.Inspect(context.Background(), "p1"); err == nil && len(s.Tabs) == 1 {

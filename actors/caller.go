@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -86,7 +88,7 @@ func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) 
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o Outcome, retry bool, err error) {
 	w := &waiter{
 		pairing: pid,
-		req:     &callRequest{Call: protocol.Call{ID: id, Tool: req.Tool, Arguments: req.Arguments, Connection: req.Connection}},
+		req:     &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)},
 		out:     make(chan any, 8),
 		gone:    make(chan struct{}),
 	}
@@ -99,12 +101,12 @@ func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallR
 		select {
 		case m := <-w.out:
 			switch m := m.(type) {
-			case *callEvent:
+			case *wire.CallEvent:
 				if events != nil {
-					events(m.Event)
+					events(fromWireEvent(m.GetEvent()))
 				}
-			case *callDone:
-				return m.Outcome, false, nil
+			case *wire.CallDone:
+				return outcome(m), false, nil
 			case pairingGone:
 				return Outcome{Kind: Restarting, CallID: id}, !m.accepted, nil
 			}
@@ -133,7 +135,7 @@ type checkGone struct{}
 // call in flight is noticed at once.
 type waiter struct {
 	pairing  *actor.PID
-	req      *callRequest
+	req      *wire.CallRequest
 	out      chan any
 	gone     chan struct{} // closed when nobody reads out any more
 	accepted bool          // the pairing took the call
@@ -144,11 +146,11 @@ func (w *waiter) Receive(ctx actor.Context) {
 	case *actor.Started:
 		ctx.Watch(w.pairing)
 		ctx.Request(w.pairing, w.req)
-	case *callAccepted:
+	case *wire.CallAccepted:
 		w.accepted = true
-	case *callEvent:
+	case *wire.CallEvent:
 		w.put(m)
-	case *callDone:
+	case *wire.CallDone:
 		w.put(m)
 		ctx.Unwatch(w.pairing) // or the pairing keeps a watcher per call it ever ran
 		ctx.Stop(ctx.Self())
@@ -179,15 +181,16 @@ func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.system.Root.RequestFuture(pid, &snapshotRequest{}, 5*time.Second).Result()
+	res, err := c.system.Root.RequestFuture(pid, &wire.SnapshotRequest{}, 5*time.Second).Result()
 	if err != nil {
 		return nil, err
 	}
-	s, ok := res.(*Snapshot)
+	s, ok := res.(*wire.Snapshot)
 	if !ok {
 		return nil, ErrUnavailable
 	}
-	return s, nil
+	return &Snapshot{Tabs: s.GetTabs(), Calls: int(s.GetCalls()), Pending: int(s.GetPending()), Asking: int(s.GetAsking()),
+		Detached: int(s.GetDetached()), TurnConn: s.GetTurnConn()}, nil
 }
 
 // Permissions asks the browser's tab focused last what the person's
@@ -198,10 +201,10 @@ func (c *Caller) Permissions(ctx context.Context, pairing string, conn protocol.
 	if err != nil {
 		return nil, false
 	}
-	res, err := c.system.Root.RequestFuture(pid, &permissionsRequest{Connection: conn, Tools: tools}, wait).Result()
-	a, isAnswer := res.(*PermissionsAnswer)
-	if err != nil || !isAnswer || !a.Answered {
+	res, err := c.system.Root.RequestFuture(pid, &wire.PermissionsRequest{Connection: toWireConnection(conn), Tools: tools}, wait).Result()
+	a, isAnswer := res.(*wire.PermissionsAnswer)
+	if err != nil || !isAnswer || !a.GetAnswered() {
 		return nil, false
 	}
-	return a.Tools, true
+	return a.GetTools(), true
 }

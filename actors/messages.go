@@ -1,39 +1,19 @@
 package actors
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// The messages between front ends (waiters), pairing actors and tab actors.
-// Each names its direction. They are plain Go values while every actor of a
-// pairing lives in one process; crossing nodes needs protobuf messages
-// registered on both sides (reference/protoactor.md).
-
-// callRequest (waiter → pairing) asks the pairing to run a call. The
-// request's sender is the waiter, where the call's answer goes.
-type callRequest struct {
-	Call protocol.Call // ID, Tool, Arguments, Connection set; the pairing sets Turn and DeadlineMs
-}
-
-// callAccepted (pairing → waiter) says the pairing holds the call now.
-type callAccepted struct {
-	ID   string
-	Turn string
-}
-
-// cancelCall (waiter → pairing): the host went away.
-type cancelCall struct{ ID string }
-
-// callEvent (pairing → waiter): the person is being asked or answered,
-// or the tab reported progress or a log line.
-type callEvent struct{ Event Event }
-
-// callDone (pairing → waiter) ends a call.
-type callDone struct{ Outcome Outcome }
+// The messages between front ends (waiters), pairing actors and tab actors
+// are the protobuf types of package wire: any of them may cross nodes, and
+// protoactor's remote carries protobuf only. The ones below never leave the
+// process that made them (timers and an actor's notes to itself).
 
 // callDeadline (timer → pairing): the call's wait ran out.
 type callDeadline struct{ ID string }
@@ -50,36 +30,9 @@ type idleCheck struct {
 // the pairing removes the tab only after reading those.
 type tabGone struct{ Tab *actor.PID }
 
-// tabRegister (tab → pairing), as a request whose sender is the tab actor.
-type tabRegister struct {
-	TabID     string
-	FocusedAt time.Time
-}
-
-// tabRegistered (pairing → tab) answers tabRegister.
-type tabRegistered struct{ Accepted bool }
-
-// tabFocus, tabResult, tabAsking, tabStep, tabPermissionsChanged
-// (tab → pairing) carry what the tab said; the sender is the tab actor.
-type tabFocus struct{ At time.Time }
-type tabResult struct{ Msg protocol.Result }
-type tabAsking struct {
-	ID     string
-	Asking bool
-}
-type tabStep struct{ By string }
-
-// tabEvent (tab → pairing): progress or a log line of a call.
-type tabEvent struct{ Event Event }
-
-// toTab (pairing → tab): a message for the socket (a call or a cancel).
-type toTab struct{ Msg any }
-
-// closeTab (pairing → tab): end the socket with Code.
-type closeTab struct{ Code protocol.CloseCode }
-
-// snapshotRequest asks a pairing for its state (tests, /debug/check).
-type snapshotRequest struct{}
+// handOff (node → pairing): the node drains; stop as soon as no call is in
+// flight, so that the pairing is activated again where its tabs are.
+type handOff struct{}
 
 // Snapshot is a pairing's state as seen from outside.
 type Snapshot struct {
@@ -91,25 +44,68 @@ type Snapshot struct {
 	TurnConn string
 }
 
-// permissionsRequest (front end → pairing), as a request: ask the tab
-// focused last about the tools for one connection. The answer is a
-// *PermissionsAnswer, sent to the request's sender.
-type permissionsRequest struct {
-	Connection protocol.Connection
-	Tools      []string
-}
-
-// PermissionsAnswer is the tab's answer (Answered false: no tab).
-type PermissionsAnswer struct {
-	Answered bool
-	Tools    map[string]string
-}
-
-// tabPermissions (tab → pairing) carries the tab's answer.
-type tabPermissions struct{ Msg protocol.Permissions }
-
 // pendingQuery is a permissions question on its way to a tab.
 type pendingQuery struct {
 	asker *actor.PID
 	at    time.Time
+}
+
+func toWireConnection(c protocol.Connection) *wire.Connection {
+	return &wire.Connection{Id: c.ID, Kind: c.Kind, Client: c.Client, Host: c.Host}
+}
+
+func fromWireConnection(c *wire.Connection) protocol.Connection {
+	return protocol.Connection{ID: c.GetId(), Kind: c.GetKind(), Client: c.GetClient(), Host: c.GetHost()}
+}
+
+func toWireEvent(e Event) *wire.Event {
+	return &wire.Event{CallId: e.CallID, Kind: wire.EventKind(e.Kind), Asking: e.Asking, Progress: e.Progress,
+		Total: e.Total, Message: e.Message, Level: e.Level, Data: e.Data}
+}
+
+func fromWireEvent(e *wire.Event) Event {
+	return Event{CallID: e.GetCallId(), Kind: EventKind(e.GetKind()), Asking: e.GetAsking(), Progress: e.GetProgress(),
+		Total: e.GetTotal(), Message: e.GetMessage(), Level: e.GetLevel(), Data: e.GetData()}
+}
+
+// done is the message that ends a call with o; result is the tab's result
+// as JSON when o is Answered.
+func done(o Outcome, result []byte) *wire.CallDone {
+	return &wire.CallDone{Kind: wire.OutcomeKind(o.Kind), CallId: o.CallID, Turn: o.Turn, Result: result,
+		Limit: int32(o.Limit), WaitMs: o.Wait.Milliseconds()}
+}
+
+// outcome reads a CallDone; a result that does not parse (which the relay
+// never sends) ends the call as restarting rather than as an empty answer.
+func outcome(m *wire.CallDone) Outcome {
+	o := Outcome{Kind: OutcomeKind(m.GetKind()), CallID: m.GetCallId(), Turn: m.GetTurn(), Limit: int(m.GetLimit()),
+		Wait: time.Duration(m.GetWaitMs()) * time.Millisecond}
+	if o.Kind == Answered && json.Unmarshal(m.GetResult(), &o.Result) != nil {
+		o.Kind = Restarting
+	}
+	return o
+}
+
+// toTab wraps a tab-protocol message for the socket.
+func toTab(msg any) *wire.ToTab {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		panic(err) // the relay's own wire types always marshal
+	}
+	_, call := msg.(protocol.Call)
+	return &wire.ToTab{Json: b, Call: call}
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }

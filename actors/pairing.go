@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -27,6 +29,9 @@ type pairing struct {
 	idle     clock.Timer
 	idleGen  int                              // counts idle timers armed; a check of an older one is stale
 	released func(id string, self *actor.PID) // told when the actor stops
+	// handingOff: the node drains; the actor stops once no call is in
+	// flight (its tabs then register where they are now).
+	handingOff bool
 }
 
 type tabEntry struct {
@@ -69,26 +74,26 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
 		p.stopTimers()
 		p.released(p.id, ctx.Self())
-	case *callRequest:
+	case *wire.CallRequest:
 		p.onCall(ctx, m)
-	case *cancelCall:
-		p.onCancel(ctx, m.ID, true)
+	case *wire.CancelCall:
+		p.onCancel(ctx, m.GetId(), true)
 	case *callDeadline:
 		p.onDeadline(ctx, m.ID)
-	case *tabRegister:
+	case *wire.TabRegister:
 		p.onRegister(ctx, m)
-	case *tabFocus:
+	case *wire.TabFocus:
 		p.onFocus(ctx, m)
-	case *tabResult:
+	case *wire.TabResult:
 		p.onResult(ctx, m)
-	case *tabAsking:
+	case *wire.TabAsking:
 		p.onAsking(ctx, m)
-	case *tabEvent:
-		if c, ok := p.calls[m.Event.CallID]; ok {
-			ctx.Send(c.waiter, &callEvent{Event: m.Event})
+	case *wire.TabEvent:
+		if c, ok := p.calls[m.GetEvent().GetCallId()]; ok {
+			ctx.Send(c.waiter, &wire.CallEvent{Event: m.GetEvent()})
 		}
-	case *tabStep:
-		if m.By != p.turn.conn {
+	case *wire.TabStep:
+		if m.GetBy() != p.turn.conn {
 			p.turn.conn = "" // somebody else made a step: the turn ends
 		}
 	case *actor.Terminated:
@@ -97,48 +102,51 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.onTabGone(ctx, m.Tab)
 	case *idleCheck:
 		p.onIdleCheck(ctx, m)
-	case *permissionsRequest:
+	case *wire.PermissionsRequest:
 		p.onPermissionsRequest(ctx, m)
-	case *tabPermissions:
-		if q, ok := p.queries[m.Msg.ID]; ok {
-			delete(p.queries, m.Msg.ID)
-			ctx.Send(q.asker, &PermissionsAnswer{Answered: true, Tools: m.Msg.Tools})
+	case *wire.TabPermissions:
+		if q, ok := p.queries[m.GetId()]; ok {
+			delete(p.queries, m.GetId())
+			ctx.Send(q.asker, &wire.PermissionsAnswer{Answered: true, Tools: m.GetTools()})
 		}
-	case *snapshotRequest:
+	case *wire.SnapshotRequest:
 		ctx.Respond(p.snapshot())
+	case *handOff:
+		p.handingOff = true
+		p.stopWhenIdle(ctx)
 	}
 }
 
-func (p *pairing) onCall(ctx actor.Context, m *callRequest) {
+func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	waiter := ctx.Sender()
 	if waiter == nil {
 		return
 	}
 	now := p.cfg.Clock.Now()
 	if len(p.tabs) == 0 {
-		p.finish(ctx, waiter, nil, Outcome{Kind: NoTab, CallID: m.Call.ID})
+		p.finish(ctx, waiter, nil, Outcome{Kind: NoTab, CallID: m.GetId()}, nil)
 		return
 	}
 	if len(p.calls) >= p.cfg.MaxCalls {
-		p.finish(ctx, waiter, nil, Outcome{Kind: TooManyCalls, CallID: m.Call.ID, Limit: p.cfg.MaxCalls})
+		p.finish(ctx, waiter, nil, Outcome{Kind: TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, nil)
 		return
 	}
-	if _, dup := p.calls[m.Call.ID]; dup {
+	if _, dup := p.calls[m.GetId()]; dup {
 		// Call ids are random per call: a second request of one is a bug
 		// upstream. Its waiter gets an answer, the first keeps the call.
-		p.finish(ctx, waiter, nil, Outcome{Kind: Restarting, CallID: m.Call.ID})
+		p.finish(ctx, waiter, nil, Outcome{Kind: Restarting, CallID: m.GetId()}, nil)
 		return
 	}
-	c := &call{msg: m.Call, waiter: waiter, started: now}
-	c.msg.Envelope = protocol.Typed(protocol.TypeCall)
-	c.msg.Turn = p.turnFor(m.Call.Connection.ID, now)
+	c := &call{msg: protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: m.GetId(), Tool: m.GetTool(),
+		Arguments: m.GetArguments(), Connection: fromWireConnection(m.GetConnection())}, waiter: waiter, started: now}
+	c.msg.Turn = p.turnFor(c.msg.Connection.ID, now)
 	deadline := now.Add(p.cfg.CallWait)
 	c.msg.DeadlineMs = deadline.UnixMilli()
 	p.calls[c.msg.ID] = c
 	ctx.Watch(waiter)
 	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
 	c.timer = p.cfg.Clock.AfterFunc(p.cfg.CallWait, func() { root.Send(self, &callDeadline{ID: id}) })
-	ctx.Send(waiter, &callAccepted{ID: id, Turn: c.msg.Turn})
+	ctx.Send(waiter, &wire.CallAccepted{Id: id, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
 	p.disarmIdle()
 }
@@ -149,9 +157,9 @@ const queryLife = 30 * time.Second
 
 // onPermissionsRequest asks the tab focused last (SPEC §4: anew for each
 // tool list). No tab: answered at once.
-func (p *pairing) onPermissionsRequest(ctx actor.Context, m *permissionsRequest) {
+func (p *pairing) onPermissionsRequest(ctx actor.Context, m *wire.PermissionsRequest) {
 	if len(p.tabs) == 0 || ctx.Sender() == nil {
-		ctx.Respond(&PermissionsAnswer{})
+		ctx.Respond(&wire.PermissionsAnswer{})
 		return
 	}
 	now := p.cfg.Clock.Now()
@@ -162,8 +170,8 @@ func (p *pairing) onPermissionsRequest(ctx actor.Context, m *permissionsRequest)
 	}
 	id := NewID("perm-")
 	p.queries[id] = pendingQuery{asker: ctx.Sender(), at: now}
-	ctx.Send(p.tabs[0].pid, &toTab{Msg: protocol.PermissionsQuery{Envelope: protocol.Typed(protocol.TypePermissionsQuery),
-		ID: id, Connection: m.Connection, Tools: m.Tools}})
+	ctx.Send(p.tabs[0].pid, toTab(protocol.PermissionsQuery{Envelope: protocol.Typed(protocol.TypePermissionsQuery),
+		ID: id, Connection: fromWireConnection(m.GetConnection()), Tools: m.GetTools()}))
 }
 
 // turnFor returns the turn id of a call of connection conn at now: the
@@ -183,7 +191,7 @@ func (p *pairing) deliver(ctx actor.Context, c *call) {
 		return
 	}
 	c.tab = p.tabs[0].pid
-	ctx.Send(c.tab, &toTab{Msg: c.msg})
+	ctx.Send(c.tab, toTab(c.msg))
 }
 
 // onCancel ends a call whose host went away, and tells its tab. notify is
@@ -194,12 +202,12 @@ func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
 		return
 	}
 	if c.tab != nil {
-		ctx.Send(c.tab, &toTab{Msg: protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "cancelled"}})
+		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "cancelled"}))
 	}
 	if !notify {
 		c.waiter = nil
 	}
-	p.end(ctx, c, Outcome{Kind: Cancelled})
+	p.end(ctx, c, Outcome{Kind: Cancelled}, nil)
 }
 
 func (p *pairing) onDeadline(ctx actor.Context, id string) {
@@ -212,53 +220,57 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		// late answer is dropped and counted (SPEC §3).
 		p.cfg.Metrics.Detaches.Inc()
 		p.rememberDetached(id)
-		p.end(ctx, c, Outcome{Kind: Detached})
+		p.end(ctx, c, Outcome{Kind: Detached}, nil)
 		return
 	}
 	if c.tab != nil {
-		ctx.Send(c.tab, &toTab{Msg: protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}})
+		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}))
 	}
-	p.end(ctx, c, Outcome{Kind: TimedOut, Wait: p.cfg.CallWait})
+	p.end(ctx, c, Outcome{Kind: TimedOut, Wait: p.cfg.CallWait}, nil)
 }
 
-func (p *pairing) onResult(ctx actor.Context, m *tabResult) {
-	c, ok := p.calls[m.Msg.ID]
+func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
+	c, ok := p.calls[m.GetId()]
 	if ok && c.tab != nil && !c.tab.Equal(ctx.Sender()) {
 		// Answered on another socket (the tab reconnected, or another tab of
 		// the browser had it): the tab it is on now need not run it.
-		ctx.Send(c.tab, &toTab{Msg: protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: c.msg.ID, Reason: "answered"}})
+		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: c.msg.ID, Reason: "answered"}))
 	}
 	if !ok {
 		// Detached, timed out, cancelled, or from before a restart: the
 		// answer has nobody to go to.
 		p.cfg.Metrics.LateAnswers.Inc()
-		p.log.Debug("late answer dropped", "call", m.Msg.ID, "detached", p.wasDetached(m.Msg.ID))
+		p.log.Debug("late answer dropped", "call", m.GetId(), "detached", p.wasDetached(m.GetId()))
 		return
 	}
-	p.end(ctx, c, Outcome{Kind: Answered, Result: m.Msg.Result})
+	p.end(ctx, c, Outcome{Kind: Answered}, m.GetResult())
 }
 
-func (p *pairing) onAsking(ctx actor.Context, m *tabAsking) {
-	c, ok := p.calls[m.ID]
+func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
+	c, ok := p.calls[m.GetId()]
 	if !ok {
 		return
 	}
-	c.asking = m.Asking
-	ctx.Send(c.waiter, &callEvent{Event: Event{CallID: m.ID, Kind: EventAsking, Asking: m.Asking}})
+	c.asking = m.GetAsking()
+	ctx.Send(c.waiter, &wire.CallEvent{Event: &wire.Event{CallId: m.GetId(), Kind: wire.EventKind_EVENT_ASKING, Asking: m.GetAsking()}})
 }
 
-// end answers c's waiter and forgets c.
-func (p *pairing) end(ctx actor.Context, c *call, o Outcome) {
+// end answers c's waiter and forgets c; result is the tab's (JSON) when
+// o is Answered.
+func (p *pairing) end(ctx actor.Context, c *call, o Outcome, result []byte) {
 	delete(p.calls, c.msg.ID)
 	if c.timer != nil {
 		c.timer.Stop()
 	}
 	o.CallID, o.Turn = c.msg.ID, c.msg.Turn
-	p.finish(ctx, c.waiter, c, o)
+	p.finish(ctx, c.waiter, c, o, result)
 	p.armIdle(ctx)
+	if p.handingOff {
+		p.stopWhenIdle(ctx)
+	}
 }
 
-func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o Outcome) {
+func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o Outcome, result []byte) {
 	if c != nil {
 		p.cfg.Metrics.CallSeconds.Observe(p.cfg.Clock.Now().Sub(c.started).Seconds())
 	}
@@ -269,7 +281,7 @@ func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o Outcom
 	if c != nil {
 		ctx.Unwatch(waiter)
 	}
-	ctx.Send(waiter, &callDone{Outcome: o})
+	ctx.Send(waiter, done(o, result))
 }
 
 func (p *pairing) rememberDetached(id string) {
@@ -288,8 +300,8 @@ func (p *pairing) wasDetached(id string) bool {
 	return false
 }
 
-func (p *pairing) snapshot() *Snapshot {
-	s := &Snapshot{Calls: len(p.calls), Detached: len(p.detached), TurnConn: p.turn.conn}
+func (p *pairing) snapshot() *wire.Snapshot {
+	s := &wire.Snapshot{Calls: int32(len(p.calls)), Detached: int32(len(p.detached)), TurnConn: p.turn.conn}
 	for _, t := range p.tabs {
 		s.Tabs = append(s.Tabs, t.tabID)
 	}
@@ -350,5 +362,14 @@ func (p *pairing) stopTimers() {
 		if c.timer != nil {
 			c.timer.Stop()
 		}
+	}
+}
+
+// stopWhenIdle stops a pairing that hands off once it holds no call: its
+// tabs, watching it, register again and activate it on their own node.
+func (p *pairing) stopWhenIdle(ctx actor.Context) {
+	if len(p.calls) == 0 {
+		p.log.Debug("pairing handed off")
+		ctx.Stop(ctx.Self())
 	}
 }

@@ -2,40 +2,42 @@ package actors
 
 import (
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // onRegister adds a tab (a new one, or one that reconnected: same tab id,
 // new actor) and hands it the calls that wait for a tab.
-func (p *pairing) onRegister(ctx actor.Context, m *tabRegister) {
+func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 	tab := ctx.Sender()
 	if tab == nil {
 		return
 	}
 	if i := p.tabIndex(tab); i >= 0 {
-		ctx.Respond(&tabRegistered{Accepted: true}) // registered already (a retried request)
+		ctx.Respond(&wire.TabRegistered{Accepted: true}) // registered already (a retried request)
 		return
 	}
 	var old *tabEntry
 	for _, t := range p.tabs {
-		if t.tabID == m.TabID {
+		if t.tabID == m.GetTabId() {
 			old = t
 		}
 	}
 	if old == nil && len(p.tabs) >= p.cfg.MaxTabs {
-		ctx.Respond(&tabRegistered{Accepted: false})
+		ctx.Respond(&wire.TabRegistered{Accepted: false})
 		return
 	}
-	p.tabs = append(p.tabs, &tabEntry{pid: tab, tabID: m.TabID, focusedAt: m.FocusedAt, joined: p.cfg.Clock.Now()})
+	p.tabs = append(p.tabs, &tabEntry{pid: tab, tabID: m.GetTabId(), focusedAt: fromUnixNano(m.GetFocusedAtUnixNano()), joined: p.cfg.Clock.Now()})
 	p.sortTabs()
 	ctx.Watch(tab)
 	p.cfg.Metrics.TabsConnected.Inc()
 	p.disarmIdle()
-	ctx.Respond(&tabRegistered{Accepted: true})
+	ctx.Respond(&wire.TabRegistered{Accepted: true})
 	if old != nil {
 		// The same tab on a new socket: the old socket is done, and the
 		// calls it had go back to this tab, which may hold their results.
-		ctx.Send(old.pid, &closeTab{Code: protocol.CloseReplaced})
+		ctx.Send(old.pid, &wire.CloseTab{Code: int32(protocol.CloseReplaced)})
 		p.moveCalls(ctx, old.pid, tab)
 		p.removeTab(ctx, old.pid, true)
 	}
@@ -54,14 +56,14 @@ func (p *pairing) moveCalls(ctx actor.Context, from, to *actor.PID) {
 			c.asking = false
 			p.cfg.Metrics.Redeliveries.Inc()
 			c.tab = to
-			ctx.Send(to, &toTab{Msg: c.msg})
+			ctx.Send(to, toTab(c.msg))
 		}
 	}
 }
 
-func (p *pairing) onFocus(ctx actor.Context, m *tabFocus) {
+func (p *pairing) onFocus(ctx actor.Context, m *wire.TabFocus) {
 	if i := p.tabIndex(ctx.Sender()); i >= 0 {
-		p.tabs[i].focusedAt = m.At
+		p.tabs[i].focusedAt = fromUnixNano(m.GetAtUnixNano())
 		p.sortTabs()
 	}
 }

@@ -6,12 +6,14 @@ import (
 	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -55,7 +57,40 @@ type testTab struct {
 	tab    *Tab
 }
 
-func (tt *testTab) Send(msg any) bool { tt.in <- msg; return true }
+func (tt *testTab) Send(msg any) bool { tt.in <- decodeFrame(tt.t, msg); return true }
+
+// decodeFrame reads a message the pairing sent for the socket back into
+// its protocol type, as the tab would.
+func decodeFrame(t testing.TB, msg any) any {
+	f, ok := msg.(Frame)
+	if !ok {
+		return msg
+	}
+	var env protocol.Envelope
+	if err := json.Unmarshal(f.JSON, &env); err != nil {
+		t.Errorf("a frame that is not JSON: %v", err)
+		return nil
+	}
+	var out any
+	switch env.Type {
+	case protocol.TypeCall:
+		out = &protocol.Call{}
+	case protocol.TypeCancel:
+		out = &protocol.Cancel{}
+	case protocol.TypePermissionsQuery:
+		out = &protocol.PermissionsQuery{}
+	default:
+		t.Errorf("a frame of unknown type %q", env.Type)
+		return nil
+	}
+	if err := json.Unmarshal(f.JSON, out); err != nil {
+		t.Errorf("frame %s: %v", env.Type, err)
+	}
+	if (env.Type == protocol.TypeCall) != f.Call {
+		t.Errorf("frame %s marked call=%v", env.Type, f.Call)
+	}
+	return reflect.ValueOf(out).Elem().Interface()
+}
 func (tt *testTab) Close(code protocol.CloseCode) {
 	select {
 	case tt.closed <- code:
@@ -511,7 +546,7 @@ func TestDeadLettersLogNoMessageContent(t *testing.T) {
 	if err := system.Root.StopFuture(pid).Wait(); err != nil { // stopped: what comes now is a dead letter
 		t.Fatal(err)
 	}
-	system.Root.Send(pid, &toTab{Msg: protocol.Call{ID: "c1", Arguments: json.RawMessage(`{"password":"hunter2"}`)}})
+	system.Root.Send(pid, &wire.CallRequest{Id: "c1", Arguments: json.RawMessage(`{"password":"hunter2"}`)})
 	r := &rig{t: t}
 	r.eventually(func() bool { return strings.Contains(logs.String(), "DeadLetter") }, "a dead letter logged")
 	if strings.Contains(logs.String(), "hunter2") {

@@ -2,9 +2,12 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -16,6 +19,13 @@ type Outbox interface {
 	Send(msg any) bool
 	// Close ends the socket with code.
 	Close(code protocol.CloseCode)
+}
+
+// Frame is a message for the tab already encoded, as it comes from the
+// pairing (which may be on another node). Call says it is a call.
+type Frame struct {
+	JSON []byte
+	Call bool
 }
 
 // TabInfo is what a tab proved and said in its hello.
@@ -51,29 +61,40 @@ func (h *Hub) Accept(info TabInfo, out Outbox) *Tab {
 }
 
 // Focus reports that the person focused the tab at at.
-func (t *Tab) Focus(at time.Time) { t.root.Send(t.pid, &tabFocus{At: at}) }
+func (t *Tab) Focus(at time.Time) { t.root.Send(t.pid, &wire.TabFocus{AtUnixNano: unixNano(at)}) }
 
-// Result hands the pairing a tab's answer.
-func (t *Tab) Result(m protocol.Result) { t.root.Send(t.pid, &tabResult{Msg: m}) }
+// Result hands the pairing a tab's answer. The result travels as JSON: it
+// may cross nodes, and only the front end that waits for it reads it.
+func (t *Tab) Result(m protocol.Result) {
+	b, err := json.Marshal(m.Result)
+	if err != nil {
+		return // a decoded result always marshals again
+	}
+	t.root.Send(t.pid, &wire.TabResult{Id: m.ID, Result: b})
+}
 
 // Asking reports that the tab asks the person about a call (or that they answered).
-func (t *Tab) Asking(id string, asking bool) { t.root.Send(t.pid, &tabAsking{ID: id, Asking: asking}) }
+func (t *Tab) Asking(id string, asking bool) {
+	t.root.Send(t.pid, &wire.TabAsking{Id: id, Asking: asking})
+}
 
 // Progress reports how far the tab is with a call.
 func (t *Tab) Progress(m protocol.Progress) {
-	t.root.Send(t.pid, &tabEvent{Event: Event{CallID: m.ID, Kind: EventProgress, Progress: m.Progress, Total: m.Total, Message: m.Message}})
+	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(Event{CallID: m.ID, Kind: EventProgress, Progress: m.Progress, Total: m.Total, Message: m.Message})})
 }
 
 // Log hands the host a log line of a call.
 func (t *Tab) Log(m protocol.Log) {
-	t.root.Send(t.pid, &tabEvent{Event: Event{CallID: m.ID, Kind: EventLog, Level: m.Level, Data: m.Data}})
+	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(Event{CallID: m.ID, Kind: EventLog, Level: m.Level, Data: m.Data})})
 }
 
 // Permissions hands the pairing the tab's answer to a permissions question.
-func (t *Tab) Permissions(m protocol.Permissions) { t.root.Send(t.pid, &tabPermissions{Msg: m}) }
+func (t *Tab) Permissions(m protocol.Permissions) {
+	t.root.Send(t.pid, &wire.TabPermissions{Id: m.ID, Tools: m.Tools})
+}
 
 // Step reports a step made in the tab, by the person or a connection.
-func (t *Tab) Step(by string) { t.root.Send(t.pid, &tabStep{By: by}) }
+func (t *Tab) Step(by string) { t.root.Send(t.pid, &wire.TabStep{By: by}) }
 
 // Close ends the tab actor: its socket is closed. Its calls in flight go to
 // the browser's other tabs, or wait for it to come back. It is a user
@@ -105,9 +126,9 @@ func (a *tabActor) Receive(ctx actor.Context) {
 		if a.pairing != nil {
 			ctx.Unwatch(a.pairing)
 		}
-	case *tabRegistered:
+	case *wire.TabRegistered:
 		a.registering = false
-		if !m.Accepted {
+		if !m.GetAccepted() {
 			a.out.Close(protocol.CloseTooManyTabs)
 			return
 		}
@@ -123,15 +144,15 @@ func (a *tabActor) Receive(ctx actor.Context) {
 		if a.pairing != nil && m.Who.Equal(a.pairing) {
 			a.register(ctx) // the pairing went away: rebuild it
 		}
-	case *tabFocus:
-		a.info.FocusedAt = m.At
+	case *wire.TabFocus:
+		a.info.FocusedAt = fromUnixNano(m.GetAtUnixNano())
 		a.forward(ctx, m)
-	case *tabResult, *tabAsking, *tabStep, *tabEvent, *tabPermissions:
+	case *wire.TabResult, *wire.TabAsking, *wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
 		a.forward(ctx, m)
-	case *toTab:
-		a.out.Send(m.Msg)
-	case *closeTab:
-		a.out.Close(m.Code)
+	case *wire.ToTab:
+		a.out.Send(Frame{JSON: m.GetJson(), Call: m.GetCall()})
+	case *wire.CloseTab:
+		a.out.Close(protocol.CloseCode(m.GetCode()))
 	}
 }
 
@@ -151,7 +172,7 @@ func (a *tabActor) register(ctx actor.Context) {
 	}
 	a.pairing, a.registering = pid, true
 	ctx.Watch(pid)
-	ctx.Request(pid, &tabRegister{TabID: a.info.TabID, FocusedAt: a.info.FocusedAt})
+	ctx.Request(pid, &wire.TabRegister{TabId: a.info.TabID, FocusedAtUnixNano: unixNano(a.info.FocusedAt)})
 }
 
 func (a *tabActor) forward(ctx actor.Context, m any) {

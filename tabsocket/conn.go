@@ -66,15 +66,21 @@ func (c *conn) Send(msg any) bool {
 	if c.ctx.Err() != nil || c.code.Load() != 0 {
 		return false // closing: the backlog of a gone tab costs nothing
 	}
-	frame, err := json.Marshal(msg)
-	if err != nil {
-		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
-		return false
+	var frame []byte
+	_, call := msg.(protocol.Call)
+	if f, ok := msg.(actors.Frame); ok {
+		frame, call = f.JSON, f.Call
+	} else {
+		var err error
+		if frame, err = json.Marshal(msg); err != nil {
+			c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
+			return false
+		}
 	}
 	if !c.enqueue(outgoing{frame: frame}) {
 		return false
 	}
-	if _, ok := msg.(protocol.Call); ok {
+	if call {
 		c.credits.Add(1) // the tab may answer it outside the rate limit
 	}
 	return true
