@@ -30,6 +30,9 @@ func (t *Tab) Ask(ctx context.Context, msg any, ref string) (json.RawMessage, er
 	ws.SetReadLimit(protocol.MaxMessageBytes)
 	hello := t.hello()
 	hello.FocusedAt = 0 // a helper tab is never the one calls should go to
+	// One more tab: an id of its own, or the relay would take this socket
+	// for a reconnect of t's own tab and close the other one (4008).
+	hello.TabID = "t" + randomHex(12)
 	for _, m := range []any{hello, msg} {
 		data, _ := json.Marshal(m)
 		if err := ws.Write(ctx, websocket.MessageText, data); err != nil {

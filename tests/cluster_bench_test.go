@@ -1,0 +1,152 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// BenchmarkClusterCall measures a host's tools/call over HTTP on a cluster
+// of three `tabrelay serve` processes sharing a redis-server:
+//
+//   - local: entering at the node that holds the pairing and its tab's
+//     socket (front end → pairing actor → tab → back, in one process);
+//   - cross-node: entering at another node (its front end reaches the
+//     pairing through protoactor remote);
+//   - first-call: the first call to a pairing active nowhere, entering at a
+//     node: placement (the lookup misses, the activation record is taken)
+//     and the actor's start; no tab of it is connected, so the pairing
+//     answers at once with the no-tab sentence;
+//   - no-tab-warm: the same call to a pairing already active on the
+//     entering node: first-call's baseline (first-call − no-tab-warm is
+//     what placement costs).
+//
+// Run: go test ./tests/ -run '^$' -bench BenchmarkClusterCall -benchtime 2s
+func BenchmarkClusterCall(b *testing.B) {
+	c := startCluster(b, clusterOptions{nodes: 3})
+	home, other, spare := c.nodes[0], c.nodes[1], c.nodes[2]
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tab, err := headless.New(headless.Options{Relay: home.url, Origin: origin, Name: "bench", Focus: true, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { tab.Run(ctx); close(done) }()
+	b.Cleanup(func() { cancel(); <-done })
+	if err := tab.WaitConnected(ctx); err != nil {
+		b.Fatal(err)
+	}
+	h, err := registerHost(c.public)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := h.connect(askApprove(tab))
+	if err != nil {
+		b.Fatal(err)
+	}
+	eventually(b, func() bool { return home.metric("tabrelay_pairings_active") == 1 }, "the pairing active on its tab's node")
+
+	echo := func(b *testing.B, n *clusterNode) {
+		for i := 0; i < b.N; i++ {
+			a, err := n.callTool(ctx, tok.Access, "echo", map[string]any{"value": i})
+			if err != nil || a.data()["value"] != float64(i) {
+				b.Fatalf("echo at node %d: %v %v", n.i, err, a)
+			}
+		}
+	}
+	b.Run("local", func(b *testing.B) { echo(b, home) })
+	b.Run("cross-node", func(b *testing.B) { echo(b, other) })
+
+	pool := &coldPool{c: c, h: h, spare: spare}
+	noTab := func(b *testing.B, n *clusterNode, token string) {
+		a, err := n.callTool(ctx, token, "whoami", nil)
+		if err != nil || a.text() != protocol.NoTabSentence(demoTitle) {
+			b.Fatalf("whoami of a pairing without a tab at node %d: %v %v", n.i, err, a)
+		}
+	}
+	var warm string
+	b.Run("first-call", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			token := pool.next(b)
+			noTab(b, home, token)
+			warm = token
+		}
+	})
+	b.Run("no-tab-warm", func(b *testing.B) {
+		if warm == "" {
+			warm = pool.next(b)
+			noTab(b, home, warm)
+		}
+		for i := 0; i < b.N; i++ {
+			noTab(b, home, warm)
+		}
+	})
+}
+
+// askApprove approves a connect code as the person in tab (as one more tab
+// of its browser).
+func askApprove(tab *headless.Tab) func(string) error {
+	return func(code string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err := tab.Ask(ctx, protocol.Approve{Envelope: protocol.Envelope{Type: protocol.TypeApprove, Ref: "a1"},
+			Code: code, Scope: fullScope()}, "a1")
+		return err
+	}
+}
+
+// coldPool hands out tokens of pairings that are active on no node: their
+// browsers approved through the spare node (which activated them there),
+// then the spare node was stopped with SIGTERM, which hands its pairings
+// back. Refills restart the spare node.
+type coldPool struct {
+	c      *cluster
+	h      *oauthHost
+	spare  *clusterNode
+	tokens []string
+}
+
+const coldBatch = 200
+
+func (p *coldPool) next(b *testing.B) string {
+	if len(p.tokens) == 0 {
+		b.StopTimer()
+		p.refill(b)
+		b.StartTimer()
+	}
+	t := p.tokens[0]
+	p.tokens = p.tokens[1:]
+	return t
+}
+
+func (p *coldPool) refill(b *testing.B) {
+	if p.spare.current() == nil {
+		p.spare.restart(30 * time.Second)
+		p.c.lb.setUp(p.spare.i, true)
+		p.c.waitMembers(len(p.c.nodes), 15*time.Second)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for i := 0; i < coldBatch; i++ {
+		tab, err := headless.New(headless.Options{Relay: p.spare.url, Origin: origin, Name: fmt.Sprintf("cold%d", i), Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tok, err := p.h.connect(askApprove(tab))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.tokens = append(p.tokens, tok.Access)
+	}
+	p.c.lb.setUp(p.spare.i, false)
+	if _, err := p.spare.terminate(p.c.opts.grace + 5*time.Second); err != nil {
+		b.Fatalf("the spare node exited with %v", err)
+	}
+	p.c.waitMembers(len(p.c.nodes)-1, 15*time.Second)
+}
