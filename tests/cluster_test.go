@@ -244,6 +244,10 @@ func TestClusterKill9(t *testing.T) {
 type loadTab struct {
 	tab   *headless.Tab
 	token string
+	// counter increments sent to the tab, and answered by it: its counter
+	// must end between the two, or some call ran twice (under whatever
+	// call id).
+	incSent, incAnswered atomic.Int64
 }
 
 // startHeadlessTabs runs n headless tabs (one browser each, secrets in
@@ -385,8 +389,12 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 				n := c.nodes[i]
 				id := seq.Add(1)
 				tool, args := "echo", map[string]any{"value": fmt.Sprintf("v%d", id)}
-				if id%3 == 0 {
+				switch id % 3 {
+				case 0:
 					tool, args = "wait", map[string]any{"ms": 100 + rng.IntN(400)}
+				case 1:
+					tool, args = "counter", map[string]any{"action": "increment"}
+					lt.incSent.Add(1)
 				}
 				start := time.Now()
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -416,11 +424,17 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 					failures.add("%s: %v", what, a)
 				case !a.isError():
 					d := a.data()
-					if (tool == "echo" && d["value"] != args["value"]) || (tool == "wait" && d["waited"] != float64(args["ms"].(int))) {
+					switch {
+					case tool == "echo" && d["value"] != args["value"],
+						tool == "wait" && d["waited"] != float64(args["ms"].(int)),
+						tool == "counter" && d["counter"] == nil:
 						kinds.add("wrong_result")
 						failures.add("%s: a result that is not this call's: %v", what, a)
-					} else {
+					default:
 						kinds.add("answered")
+						if tool == "counter" {
+							lt.incAnswered.Add(1)
+						}
 					}
 				case a.text() == protocol.RestartingSentence():
 					kinds.add("restarting")
@@ -492,9 +506,15 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 				n := c.nodes[k%len(c.nodes)]
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				a, err := n.callTool(ctx, lt.token, "whoami", nil)
-				cancel()
 				if err != nil || a.data()["tab"] != lt.tab.Name() {
 					final.add("whoami of %s entering at node %d: %v %v", lt.tab.Name(), n.i, err, a)
+				}
+				a, err = n.callTool(ctx, lt.token, "counter", map[string]any{"action": "get"})
+				cancel()
+				v, _ := a.data()["counter"].(float64)
+				if err != nil || int64(v) < lt.incAnswered.Load() || int64(v) > lt.incSent.Load() {
+					final.add("the counter of %s is %v after %d increments sent and %d answered (a call ran twice, or an answer was not the tab's): %v %v",
+						lt.tab.Name(), a.data()["counter"], lt.incSent.Load(), lt.incAnswered.Load(), err, a)
 				}
 			}
 		}()
