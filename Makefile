@@ -8,7 +8,7 @@ LDFLAGS := -X main.version=$(VERSION)
 RUN_ENV := RELAY_DATA_DIR=$${RELAY_DATA_DIR:-data} \
            ALLOWED_ORIGINS=$${ALLOWED_ORIGINS:-http://localhost:8080,http://127.0.0.1:8080}
 
-.PHONY: build run test bench lint fuzz clean
+.PHONY: build run test bench lint fuzz clean proto
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tabrelay
@@ -16,11 +16,13 @@ build:
 run: build
 	$(RUN_ENV) ./$(BIN) serve
 
-# Every test, race detector on. Tests that need programs beyond Go install
+# Every test, race detector on; then the tests of several nodes in one
+# process, which only run without it (tests/cluster_inproc_test.go says why). Tests that need programs beyond Go install
 # them through scripts/ensure-deps.sh and fail with one line when they cannot.
 test:
 	@bash scripts/ensure-deps.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 10m -run InProcess ./tests
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -36,3 +38,8 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# Regenerate the protobuf messages between actors (generated code is
+# committed; needs protoc and protoc-gen-go).
+proto:
+	cd actors/wire && protoc --go_out=. --go_opt=paths=source_relative wire.proto

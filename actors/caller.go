@@ -71,8 +71,9 @@ const safetyMargin = 30 * time.Second
 // returns ctx's error.
 func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) (Outcome, error) {
 	id := NewID("call-")
+	var stale *actor.PID
 	for attempt := 0; ; attempt++ {
-		pid, err := c.router.Pairing(ctx, req.Pairing)
+		pid, err := c.router.Pairing(ctx, req.Pairing, stale)
 		if err != nil {
 			return Outcome{Kind: Restarting, CallID: id}, nil
 		}
@@ -80,6 +81,7 @@ func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) 
 		if !retry || attempt+1 >= activationAttempts {
 			return o, err
 		}
+		stale = pid
 	}
 }
 
@@ -177,7 +179,7 @@ func (w *waiter) put(m any) {
 // Inspect returns a pairing's state (for tests and /debug/check). It
 // activates the pairing when it is not active.
 func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error) {
-	pid, err := c.router.Pairing(ctx, pairing)
+	pid, err := c.router.Pairing(ctx, pairing, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +199,7 @@ func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error)
 // settings make of tools for conn, waiting at most wait. ok is false when
 // no tab answered in time.
 func (c *Caller) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string, wait time.Duration) (map[string]string, bool) {
-	pid, err := c.router.Pairing(ctx, pairing)
+	pid, err := c.router.Pairing(ctx, pairing, nil)
 	if err != nil {
 		return nil, false
 	}

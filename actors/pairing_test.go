@@ -455,7 +455,7 @@ func TestPairingRebuildsFromItsTabs(t *testing.T) {
 	p := r.call("p1", "c1", "wait")
 	a.nextCall()
 
-	pid, _ := r.caller.router.Pairing(context.Background(), "p1")
+	pid, _ := r.caller.router.Pairing(context.Background(), "p1", nil)
 	r.system.Root.Stop(pid) // as if its node died
 	if o := p.outcome(t); o.Kind != Restarting {
 		t.Fatalf("call in flight ended %v, want restarting", o.Kind)

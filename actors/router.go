@@ -10,17 +10,23 @@ import (
 )
 
 // Router finds, or activates, the actor of a pairing. On one node it is
-// LocalRouter; across nodes, placement in Redis answers the same question.
+// LocalRouter; across nodes, placement in Redis (package placement)
+// answers the same question.
+//
+// stale, when not nil, is an actor of the pairing that the caller found
+// gone (its request came back as a dead letter, or it terminated): a
+// router that remembers where pairings live must not answer it again.
 type Router interface {
-	Pairing(ctx context.Context, id string) (*actor.PID, error)
+	Pairing(ctx context.Context, id string, stale *actor.PID) (*actor.PID, error)
 }
 
 // ErrUnavailable says a pairing cannot be reached now (its node is
 // draining, holds as many pairings as it may, or placement is down).
 var ErrUnavailable = errors.New("pairing unavailable")
 
-// LocalRouter activates pairing actors in this process: at most one active
-// actor per pairing.
+// Activations are the pairing actors active in this process: at most one
+// per pairing, at most MaxPairings in all. A router decides where a pairing
+// lives; Activations start and count the ones that live here.
 //
 // Each activation gets a name of its own ("pairing/<id>/<n>"), never reused:
 // protoactor puts a named actor into its registry before its mailbox is
@@ -28,64 +34,141 @@ var ErrUnavailable = errors.New("pairing unavailable")
 // a waiter) can reach a half-spawned actor (a data race and a nil
 // dispatcher). With fresh names, an old pid only ever reaches dead letters,
 // which answer requests with DeadLetterResponse: the sender looks up again.
-type LocalRouter struct {
+type Activations struct {
 	system *actor.ActorSystem
 	cfg    Config
 	// stop is the pairings' supervision: a pairing that panics stops (its
 	// watchers, tabs and waiters, learn so and rebuild) instead of being
 	// restarted empty under the same pid, which would strand its waiters.
 	stop actor.SupervisorStrategy
+	// released, when set, hears of every activation that stopped (after
+	// it left the map).
+	released func(id string, pid *actor.PID)
 
 	mu     sync.Mutex // guards the fields below
 	active map[string]*actor.PID
 	seq    uint64
 }
 
+// NewActivations returns the activations of system; released, when not
+// nil, is told of each pairing actor that stopped.
+func NewActivations(system *actor.ActorSystem, cfg Config, released func(id string, pid *actor.PID)) *Activations {
+	stop := actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })
+	return &Activations{system: system, cfg: cfg.withDefaults(), stop: stop, released: released, active: map[string]*actor.PID{}}
+}
+
+// Active returns the pairing's actor when it is active here and alive.
+func (a *Activations) Active(id string) (*actor.PID, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.activeLocked(id)
+}
+
+func (a *Activations) activeLocked(id string) (*actor.PID, bool) {
+	pid, ok := a.active[id]
+	if !ok {
+		return nil, false
+	}
+	_, alive := a.system.ProcessRegistry.GetLocal(pid.Id)
+	return pid, alive
+}
+
+// Reserve returns the pid the pairing's next activation here will have,
+// without starting it: placement records where a pairing lives before it
+// starts. It fails when the node holds as many pairings as it may or its
+// actor system stopped.
+func (a *Activations) Reserve(id string) (*actor.PID, error) {
+	if a.system.IsStopped() {
+		return nil, ErrUnavailable
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.active) >= a.cfg.MaxPairings {
+		return nil, fmt.Errorf("%w: this node holds %d pairings, its limit", ErrUnavailable, a.cfg.MaxPairings)
+	}
+	a.seq++
+	return actor.NewPID(a.system.Address(), fmt.Sprintf("pairing/%s/%d", id, a.seq)), nil
+}
+
+// Start activates the pairing under a pid Reserve returned. An actor of the
+// pairing that is still active here is stopped first: the new one holds
+// the pairing from now on.
+func (a *Activations) Start(id string, pid *actor.PID) (*actor.PID, error) {
+	props := actor.PropsFromProducer(newPairing(id, a.cfg, a.release), actor.WithGuardian(a.stop))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old, alive := a.activeLocked(id); alive {
+		a.system.Root.Stop(old)
+	}
+	started, err := a.system.Root.SpawnNamed(props, pid.Id)
+	if err != nil {
+		return nil, fmt.Errorf("activate pairing: %w", err)
+	}
+	a.active[id] = started
+	return started, nil
+}
+
+// release forgets a pairing actor that stopped.
+func (a *Activations) release(id string, pid *actor.PID) {
+	a.mu.Lock()
+	if cur, ok := a.active[id]; ok && cur.Equal(pid) {
+		delete(a.active, id)
+	}
+	a.mu.Unlock()
+	if a.released != nil {
+		a.released(id, pid)
+	}
+}
+
+// Count reports how many pairing actors are active here.
+func (a *Activations) Count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.active)
+}
+
+// HandOff tells every pairing active here to stop once its calls are done
+// (the node drains; their tabs activate them again where they are now).
+func (a *Activations) HandOff() {
+	a.mu.Lock()
+	pids := make([]*actor.PID, 0, len(a.active))
+	for _, pid := range a.active {
+		pids = append(pids, pid)
+	}
+	a.mu.Unlock()
+	for _, pid := range pids {
+		a.system.Root.Send(pid, &handOff{})
+	}
+}
+
+// LocalRouter activates every pairing in this process: the router of a
+// single node.
+type LocalRouter struct {
+	*Activations
+	mu sync.Mutex // one activation at a time
+}
+
 // NewLocalRouter returns a router over system.
 func NewLocalRouter(system *actor.ActorSystem, cfg Config) *LocalRouter {
-	stop := actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })
-	return &LocalRouter{system: system, cfg: cfg.withDefaults(), stop: stop, active: map[string]*actor.PID{}}
+	return &LocalRouter{Activations: NewActivations(system, cfg, nil)}
 }
 
 // Pairing returns the pairing's actor, activating it when it is not active.
 // The pid may belong to an actor that is passivating right now: a request
 // to it then comes back as a DeadLetterResponse, and the caller asks again.
-func (r *LocalRouter) Pairing(_ context.Context, id string) (*actor.PID, error) {
-	if r.system.IsStopped() {
-		return nil, ErrUnavailable
+// stale needs no care here: an actor that is gone is not active.
+func (r *LocalRouter) Pairing(_ context.Context, id string, _ *actor.PID) (*actor.PID, error) {
+	if pid, ok := r.Active(id); ok {
+		return pid, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if pid, ok := r.active[id]; ok {
-		if _, alive := r.system.ProcessRegistry.GetLocal(pid.Id); alive {
-			return pid, nil
-		}
+	if pid, ok := r.Active(id); ok {
+		return pid, nil
 	}
-	if len(r.active) >= r.cfg.MaxPairings {
-		return nil, fmt.Errorf("%w: this node holds %d pairings, its limit", ErrUnavailable, r.cfg.MaxPairings)
-	}
-	r.seq++
-	props := actor.PropsFromProducer(newPairing(id, r.cfg, r.release), actor.WithGuardian(r.stop))
-	pid, err := r.system.Root.SpawnNamed(props, fmt.Sprintf("pairing/%s/%d", id, r.seq))
+	pid, err := r.Reserve(id)
 	if err != nil {
-		return nil, fmt.Errorf("activate pairing: %w", err)
+		return nil, err
 	}
-	r.active[id] = pid
-	return pid, nil
-}
-
-// release forgets a pairing actor that stopped.
-func (r *LocalRouter) release(id string, pid *actor.PID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if cur, ok := r.active[id]; ok && cur.Equal(pid) {
-		delete(r.active, id)
-	}
-}
-
-// Active reports how many pairing actors are active here.
-func (r *LocalRouter) Active() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.active)
+	return r.Start(id, pid)
 }

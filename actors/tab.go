@@ -121,7 +121,7 @@ type tabActor struct {
 func (a *tabActor) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
-		a.register(ctx)
+		a.register(ctx, nil)
 	case *actor.Stopping:
 		if a.pairing != nil {
 			ctx.Unwatch(a.pairing)
@@ -138,11 +138,11 @@ func (a *tabActor) Receive(ctx actor.Context) {
 		// forwarded messages that did are lost with the pairing, whose
 		// Terminated makes the tab register anew.
 		if a.registering {
-			a.register(ctx)
+			a.register(ctx, a.pairing)
 		}
 	case *actor.Terminated:
 		if a.pairing != nil && m.Who.Equal(a.pairing) {
-			a.register(ctx) // the pairing went away: rebuild it
+			a.register(ctx, m.Who) // the pairing went away: rebuild it
 		}
 	case *wire.TabFocus:
 		a.info.FocusedAt = fromUnixNano(m.GetAtUnixNano())
@@ -156,7 +156,9 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	}
 }
 
-func (a *tabActor) register(ctx actor.Context) {
+// register looks the pairing up and registers with it; stale is the
+// pairing actor this tab found gone, if any.
+func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
 	a.failures++
 	if a.failures > registerAttempts {
 		a.hub.cfg.Logger.Warn("tab could not register with its pairing", "pairing", a.info.Pairing)
@@ -165,7 +167,10 @@ func (a *tabActor) register(ctx actor.Context) {
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	pid, err := a.hub.router.Pairing(rctx, a.info.Pairing)
+	if a.pairing != nil {
+		ctx.Unwatch(a.pairing)
+	}
+	pid, err := a.hub.router.Pairing(rctx, a.info.Pairing, stale)
 	if err != nil {
 		a.out.Close(protocol.CloseUnavailable)
 		return

@@ -20,11 +20,18 @@ func newHTTPRequests(reg prometheus.Registerer) *prometheus.CounterVec {
 }
 
 // counted wraps a mux so that every request is counted once it is done.
-func counted(mux *http.ServeMux, requests *prometheus.CounterVec) http.Handler {
+//
+// h serves the request (mux, or mux behind a guard); a request that h
+// answered without reaching mux is counted under the route mux would
+// have chosen.
+func counted(mux *http.ServeMux, h http.Handler, requests *prometheus.CounterVec) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		mux.ServeHTTP(sw, r)
+		h.ServeHTTP(sw, r)
 		route := r.Pattern
+		if route == "" {
+			_, route = mux.Handler(r)
+		}
 		if route == "" {
 			route = "unmatched"
 		}

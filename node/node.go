@@ -22,10 +22,12 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	"github.com/tabrelay/tabrelay/tabsocket"
@@ -69,13 +71,38 @@ type Config struct {
 	// on while a test jumps the call wait forward.
 	Clock  clock.Clock
 	Logger *slog.Logger
+
+	// Redis, when set, makes this node one of a cluster (SPEC §7): the
+	// store, membership and placement live in that Redis under
+	// RedisPrefix; ClusterListen is the actor remote's host:port and
+	// ClusterAdvertise the address other nodes use, if it differs.
+	Redis            *goredis.Options
+	RedisPrefix      string
+	ClusterListen    string
+	ClusterAdvertise string
+	LeaseTTL         time.Duration
+	// OnLost is called when the node lost its cluster lease and must exit
+	// (to come back under a new member id); nil: the process exits 1.
+	OnLost func()
+}
+
+// store is what the node keeps in its store, embedded or Redis.
+type store interface {
+	oauth.Store
+	tabsocket.PairingStore
 }
 
 // Node is one running relay process.
 type Node struct {
 	cfg      Config
 	log      *slog.Logger
-	store    *bolt.Store
+	store    store
+	bolt     *bolt.Store     // the embedded store (single node), or nil
+	redis    *goredis.Client // cluster mode, or nil
+	cluster  *placement.Cluster
+	acts     *actors.Activations
+	ready    prometheus.Gauge
+	redisUp  atomic.Bool
 	system   *actor.ActorSystem
 	caller   *actors.Caller
 	tabs     *tabsocket.Server
@@ -108,21 +135,13 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Bundle == nil {
 		cfg.Bundle = protocol.DemoBundle()
 	}
-	store, err := bolt.Open(cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	key := cfg.SigningKey
-	if key == nil {
-		if key, err = store.SigningKey(); err != nil {
-			store.Close()
-			return nil, fmt.Errorf("signing key: %w", err)
-		}
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(buildInfo(cfg.Version))
-	n := &Node{cfg: cfg, log: cfg.Logger, store: store, registry: reg}
+	n := &Node{cfg: cfg, log: cfg.Logger, registry: reg}
+	n.ready = prometheus.NewGauge(prometheus.GaugeOpts{Name: "tabrelay_ready",
+		Help: "1 while the node is ready (store reachable, cluster joined, not draining), else 0."})
+	reg.MustRegister(n.ready)
 	n.stopCtx, n.stopNow = context.WithCancel(context.Background())
 	if cfg.CIMDAllowLoopback {
 		cfg.Logger.Warn("TEST SWITCH ON: client metadata documents may be fetched from loopback addresses (RELAY_CIMD_ALLOW_LOOPBACK); never in production")
@@ -131,21 +150,29 @@ func New(cfg Config) (*Node, error) {
 	n.metrics = actors.NewMetrics(reg)
 	n.httpRequests = newHTTPRequests(reg)
 	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
-	router := actors.NewLocalRouter(n.system, acfg)
+	router, key, err := n.openStore(acfg)
+	if err != nil {
+		n.system.Shutdown()
+		return nil, err
+	}
 	n.caller = actors.NewCaller(n.system, router, acfg)
 	n.oauth, err = oauth.NewServer(oauth.Config{
-		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: store,
+		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: n.store,
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
 		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
 	})
 	n.events = mcp.NewEvents()
+	if n.cluster != nil {
+		n.events.Bus = n.cluster.Bus
+		go n.cluster.Bus.Run(n.stopCtx, n.events.Deliver)
+	}
 	if err == nil {
 		n.mcp, err = n.newMCP(key)
 	}
 	if err == nil {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
-			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: store, Connections: n.oauth,
+			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: n.store, Connections: n.oauth,
 			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy, BundleVersion: cfg.Bundle.Version,
 			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
@@ -153,7 +180,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	if err != nil {
 		n.system.Shutdown()
-		store.Close()
+		n.closeStore()
 		return nil, err
 	}
 	// Requests must arrive within 30 s, headers within 10; idle keep-alive
@@ -184,10 +211,20 @@ func (n *Node) Start() error {
 	}
 	go n.serve(n.public, n.publicLn)
 	go n.serve(n.admin, n.adminLn)
-	// Expired codes, tokens and families leave the store every 10 minutes.
-	go n.store.SweepEvery(n.stopCtx, 10*time.Minute, n.cfg.Clock.Now, n.log)
+	kind := "embedded"
+	if n.bolt != nil {
+		// Expired codes, tokens and families leave the store every 10
+		// minutes (Redis expires its keys by itself).
+		go n.bolt.SweepEvery(n.stopCtx, 10*time.Minute, n.cfg.Clock.Now, n.log)
+		n.redisUp.Store(true)
+	} else {
+		kind = "redis"
+		n.redisUp.Store(true) // it answered while the node joined
+		go n.watchRedis()
+	}
+	n.setReady()
 	n.log.Info("relay listening", "public", n.publicLn.Addr().String(), "admin", n.adminLn.Addr().String(),
-		"public_url", n.cfg.PublicURL, "store", "embedded", "bundle", n.cfg.Bundle.Version)
+		"public_url", n.cfg.PublicURL, "store", kind, "bundle", n.cfg.Bundle.Version)
 	return nil
 }
 
@@ -210,7 +247,10 @@ func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(actors.Event)) (protocol.ToolResult, actors.Outcome) {
 	n.inflight.Add(1) // before the check: Shutdown counts this call or this call sees the drain
 	defer n.inflight.Add(-1)
-	if n.draining.Load() {
+	if n.draining.Load() && n.cluster == nil {
+		// One node: nothing can take the call. In a cluster, the front
+		// end goes on serving until its listener closes: pairings live
+		// on other nodes, or hand off from this one.
 		o := actors.Outcome{Kind: actors.Restarting}
 		return n.encode(o), o
 	}
@@ -247,34 +287,85 @@ func (n *Node) OAuth() *oauth.Server { return n.oauth }
 // Metrics returns the node's registry.
 func (n *Node) Metrics() *prometheus.Registry { return n.registry }
 
-// Shutdown drains the node within its grace period (SPEC §6, §7): readiness
-// goes false and no call starts; calls in flight get half the grace to
-// finish, then end with the restarting sentence; tabs are told to
-// reconnect spread over the drain window; the listeners close.
+// Shutdown drains the node within its grace period (SPEC §6, §7).
 func (n *Node) Shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.Grace)
 	defer cancel()
 	start := time.Now()
 	n.draining.Store(true)
+	n.setReady()
 	n.log.Info("relay draining", "grace", n.cfg.Grace.String(), "window", n.cfg.DrainWindow.String())
+	if n.cluster != nil {
+		n.shutdownMember(ctx)
+	} else {
+		n.shutdownAlone(ctx)
+	}
+	n.closeStore()
+	n.log.Info("relay stopped", "took", time.Since(start).Round(time.Millisecond).String())
+}
+
+// shutdownAlone drains a single node: no call starts; calls in flight get
+// half the grace to finish, then end with the restarting sentence; tabs
+// are told to reconnect spread over the drain window; the listeners close.
+func (n *Node) shutdownAlone(ctx context.Context) {
 	half, cancelHalf := context.WithTimeout(ctx, n.cfg.Grace/2)
 	n.waitCalls(half)
 	cancelHalf()
 	n.stopNow()
 	n.waitCalls(ctx)
+	n.events.Close() // listen streams end with their result
+	n.tabs.Drain(ctx, n.window(ctx))
+	_ = n.public.Shutdown(ctx)
+	_ = n.admin.Shutdown(ctx)
+	n.system.Shutdown()
+}
+
+// shutdownMember drains a cluster member: it stops activating pairings;
+// its tabs are told to reconnect (to other nodes, spread over the drain
+// window), where they register with their pairings, still here; its
+// pairings then stop as soon as their calls are done, and their tabs
+// activate them again where they are now. Calls still in flight near the
+// grace's end are ended with the restarting sentence. Last, the node
+// leaves the cluster (its lease deleted, the others told).
+func (n *Node) shutdownMember(ctx context.Context) {
+	n.cluster.Drain()
+	n.events.Close()
+	n.tabs.Drain(ctx, n.window(ctx))
+	n.acts.HandOff()
+	// Keep a tenth of the grace (at most 2 s) to answer what is left.
+	margin := min(n.cfg.Grace/10, 2*time.Second)
+	late, cancelLate := context.WithDeadline(ctx, deadlineOf(ctx).Add(-margin))
+	stopLate := context.AfterFunc(late, n.stopNow)
+	defer stopLate()
+	n.waitHandOff(late)
+	cancelLate()
+	_ = n.public.Shutdown(late)
+	n.stopNow()
+	_ = n.public.Shutdown(ctx)
+	_ = n.admin.Shutdown(ctx)
+	n.cluster.Leave() // stops the actor system too
+}
+
+// window is the drain window, within half the time left.
+func (n *Node) window(ctx context.Context) time.Duration {
 	window := n.cfg.DrainWindow
 	if left := time.Until(deadlineOf(ctx)) / 2; window > left {
 		window = left
 	}
-	n.events.Close() // listen streams end with their result
-	n.tabs.Drain(ctx, window)
-	_ = n.public.Shutdown(ctx)
-	_ = n.admin.Shutdown(ctx)
-	n.system.Shutdown()
-	if err := n.store.Close(); err != nil {
-		n.log.Error("store close failed", "err", err)
+	return window
+}
+
+// waitHandOff waits until no pairing is active here or ctx is done.
+func (n *Node) waitHandOff(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for n.acts.Count() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
-	n.log.Info("relay stopped", "took", time.Since(start).Round(time.Millisecond).String())
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -16,14 +16,14 @@ func (n *Node) publicRoutes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": n.cfg.Version})
 	})
 	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
-		if n.draining.Load() {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "draining"})
+		if ok, why := n.readiness(); !ok {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": why})
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
 	mux.Handle("/{$}", n.mcp)
-	return counted(mux, n.httpRequests)
+	return counted(mux, n.guardStore(mux), n.httpRequests)
 }
 
 // adminRoutes are the admin listener's routes (loopback by default):

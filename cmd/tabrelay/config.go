@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/tabrelay/tabrelay/node"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/tabsocket"
@@ -45,7 +47,7 @@ func (s *setting) get() string {
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
 	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
-	adminToken setting
+	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -74,6 +76,14 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "TEST ONLY, loopback only: MCP requests without a token reach the pairing of this tab secret file"},
 		adminToken: setting{flag: "admin-token", env: "RELAY_ADMIN_TOKEN", secret: true,
 			help: "bearer token (16+ characters) of the admin API on the admin listener; empty = admin API off"},
+		redisPrefix: setting{flag: "redis-prefix", env: "RELAY_REDIS_PREFIX", def: "tabrelay:",
+			help: "prefix of every Redis key (relays sharing one Redis need their own)"},
+		clusterListen: setting{flag: "cluster-listen", env: "RELAY_CLUSTER_LISTEN", def: "127.0.0.1:7946",
+			help: "host:port of this node's actor remote (gRPC without TLS: a private network only), with Redis"},
+		clusterAdvertise: setting{flag: "cluster-advertise", env: "RELAY_CLUSTER_ADVERTISE",
+			help: "host:port other nodes reach this node's remote at, when it differs from RELAY_CLUSTER_LISTEN"},
+		leaseTTL: setting{flag: "lease-ttl", env: "RELAY_LEASE_TTL", def: "3s",
+			help: "life of a node's cluster lease (renewed at a third of it); a dead node's pairings move after about this"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -84,7 +94,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
 		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
-		&s.adminToken}
+		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -92,9 +102,6 @@ func (s *serveSettings) all() []*setting {
 func (s *serveSettings) config() (node.Config, error) {
 	var c node.Config
 	var err error
-	if s.redisURL.get() != "" {
-		return c, errors.New("REDIS_URL is set, but this build runs only as one node with its embedded store: unset REDIS_URL")
-	}
 	if c.Listen, err = hostPort(&s.listen); err != nil {
 		return c, err
 	}
@@ -155,7 +162,43 @@ func (s *serveSettings) config() (node.Config, error) {
 			return c, err
 		}
 	}
-	return c, nil
+	return c, s.cluster(&c)
+}
+
+// cluster reads the settings of cluster mode (REDIS_URL set).
+func (s *serveSettings) cluster(c *node.Config) error {
+	raw := s.redisURL.get()
+	if raw == "" {
+		return nil
+	}
+	opts, err := goredis.ParseURL(raw)
+	if err != nil {
+		return fmt.Errorf("REDIS_URL: %v (want redis://[user:password@]host:port/db or rediss://…)", err)
+	}
+	if c.SigningKey == nil {
+		return errors.New("RELAY_SIGNING_KEY is required with REDIS_URL: every node must hash with the same key")
+	}
+	if c.OpenPairingSecretFile != "" {
+		return errors.New("RELAY_TEST_OPEN_PAIRING is a single-node test switch: unset it or REDIS_URL")
+	}
+	// Fail fast while Redis is away (requests answer 503 at once rather
+	// than queue), and keep the pool bounded.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
+	c.Redis = opts
+	if c.RedisPrefix = s.redisPrefix.get(); strings.ContainsAny(c.RedisPrefix, "{}") {
+		return errors.New("RELAY_REDIS_PREFIX must not hold braces (they are Redis Cluster hash tags)")
+	}
+	if c.ClusterListen, err = hostPort(&s.clusterListen); err != nil {
+		return err
+	}
+	if v := s.clusterAdvertise.get(); v != "" {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("RELAY_CLUSTER_ADVERTISE %q is not host:port", v)
+		}
+		c.ClusterAdvertise = v
+	}
+	c.LeaseTTL, err = duration(&s.leaseTTL, time.Second, time.Minute)
+	return err
 }
 
 func hostPort(s *setting) (string, error) {

@@ -1,0 +1,155 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/placement"
+	"github.com/tabrelay/tabrelay/store/bolt"
+	redisstore "github.com/tabrelay/tabrelay/store/redis"
+)
+
+// openStore opens the node's store and its router to pairings: the
+// embedded store and every pairing in this process, or Redis and a place
+// in the cluster. It returns the signing key.
+func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
+	cfg := n.cfg
+	if cfg.Redis == nil {
+		b, err := bolt.Open(cfg.DataDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		key := cfg.SigningKey
+		if key == nil {
+			if key, err = b.SigningKey(); err != nil {
+				b.Close()
+				return nil, nil, fmt.Errorf("signing key: %w", err)
+			}
+		}
+		n.bolt, n.store = b, b
+		router := actors.NewLocalRouter(n.system, acfg)
+		n.acts = router.Activations
+		return router, key, nil
+	}
+	if cfg.SigningKey == nil {
+		return nil, nil, fmt.Errorf("a signing key is required with Redis")
+	}
+	n.redis = goredis.NewClient(cfg.Redis)
+	n.store = redisstore.New(n.redis, cfg.RedisPrefix)
+	lost := cfg.OnLost
+	if lost == nil {
+		lost = func() {
+			n.log.Error("exiting: the cluster lease was lost")
+			os.Exit(1)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cl, err := placement.Join(ctx, n.system, placement.Config{
+		Client: n.redis, Prefix: cfg.RedisPrefix, Listen: cfg.ClusterListen, Advertise: cfg.ClusterAdvertise,
+		LeaseTTL: cfg.LeaseTTL, Lost: lost, Registerer: n.registry, Logger: cfg.Logger,
+	}, func(released func(string, *actor.PID)) *actors.Activations {
+		n.acts = actors.NewActivations(n.system, acfg, released)
+		return n.acts
+	})
+	if err != nil {
+		n.redis.Close()
+		return nil, nil, err
+	}
+	n.cluster = cl
+	return cl.Lookup, cfg.SigningKey, nil
+}
+
+func (n *Node) closeStore() {
+	var err error
+	switch {
+	case n.bolt != nil:
+		err = n.bolt.Close()
+	case n.redis != nil:
+		err = n.redis.Close()
+	}
+	if err != nil {
+		n.log.Error("store close failed", "err", err)
+	}
+}
+
+// watchRedis pings Redis twice a second: while it does not answer, the
+// node is not ready and its public routes answer 503 at once, instead of
+// every request waiting for its own timeout. The node recovers by itself.
+func (n *Node) watchRedis() {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(n.stopCtx, 400*time.Millisecond)
+		err := n.redis.Ping(ctx).Err()
+		cancel()
+		if n.stopCtx.Err() != nil {
+			return
+		}
+		up := err == nil
+		if was := n.redisUp.Swap(up); was != up {
+			if up {
+				n.log.Info("Redis reachable again")
+			} else {
+				n.cluster.Metrics.RedisErrors.Inc()
+				n.log.Error("Redis unreachable: answering 503 until it is back", "err", err)
+			}
+			n.setReady()
+		}
+		select {
+		case <-n.stopCtx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// readiness says whether the node is ready, and if not why.
+func (n *Node) readiness() (bool, string) {
+	switch {
+	case n.draining.Load():
+		return false, "draining"
+	case !n.redisUp.Load():
+		return false, "store unreachable"
+	}
+	return true, ""
+}
+
+func (n *Node) setReady() {
+	ok, _ := n.readiness()
+	if ok {
+		n.ready.Set(1)
+	} else {
+		n.ready.Set(0)
+	}
+}
+
+// storeUnreachable is the one sentence of a request refused while Redis
+// is away.
+const storeUnreachable = "The relay cannot reach its store right now; retry in a few seconds."
+
+// guardStore answers 503 with one sentence while the store is
+// unreachable (liveness and readiness still answer).
+func (n *Node) guardStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.redisUp.Load() || r.URL.Path == "/health" || r.URL.Path == "/ready" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", "5")
+		if r.Method == http.MethodPost && r.URL.Path == "/" {
+			// An MCP host reads JSON-RPC: the sentence as an error of it.
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"jsonrpc": "2.0", "id": nil,
+				"error": map[string]any{"code": -32000, "message": storeUnreachable}})
+			return
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "temporarily_unavailable", "error_description": storeUnreachable})
+	})
+}

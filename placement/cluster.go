@@ -1,0 +1,149 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/prometheus/client_golang/prometheus"
+	goredis "github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/tabrelay/tabrelay/actors"
+)
+
+// Config is what a node needs to join the cluster.
+type Config struct {
+	Client goredis.UniversalClient
+	Prefix string // of every Redis key
+	// Listen is host:port of the actor remote (gRPC, no TLS: a private
+	// network only); Advertise is the address other nodes use, when it
+	// differs.
+	Listen    string
+	Advertise string
+	LeaseTTL  time.Duration
+	// Lost is called when this node's lease lapsed: the node must exit.
+	Lost       func()
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Cluster is this node's part of the cluster.
+type Cluster struct {
+	Members *Members
+	Lookup  *Lookup
+	Bus     *Bus
+	Metrics *Metrics
+	cl      *cluster.Cluster
+	log     *slog.Logger
+}
+
+// Join starts remote and membership on system and returns once this node
+// holds its lease and has read the member list. newActivations builds the
+// node's activations with placement's release hook.
+func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivations func(released func(string, *actor.PID)) *actors.Activations) (*Cluster, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	checkPrefix(cfg.Prefix)
+	host, port, err := splitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("RELAY_CLUSTER_LISTEN: %w", err)
+	}
+	metrics := NewMetrics(cfg.Registerer)
+	members := NewMembers(cfg.Client, cfg.Prefix, cfg.LeaseTTL, metrics, cfg.Logger)
+	members.Lost = cfg.Lost
+	lookup := NewLookup(cfg.Client, cfg.Prefix, members, metrics, cfg.Logger)
+	members.Changed = lookup.MembersChanged
+	lookup.Use(newActivations(lookup.Released))
+
+	ropts := []remote.ConfigOption{remote.WithServerOptions(grpc.ChainStreamInterceptor(recovering(cfg.Logger)))}
+	if cfg.Advertise != "" {
+		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
+	}
+	// Pairing actors are started by Lookup through the node's
+	// Activations (they need the node's config), never by protoactor:
+	// the kind is registered so that members advertise it.
+	kind := cluster.NewKind(Kind, actor.PropsFromFunc(func(actor.Context) {}))
+	ccfg := cluster.Configure("tabrelay", members, lookup, remote.Configure(host, port, ropts...),
+		cluster.WithKinds(kind),
+		// Gossip runs anyway; its heartbeat must never expire a member
+		// before the lease does (reference/protoactor.md).
+		cluster.WithHeartbeatExpiration(20*cfg.LeaseTTL+20*time.Second),
+		cluster.WithRequestTimeout(5*time.Second))
+	cl := cluster.New(system, ccfg)
+	started := make(chan any, 1)
+	go func() {
+		defer func() { started <- recover() }()
+		cl.StartMember() // panics when remote cannot listen
+	}()
+	select {
+	case p := <-started:
+		if p != nil {
+			return nil, fmt.Errorf("cluster: %v", p)
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-members.Joined():
+	case <-ctx.Done():
+		_ = members.Shutdown(false)
+		return nil, fmt.Errorf("cluster: no lease within the start-up time (is Redis reachable?): %w", ctx.Err())
+	}
+	c := &Cluster{Members: members, Lookup: lookup, Metrics: metrics, cl: cl, log: cfg.Logger,
+		Bus: NewBus(cfg.Client, cfg.Prefix, members.Self(), cfg.Logger)}
+	cfg.Logger.Info("cluster joined", "member", members.Self(), "remote", system.Address())
+	return c, nil
+}
+
+// Drain stops activating pairings here.
+func (c *Cluster) Drain() { c.Lookup.Drain() }
+
+// Leave ends this node's membership: its lease is removed and the others
+// told; then the actor system and remote stop.
+func (c *Cluster) Leave() {
+	if err := c.Members.Shutdown(true); err != nil {
+		c.log.Warn("cluster: leaving gracefully failed; the lease expires by itself", "err", err)
+	}
+	// Not cluster.Shutdown(true): it sleeps 2 s for an ownership transfer
+	// this lookup does not do; the lease is gone already.
+	c.cl.Shutdown(false)
+}
+
+// recovering keeps a bad message from crashing the node: protoactor's
+// remote dereferences nil on a protobuf type the receiver does not know.
+func recovering(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("cluster: a remote message crashed its reader; stream closed", "panic", fmt.Sprint(p),
+					"method", info.FullMethod, "stack", string(debug.Stack()))
+				err = status.Error(codes.Internal, "message not understood")
+			}
+		}()
+		return handler(srv, ss)
+	}
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, errors.New("not a port: " + p)
+	}
+	return host, port, nil
+}

@@ -1,0 +1,32 @@
+// Package placement runs tabrelay's nodes as one cluster through Redis
+// (SPEC §7): membership with leases (Members, a protoactor
+// ClusterProvider), one activation record per pairing taken atomically and
+// local first (Lookup, a protoactor IdentityLookup and the actors' Router),
+// and the cross-node hint that a browser's tools changed (Bus).
+//
+// Every key of one family shares a hash tag ({members}, {placement}), so
+// that a script touching several keys runs on Redis Cluster too.
+package placement
+
+import "strings"
+
+// Kind is the cluster kind of pairing actors.
+const Kind = "pairing"
+
+// keys names the Redis keys under one prefix.
+type keys string
+
+func (k keys) members() string         { return string(k) + "{members}:leases" }
+func (k keys) info() string            { return string(k) + "{members}:addr" }
+func (k keys) gone(id string) string   { return string(k) + "{members}:gone:" + id }
+func (k keys) hint() string            { return string(k) + "members:changed" }
+func (k keys) record(id string) string { return string(k) + "{placement}:at:" + id }
+func (k keys) of(member string) string { return string(k) + "{placement}:of:" + member }
+func (k keys) toolsChanged() string    { return string(k) + "tools-changed" }
+
+// checkPrefix refuses a prefix that would break the hash tags.
+func checkPrefix(p string) {
+	if strings.ContainsAny(p, "{}") {
+		panic("placement: a key prefix must not hold braces: " + p)
+	}
+}

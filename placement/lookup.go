@@ -1,0 +1,326 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/actors/wire"
+)
+
+// activatorName is the actor on every node that activates a pairing there
+// for a node that must not (it drains).
+const activatorName = "placement-activator"
+
+// Lookup places pairing actors through Redis: a protoactor IdentityLookup,
+// and the actors' Router. One record per pairing says which member's
+// actor holds it ("<member> <address> <actor id>"). A pairing without a
+// record, or whose record names a member that left or an actor that is
+// gone, is activated here ("local first": the node that needs it first is
+// normally the one holding its tab's socket) and the record is swapped in
+// atomically, compared with what was read: of two nodes racing, one wins,
+// the other stops what it started and uses the winner's.
+//
+// An actor is started before its record names it, so a record always
+// names an actor that started (until it stops, when its node deletes the
+// record if it still names it).
+type Lookup struct {
+	client  goredis.UniversalClient
+	keys    keys
+	members *Members
+	metrics *Metrics
+	log     *slog.Logger
+	acts    *actors.Activations
+	system  *actor.ActorSystem
+
+	draining atomic.Bool
+	seed     maphash.Seed
+	stripes  [64]sync.Mutex // one activation of a pairing at a time here
+
+	mu   sync.Mutex // guards last
+	last []string   // members at the last change, for purging the ones that left
+}
+
+// NewLookup returns placement over client under prefix.
+func NewLookup(client goredis.UniversalClient, prefix string, members *Members, metrics *Metrics, log *slog.Logger) *Lookup {
+	checkPrefix(prefix)
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Lookup{client: client, keys: keys(prefix), members: members, metrics: metrics, log: log, seed: maphash.MakeSeed()}
+}
+
+// Use sets the activations this node starts pairings with; their stops
+// must be reported to Released.
+func (l *Lookup) Use(acts *actors.Activations) { l.acts = acts }
+
+// Setup starts the activator (IdentityLookup).
+func (l *Lookup) Setup(cl *cluster.Cluster, _ []string, _ bool) {
+	l.system = cl.ActorSystem
+	props := actor.PropsFromFunc(l.activator)
+	if _, err := l.system.Root.SpawnNamed(props, activatorName); err != nil {
+		l.log.Error("placement activator did not start", "err", err)
+	}
+}
+
+// Shutdown does nothing: records go with their actors (IdentityLookup).
+func (l *Lookup) Shutdown() {}
+
+// Get returns the pairing's actor, or nil (IdentityLookup).
+func (l *Lookup) Get(ci *cluster.ClusterIdentity) *actor.PID {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pid, _ := l.Pairing(ctx, ci.Identity, nil)
+	return pid
+}
+
+// RemovePid forgets pid as the pairing's actor (IdentityLookup).
+func (l *Lookup) RemovePid(ci *cluster.ClusterIdentity, pid *actor.PID) {
+	l.Released(ci.Identity, pid)
+}
+
+// Drain stops activating pairings here: from now on they are activated on
+// another member.
+func (l *Lookup) Drain() { l.draining.Store(true) }
+
+// Pairing returns the pairing's actor (actors.Router), activating it when
+// it has none. stale, when not nil, is an actor of the pairing the caller
+// found gone: a record that still names it is replaced.
+func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*actor.PID, error) {
+	if pid, ok := l.acts.Active(id); ok {
+		l.metrics.Lookups.WithLabelValues("local").Inc()
+		return pid, nil
+	}
+	mu := &l.stripes[maphash.String(l.seed, id)%uint64(len(l.stripes))]
+	mu.Lock()
+	defer mu.Unlock()
+	if pid, ok := l.acts.Active(id); ok {
+		l.metrics.Lookups.WithLabelValues("local").Inc()
+		return pid, nil
+	}
+	rec, err := l.client.Get(ctx, l.keys.record(id)).Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, l.failed(err)
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		if rec != "" {
+			member, pid, ok := parseRecord(rec)
+			if ok && member != l.members.Self() && l.members.Alive(member) && !pid.Equal(stale) {
+				l.metrics.Lookups.WithLabelValues("remote").Inc()
+				return pid, nil
+			}
+			// Ours but gone, its member left, or the caller found it gone.
+		}
+		if l.draining.Load() {
+			return l.activateElsewhere(ctx, id)
+		}
+		pid, won, cur, err := l.activateHere(ctx, id, rec)
+		if err != nil {
+			return nil, l.failed(err)
+		}
+		if won {
+			l.metrics.Lookups.WithLabelValues("activated").Inc()
+			l.metrics.Activations.Inc()
+			return pid, nil
+		}
+		rec, stale = cur, nil // another node won: use its record
+	}
+	return nil, l.failed(errors.New("the pairing's record kept changing"))
+}
+
+func (l *Lookup) failed(err error) error {
+	l.metrics.Lookups.WithLabelValues("failed").Inc()
+	if !errors.Is(err, actors.ErrUnavailable) {
+		l.metrics.RedisErrors.Inc()
+	}
+	return fmt.Errorf("%w: placement: %v", actors.ErrUnavailable, err)
+}
+
+// activateHere starts the pairing here and swaps its record in if the
+// record is still expected. won is false when another node's record was
+// there (cur); what was started here is stopped then.
+func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *actor.PID, won bool, cur string, err error) {
+	reserved, err := l.acts.Reserve(id)
+	if err != nil {
+		return nil, false, "", err
+	}
+	pid, err = l.acts.Start(id, reserved)
+	if err != nil {
+		return nil, false, "", err
+	}
+	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self())}, expected, value, id).Slice()
+	if err != nil || len(res) != 2 {
+		l.system.Root.Stop(pid)
+		if err == nil {
+			err = fmt.Errorf("claim answered %v", res)
+		}
+		return nil, false, "", err
+	}
+	if n, _ := res[0].(int64); n == 1 {
+		return pid, true, "", nil
+	}
+	l.system.Root.Stop(pid)
+	cur, _ = res[1].(string)
+	return nil, false, cur, nil
+}
+
+// activateElsewhere asks the other members, in random order, to activate
+// the pairing (this node drains).
+func (l *Lookup) activateElsewhere(ctx context.Context, id string) (*actor.PID, error) {
+	for _, addr := range l.members.Others() {
+		wait := 2 * time.Second
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			wait = time.Until(d)
+		}
+		if wait <= 0 {
+			break
+		}
+		res, err := l.system.Root.RequestFuture(actor.NewPID(addr, activatorName), &wire.Activate{Pairing: id}, wait).Result()
+		if a, ok := res.(*wire.Activated); err == nil && ok && a.GetError() == "" {
+			l.metrics.Lookups.WithLabelValues("activated").Inc()
+			return actor.NewPID(a.GetAddress(), a.GetId()), nil
+		}
+	}
+	l.metrics.Lookups.WithLabelValues("failed").Inc()
+	return nil, fmt.Errorf("%w: this node drains and no other member took the pairing", actors.ErrUnavailable)
+}
+
+// activator activates pairings for draining members. It answers from a
+// goroutine: an activation waits on Redis, and the mailbox must not.
+func (l *Lookup) activator(ctx actor.Context) {
+	m, ok := ctx.Message().(*wire.Activate)
+	if !ok || ctx.Sender() == nil {
+		return
+	}
+	sender, root := ctx.Sender(), ctx.ActorSystem().Root
+	go func() {
+		actx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		var res *wire.Activated
+		if l.draining.Load() {
+			res = &wire.Activated{Error: "draining"}
+		} else if pid, err := l.Pairing(actx, m.GetPairing(), nil); err != nil {
+			res = &wire.Activated{Error: err.Error()}
+		} else {
+			res = &wire.Activated{Address: pid.Address, Id: pid.Id}
+		}
+		root.Send(sender, res)
+	}()
+}
+
+// Released deletes the record of a pairing actor of this node that
+// stopped, if the record still names it.
+func (l *Lookup) Released(id string, pid *actor.PID) {
+	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		err := releaseScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self())}, value, id).Err()
+		if err != nil {
+			// The record stays; whoever finds it next finds its actor
+			// gone and replaces it.
+			l.metrics.RedisErrors.Inc()
+		}
+	}()
+}
+
+// MembersChanged purges the records of members that left (Members.Changed).
+func (l *Lookup) MembersChanged(ids []string) {
+	l.mu.Lock()
+	prev := l.last
+	l.last = ids
+	l.mu.Unlock()
+	for _, id := range prev {
+		if !contains(ids, id) {
+			go l.purge(id)
+		}
+	}
+}
+
+// purge deletes the records that still name member, in batches.
+func (l *Lookup) purge(member string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	total := 0
+	for {
+		n, err := purgeScript.Run(ctx, l.client, []string{l.keys.of(member)}, member, l.keys.record(""), 500).Int()
+		if err != nil {
+			l.metrics.RedisErrors.Inc()
+			l.log.Warn("placement: purging a left member's records failed; they are replaced when found", "member", member, "err", err)
+			return
+		}
+		total += n
+		if n == 0 {
+			break
+		}
+	}
+	if total > 0 {
+		l.log.Info("placement: records of a member that left purged", "member", member, "records", total)
+	}
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func parseRecord(rec string) (member string, pid *actor.PID, ok bool) {
+	parts := strings.SplitN(rec, " ", 3)
+	if len(parts) != 3 {
+		return "", nil, false
+	}
+	return parts[0], actor.NewPID(parts[1], parts[2]), true
+}
+
+// claimScript swaps a pairing's record in when it still is what the
+// caller read ("" for none): {1, new} when swapped, {0, current} when not.
+// KEYS: record, the member's set. ARGV: expected, new, pairing id.
+var claimScript = goredis.NewScript(`
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return {0, cur} end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+return {1, ARGV[2]}
+`)
+
+// releaseScript deletes a record that still names the stopped actor.
+// KEYS: record, the member's set. ARGV: value, pairing id.
+var releaseScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('SREM', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+`)
+
+// purgeScript takes up to ARGV[3] pairing ids off a left member's set and
+// deletes their records when they still name it. Every key is under the
+// {placement} tag (one slot). KEYS: the member's set. ARGV: member, record
+// key prefix, batch.
+var purgeScript = goredis.NewScript(`
+local ids = redis.call('SPOP', KEYS[1], tonumber(ARGV[3]))
+local owner = ARGV[1] .. ' '
+for _, id in ipairs(ids) do
+  local key = ARGV[2] .. id
+  local cur = redis.call('GET', key)
+  if cur and string.sub(cur, 1, #owner) == owner then redis.call('DEL', key) end
+end
+return #ids
+`)

@@ -1,0 +1,32 @@
+package placement
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are placement's figures (no per-pairing labels).
+type Metrics struct {
+	Members     prometheus.Gauge
+	Lookups     *prometheus.CounterVec // by result: local, remote, activated, failed
+	Activations prometheus.Counter
+	RedisErrors prometheus.Counter
+}
+
+// NewMetrics registers placement's metrics on reg (nil: unregistered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Members: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tabrelay_cluster_members",
+			Help: "Cluster members this node sees (itself included)."}),
+		Lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tabrelay_placement_lookups_total",
+			Help: "Pairing lookups by result: local (active here), remote (active on another node), activated (started here, or on another node for a draining one), failed."}, []string{"result"}),
+		Activations: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_placement_activations_total",
+			Help: "Pairing actors this node started for placement."}),
+		RedisErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_redis_errors_total",
+			Help: "Redis commands of placement and membership that failed."}),
+	}
+	for _, r := range []string{"local", "remote", "activated", "failed"} {
+		m.Lookups.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(m.Members, m.Lookups, m.Activations, m.RedisErrors)
+	}
+	return m
+}
