@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"time"
@@ -41,6 +42,7 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	if cfg.SigningKey == nil {
 		return nil, nil, fmt.Errorf("a signing key is required with Redis")
 	}
+	goredis.SetLogger(redisLog{n.log}) // process-wide, as go-redis has it
 	n.redis = goredis.NewClient(cfg.Redis)
 	n.store = redisstore.New(n.redis, cfg.RedisPrefix)
 	lost := cfg.OnLost
@@ -152,4 +154,13 @@ func (n *Node) guardStore(next http.Handler) http.Handler {
 		}
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "temporarily_unavailable", "error_description": storeUnreachable})
 	})
+}
+
+// redisLog routes go-redis's own lines (a failed dial, say) into the
+// node's log at DEBUG: the node reports Redis trouble itself, once, and a
+// dial failure per pooled connection is noise to an operator.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.log.Debug(fmt.Sprintf(format, v...), "lib", "go-redis")
 }

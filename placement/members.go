@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/cluster"
@@ -41,12 +42,14 @@ type Members struct {
 	Changed func(ids []string)
 	metrics *Metrics
 
-	cl     *cluster.Cluster
+	// update hands protoactor the member list (the cluster's MemberList).
+	update func(cluster.Members)
 	self   *cluster.Member
 	stop   context.CancelFunc
 	done   chan struct{}
 	poke   chan struct{}
 	joined chan struct{}
+	left   atomic.Bool // Shutdown ran
 
 	mu           sync.Mutex // guards the fields below
 	alive        map[string]*cluster.Member
@@ -70,13 +73,17 @@ func (m *Members) StartMember(cl *cluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	m.cl = cl
+	m.update = cl.MemberList.UpdateClusterTopology
 	m.self = &cluster.Member{Id: cl.ActorSystem.ID, Host: host, Port: int32(port), Kinds: cl.GetClusterKinds()}
+	m.start()
+	return nil
+}
+
+func (m *Members) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop = cancel
 	go m.subscribe(ctx)
 	go m.run(ctx)
-	return nil
 }
 
 // StartClient is not used: every node is a member.
@@ -88,7 +95,7 @@ func (m *Members) StartClient(*cluster.Cluster) error {
 // others are told, so that they see this node leave in milliseconds
 // instead of a lease's life.
 func (m *Members) Shutdown(graceful bool) error {
-	if m.stop == nil {
+	if m.stop == nil || !m.left.CompareAndSwap(false, true) {
 		return nil
 	}
 	m.stop()
@@ -299,7 +306,7 @@ func (m *Members) report(members cluster.Members) {
 	if same {
 		return
 	}
-	m.cl.MemberList.UpdateClusterTopology(members)
+	m.update(members)
 	if m.Changed != nil {
 		m.Changed(ids)
 	}

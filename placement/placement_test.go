@@ -1,0 +1,335 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	dto "github.com/prometheus/client_model/go"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/redistest"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// testMember is one node's membership without protoactor: the member
+// lists it would report are recorded.
+type testMember struct {
+	*Members
+	lost    atomic.Bool
+	reports chan []string
+}
+
+func newTestMember(t *testing.T, client goredis.UniversalClient, id string, ttl time.Duration) *testMember {
+	t.Helper()
+	m := &testMember{Members: NewMembers(client, "t:", ttl, NewMetrics(nil), quiet), reports: make(chan []string, 64)}
+	m.self = &cluster.Member{Id: id, Host: "127.0.0.1", Port: 1, Kinds: []string{Kind}}
+	m.update = func(cluster.Members) {}
+	m.Changed = func(ids []string) {
+		select {
+		case m.reports <- ids:
+		default:
+		}
+	}
+	m.Lost = func() { m.lost.Store(true) }
+	m.start()
+	t.Cleanup(func() { m.Shutdown(false) })
+	return m
+}
+
+// sees waits until m reports exactly ids.
+func (m *testMember) sees(t *testing.T, want ...string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		ok := len(want) > 0
+		for _, id := range want {
+			ok = ok && m.Alive(id)
+		}
+		m.mu.Lock()
+		ok = ok && len(m.alive) == len(want)
+		m.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-m.reports:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			t.Fatalf("%s sees %v, want %v", m.self.Id, m.alive, want)
+		}
+	}
+}
+
+func TestAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	a := newTestMember(t, client, "a", time.Second)
+	b := newTestMember(t, client, "b", time.Second)
+	a.sees(t, "a", "b")
+	b.sees(t, "a", "b")
+
+	b.stop() // b stops renewing (a paused or partitioned process)
+	<-b.done
+	a.sees(t, "a")
+	if gone, _ := client.Exists(context.Background(), keys("t:").gone("b")).Result(); gone != 1 {
+		t.Fatal("no tombstone for b")
+	}
+	// b comes back: its tombstone makes it exit rather than rejoin under
+	// an id protoactor has blocked.
+	if err := b.beat(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !b.lost.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("b rejoined instead of exiting")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if a.lost.Load() {
+		t.Fatal("a lost its lease")
+	}
+}
+
+func TestAGracefulLeaveIsSeenAtOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	a := newTestMember(t, client, "a", 30*time.Second) // beats every 10 s: only the hint can tell a in time
+	b := newTestMember(t, client, "b", 30*time.Second)
+	a.Poke()
+	a.sees(t, "a", "b")
+	if err := b.Shutdown(true); err != nil {
+		t.Fatal(err)
+	}
+	a.sees(t, "a")
+}
+
+// TestRedisAwayLongerThanALeaseLosesNobody stops Redis (append-only) for
+// three leases' life and starts it again: every lease in it is expired by
+// Redis's clock, yet no member is removed and none exits, because only a
+// member that reached Redis for a whole lease may remove another.
+func TestRedisAwayLongerThanALeaseLosesNobody(t *testing.T) {
+	srv := redistest.StartPersistent(t)
+	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer client.Close()
+	a := newTestMember(t, client, "a", time.Second)
+	b := newTestMember(t, client, "b", time.Second)
+	a.sees(t, "a", "b")
+	srv.Stop()
+	time.Sleep(3 * time.Second)
+	if a.Healthy() || b.Healthy() {
+		t.Fatal("Redis is away, yet a member says it is healthy")
+	}
+	a.sees(t, "a", "b") // the last list is kept meanwhile
+	srv.Restart()
+	deadline := time.Now().Add(5 * time.Second)
+	for !(a.Healthy() && b.Healthy()) {
+		if time.Now().After(deadline) {
+			t.Fatal("members did not reach Redis again within 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // two leases' life: removal would have happened
+	a.sees(t, "a", "b")
+	b.sees(t, "a", "b")
+	if a.lost.Load() || b.lost.Load() {
+		t.Fatal("a member exited after Redis came back")
+	}
+}
+
+// testNode is one node's placement without remote: its own actor system,
+// activations and lookup, sharing Redis with the others.
+type testNode struct {
+	system *actor.ActorSystem
+	acts   *actors.Activations
+	lookup *Lookup
+}
+
+func newTestNodes(t *testing.T, client goredis.UniversalClient, ids ...string) []*testNode {
+	t.Helper()
+	var out []*testNode
+	for _, id := range ids {
+		system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
+		t.Cleanup(system.Shutdown)
+		m := NewMembers(client, "t:", time.Minute, NewMetrics(nil), quiet)
+		m.self = &cluster.Member{Id: id}
+		for _, other := range ids {
+			m.alive[other] = &cluster.Member{Id: other}
+		}
+		l := NewLookup(client, "t:", m, NewMetrics(nil), quiet)
+		l.system = system
+		acts := actors.NewActivations(system, actors.Config{Logger: quiet}, l.Released)
+		l.Use(acts)
+		out = append(out, &testNode{system: system, acts: acts, lookup: l})
+	}
+	return out
+}
+
+// TestTwoNodesRacingForTheSamePairingsActivateEachOnce has two nodes ask
+// for the same 2,000 pairings at once: each pairing ends with one record,
+// naming an actor that runs, and the loser of each race stopped its own.
+func TestTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	nodes := newTestNodes(t, client, "a", "b")
+	const n = 2000
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for _, node := range nodes {
+		for w := 0; w < 16; w++ {
+			wg.Add(1)
+			go func(node *testNode, w int) {
+				defer wg.Done()
+				for i := w; i < n; i += 16 {
+					if _, err := node.lookup.Pairing(context.Background(), fmt.Sprintf("p%d", i), nil); err != nil {
+						failed.Add(1)
+					}
+				}
+			}(node, w)
+		}
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d lookups failed", failed.Load())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for nodes[0].acts.Count()+nodes[1].acts.Count() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d + %d pairing actors active, want %d in all", nodes[0].acts.Count(), nodes[1].acts.Count(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	won := map[string]int{}
+	for i := 0; i < n; i++ {
+		rec, err := client.Get(context.Background(), keys("t:").record(fmt.Sprintf("p%d", i))).Result()
+		if err != nil {
+			t.Fatalf("p%d has no record: %v", i, err)
+		}
+		member, pid, _ := parseRecord(rec)
+		node := nodes[0]
+		if member == "b" {
+			node = nodes[1]
+		}
+		if got, ok := node.acts.Active(fmt.Sprintf("p%d", i)); !ok || got.Id != pid.Id {
+			t.Fatalf("p%d's record names %s on %s, which is not its active actor", i, pid.Id, member)
+		}
+		won[member]++
+	}
+	t.Logf("activations: a %d, b %d", won["a"], won["b"])
+	// Asking again finds every pairing where it is: nothing new starts.
+	for i := 0; i < n; i += 97 {
+		for _, node := range nodes {
+			if _, err := node.lookup.Pairing(context.Background(), fmt.Sprintf("p%d", i), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if a := nodes[0].lookup.metrics; testCount(a.Activations)+testCount(nodes[1].lookup.metrics.Activations) != n {
+		t.Fatal("a second lookup activated again")
+	}
+}
+
+// TestARecordOfAGoneActorOrALeftMemberIsReplaced: a record that names an
+// actor the caller found gone, or a member that left, gives way to a new
+// activation; a purge removes a left member's records.
+func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	nodes := newTestNodes(t, client, "a", "b")
+	a, b := nodes[0], nodes[1]
+	ctx := context.Background()
+	pid, err := b.lookup.Pairing(ctx, "p1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.lookup.Pairing(ctx, "p1", nil); got.Id != pid.Id {
+		t.Fatalf("a found %v, want b's %v", got, pid)
+	}
+	// a found b's actor gone (a dead letter): a activates it itself.
+	mine, err := a.lookup.Pairing(ctx, "p1", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if active, ok := a.acts.Active("p1"); !ok || !active.Equal(mine) {
+		t.Fatalf("a got %v; want its own active actor", mine)
+	}
+	if rec := client.Get(ctx, keys("t:").record("p1")).Val(); !strings.HasPrefix(rec, "a ") {
+		t.Fatalf("p1's record is %q, want a's", rec)
+	}
+
+	// b leaves: its records are purged, and a takes its pairings.
+	if _, err := b.lookup.Pairing(ctx, "p2", nil); err != nil {
+		t.Fatal(err)
+	}
+	a.lookup.MembersChanged([]string{"a", "b"})
+	a.lookup.members.mu.Lock()
+	delete(a.lookup.members.alive, "b")
+	a.lookup.members.mu.Unlock()
+	a.lookup.MembersChanged([]string{"a"})
+	deadline := time.Now().Add(5 * time.Second)
+	for client.Exists(ctx, keys("t:").record("p2")).Val() == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the left member's record was not purged")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := a.lookup.Pairing(ctx, "p2", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.acts.Active("p2"); !ok {
+		t.Fatal("p2 was not activated on a")
+	}
+}
+
+// TestAStoppedPairingDeletesItsRecord: passivation (or a hand-off) leaves
+// no record behind.
+func TestAStoppedPairingDeletesItsRecord(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	a := newTestNodes(t, client, "a")[0]
+	ctx := context.Background()
+	if _, err := a.lookup.Pairing(ctx, "p1", nil); err != nil {
+		t.Fatal(err)
+	}
+	a.acts.HandOff() // no call in flight: it stops at once
+	deadline := time.Now().Add(5 * time.Second)
+	for client.Exists(ctx, keys("t:").record("p1")).Val() == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the record outlived its actor")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestADrainingNodeActivatesNothingItself(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newTestNodes(t, srv.Client(), "a")[0]
+	a.lookup.Drain()
+	if _, err := a.lookup.Pairing(context.Background(), "p1", nil); err == nil {
+		t.Fatal("a draining node alone activated a pairing")
+	}
+	if a.acts.Count() != 0 {
+		t.Fatal("a draining node started an actor")
+	}
+}
+
+func testCount(c interface{ Write(*dto.Metric) error }) int {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return -1
+	}
+	return int(m.GetCounter().GetValue())
+}
