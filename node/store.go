@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -42,7 +43,7 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	if cfg.SigningKey == nil {
 		return nil, nil, fmt.Errorf("a signing key is required with Redis")
 	}
-	goredis.SetLogger(redisLog{n.log}) // process-wide, as go-redis has it
+	redisLogOnce.Do(func() { goredis.SetLogger(redisLog{n.log}) }) // process-wide, as go-redis has it
 	n.redis = goredis.NewClient(cfg.Redis)
 	n.store = redisstore.New(n.redis, cfg.RedisPrefix)
 	lost := cfg.OnLost
@@ -155,6 +156,8 @@ func (n *Node) guardStore(next http.Handler) http.Handler {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "temporarily_unavailable", "error_description": storeUnreachable})
 	})
 }
+
+var redisLogOnce sync.Once
 
 // redisLog routes go-redis's own lines (a failed dial, say) into the
 // node's log at DEBUG: the node reports Redis trouble itself, once, and a

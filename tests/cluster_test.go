@@ -146,6 +146,7 @@ func TestClusterKill9(t *testing.T) {
 		a    mcpAnswer
 		err  error
 		took time.Duration
+		end  time.Time
 	}
 	inflight := make([]chan flight, 2)
 	for k := range inflight {
@@ -155,7 +156,7 @@ func TestClusterKill9(t *testing.T) {
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second) // past TAB_CALL_WAIT: the relay must end it first
 			defer cancel()
 			a, err := c.nodes[1+k].callTool(cctx, tabs[k].token, "wait", map[string]any{"ms": 4000})
-			inflight[k] <- flight{a, err, time.Since(start)}
+			inflight[k] <- flight{a, err, time.Since(start), time.Now()}
 		}(k)
 	}
 	for k := range inflight {
@@ -203,14 +204,16 @@ func TestClusterKill9(t *testing.T) {
 			switch {
 			case f.err != nil:
 				t.Errorf("the call in flight entering at node %d ended with %v after %v", 1+k, f.err, f.took)
+			case f.end.Before(killed):
+				t.Errorf("the call in flight entering at node %d ended before the kill, after %v: %v", 1+k, f.took, f.a)
 			case f.a.data()["waited"] == 4000.0:
-				t.Logf("the call in flight entering at node %d was answered by its tab after %v", 1+k, f.took.Round(time.Millisecond))
+				t.Logf("the call in flight entering at node %d was answered by its tab %v after the kill", 1+k, f.end.Sub(killed).Round(time.Millisecond))
 			case f.a.isError() && f.a.text() == protocol.RestartingSentence():
-				t.Logf("the call in flight entering at node %d got the restarting sentence after %v", 1+k, f.took.Round(time.Millisecond))
+				t.Logf("the call in flight entering at node %d got the restarting sentence %v after the kill", 1+k, f.end.Sub(killed).Round(time.Millisecond))
 			default:
 				t.Errorf("the call in flight entering at node %d ended after %v with neither its result nor the restarting sentence: %v", 1+k, f.took, f.a)
 			}
-			if since := time.Since(killed); since > 10*time.Second {
+			if since := f.end.Sub(killed); since > 10*time.Second {
 				t.Errorf("the call in flight entering at node %d ended %v after the kill (TAB_CALL_WAIT is 20 s): it hung", 1+k, since)
 			}
 		case <-time.After(time.Until(killed.Add(25 * time.Second))):
