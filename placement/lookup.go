@@ -48,9 +48,21 @@ type Lookup struct {
 	seed     maphash.Seed
 	stripes  [64]sync.Mutex // one activation of a pairing at a time here
 
-	mu   sync.Mutex // guards last
+	mu   sync.Mutex // guards the fields below
 	last []string   // members at the last change, for purging the ones that left
+	// seen caches where pairings of other members live, so that a call
+	// does not read Redis each time. An entry goes when a caller finds its
+	// actor gone (stale) or its member leaves.
+	seen map[string]seenAt
 }
+
+type seenAt struct {
+	member string
+	pid    *actor.PID
+}
+
+// seenMax bounds the cache; when full it starts again empty.
+const seenMax = 100_000
 
 // NewLookup returns placement over client under prefix.
 func NewLookup(client goredis.UniversalClient, prefix string, members *Members, metrics *Metrics, log *slog.Logger) *Lookup {
@@ -58,7 +70,8 @@ func NewLookup(client goredis.UniversalClient, prefix string, members *Members, 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Lookup{client: client, keys: keys(prefix), members: members, metrics: metrics, log: log, seed: maphash.MakeSeed()}
+	return &Lookup{client: client, keys: keys(prefix), members: members, metrics: metrics, log: log, seed: maphash.MakeSeed(),
+		seen: map[string]seenAt{}}
 }
 
 // Use sets the activations this node starts pairings with; their stops
@@ -102,6 +115,10 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 		l.metrics.Lookups.WithLabelValues("local").Inc()
 		return pid, nil
 	}
+	if pid, ok := l.cached(id, stale); ok {
+		l.metrics.Lookups.WithLabelValues("remote").Inc()
+		return pid, nil
+	}
 	mu := &l.stripes[maphash.String(l.seed, id)%uint64(len(l.stripes))]
 	mu.Lock()
 	defer mu.Unlock()
@@ -118,6 +135,7 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 			member, pid, ok := parseRecord(rec)
 			if ok && member != l.members.Self() && l.members.Alive(member) && !pid.Equal(stale) {
 				l.metrics.Lookups.WithLabelValues("remote").Inc()
+				l.remember(id, member, pid)
 				return pid, nil
 			}
 			// Ours but gone, its member left, or the caller found it gone.
@@ -236,11 +254,41 @@ func (l *Lookup) Released(id string, pid *actor.PID) {
 	}()
 }
 
+// cached returns where the pairing was last found on another member, if
+// that member is still alive and the caller did not find it gone.
+func (l *Lookup) cached(id string, stale *actor.PID) (*actor.PID, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.seen[id]
+	if !ok {
+		return nil, false
+	}
+	if at.pid.Equal(stale) || !l.members.Alive(at.member) {
+		delete(l.seen, id)
+		return nil, false
+	}
+	return at.pid, true
+}
+
+func (l *Lookup) remember(id, member string, pid *actor.PID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.seen) >= seenMax {
+		clear(l.seen)
+	}
+	l.seen[id] = seenAt{member: member, pid: pid}
+}
+
 // MembersChanged purges the records of members that left (Members.Changed).
 func (l *Lookup) MembersChanged(ids []string) {
 	l.mu.Lock()
 	prev := l.last
 	l.last = ids
+	for id, at := range l.seen {
+		if !contains(ids, at.member) {
+			delete(l.seen, id)
+		}
+	}
 	l.mu.Unlock()
 	for _, id := range prev {
 		if !contains(ids, id) {
