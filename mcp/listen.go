@@ -7,50 +7,74 @@ import (
 	"time"
 )
 
-// Events carries "the tools of this browser changed" (a tab's
-// permissions-changed, a new bundle) to the subscriptions/listen streams
-// that care. A Bus, when set, carries them to the other nodes too.
+// Events carries what the subscriptions/listen streams of a browser must
+// hear: its tools changed (a tab's permissions-changed, a new bundle), or
+// one of its tokens was revoked (the streams check theirs again). A Bus,
+// when set, carries them to the other nodes too.
 type Events struct {
-	Bus interface{ Publish(pairing string) }
+	Bus interface {
+		Publish(kind EventKind, pairing string)
+	}
 
 	mu      sync.Mutex // guards the fields below
-	subs    map[string]map[chan struct{}]struct{}
+	subs    map[string]map[chan EventKind]struct{}
 	closing chan struct{}
 	closed  bool
 }
 
+// EventKind is what happened to a browser.
+type EventKind uint8
+
+// Kinds of event, as flags: a listener's pending events add up.
+const (
+	ToolsChanged EventKind = 1 << iota
+	TokenRevoked
+)
+
 // NewEvents returns an empty hub.
 func NewEvents() *Events {
-	return &Events{subs: map[string]map[chan struct{}]struct{}{}, closing: make(chan struct{})}
+	return &Events{subs: map[string]map[chan EventKind]struct{}{}, closing: make(chan struct{})}
 }
 
 // ToolsChanged tells this node's listeners of pairing, and the Bus.
-func (e *Events) ToolsChanged(pairing string) {
-	e.Deliver(pairing)
+func (e *Events) ToolsChanged(pairing string) { e.Publish(ToolsChanged, pairing) }
+
+// Revoked makes the listeners of pairing check their tokens again, here
+// and (through the Bus) on every node.
+func (e *Events) Revoked(pairing string) { e.Publish(TokenRevoked, pairing) }
+
+// Publish tells this node's listeners of pairing, and the Bus.
+func (e *Events) Publish(kind EventKind, pairing string) {
+	e.Deliver(kind, pairing)
 	if e.Bus != nil {
-		e.Bus.Publish(pairing)
+		e.Bus.Publish(kind, pairing)
 	}
 }
 
 // Deliver tells this node's listeners of pairing (what the Bus calls for
-// a change made on another node).
-func (e *Events) Deliver(pairing string) {
+// an event on another node).
+func (e *Events) Deliver(kind EventKind, pairing string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for ch := range e.subs[pairing] {
-		select {
-		case ch <- struct{}{}:
-		default: // one pending change is as good as many
+		for {
+			select {
+			case ch <- kind:
+			case pending := <-ch: // merge with what waits: none is lost
+				kind |= pending
+				continue
+			}
+			break
 		}
 	}
 }
 
-func (e *Events) subscribe(pairing string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+func (e *Events) subscribe(pairing string) (<-chan EventKind, func()) {
+	ch := make(chan EventKind, 1)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.subs[pairing] == nil {
-		e.subs[pairing] = map[chan struct{}]struct{}{}
+		e.subs[pairing] = map[chan EventKind]struct{}{}
 	}
 	e.subs[pairing][ch] = struct{}{}
 	return ch, func() {
@@ -113,11 +137,11 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 			res["_meta"].(map[string]any)[metaSubscription] = req.ID
 			st.send(response{JSONRPC: "2.0", ID: req.ID, Result: res})
 			return
-		case <-changes:
+		case kind := <-changes:
 			if !s.stillValid(r) {
 				return
 			}
-			if p.Notifications.ToolsListChanged {
+			if kind&ToolsChanged != 0 && p.Notifications.ToolsListChanged {
 				st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed", Params: map[string]any{"_meta": meta}})
 			}
 		}

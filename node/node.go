@@ -161,11 +161,12 @@ func New(cfg Config) (*Node, error) {
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
 		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
+		Revoked: func(pairing string) { n.events.Revoked(pairing) },
 	})
 	n.events = mcp.NewEvents()
 	if n.cluster != nil {
-		n.events.Bus = n.cluster.Bus
-		go n.cluster.Bus.Run(n.stopCtx, n.events.Deliver)
+		n.events.Bus = bus{n.cluster.Bus}
+		go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, pairing string) { n.events.Deliver(mcp.EventKind(kind), pairing) })
 	}
 	if err == nil {
 		n.mcp, err = n.newMCP(key)

@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	redisstore "github.com/tabrelay/tabrelay/store/redis"
@@ -167,3 +168,8 @@ type redisLog struct{ log *slog.Logger }
 func (l redisLog) Printf(_ context.Context, format string, v ...any) {
 	l.log.Debug(fmt.Sprintf(format, v...), "lib", "go-redis")
 }
+
+// bus is the cluster's bus as the MCP front end's events see it.
+type bus struct{ *placement.Bus }
+
+func (b bus) Publish(kind mcp.EventKind, pairing string) { b.Bus.Publish(uint8(kind), pairing) }

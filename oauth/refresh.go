@@ -95,12 +95,21 @@ func (s *Server) revokeFamily(ctx context.Context, id string) {
 	if id == "" {
 		return
 	}
-	_, err := s.cfg.Store.UpdateFamily(ctx, id, func(f *Family) error {
+	f, err := s.cfg.Store.UpdateFamily(ctx, id, func(f *Family) error {
 		f.Revoked = true
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		s.cfg.Logger.Error("revoke family", "family", id, "err", err)
+	}
+	if err == nil {
+		s.revoked(f.PairingID)
+	}
+}
+
+func (s *Server) revoked(pairing string) {
+	if s.cfg.Revoked != nil && pairing != "" {
+		s.cfg.Revoked(pairing)
 	}
 }
 
@@ -122,6 +131,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(token, prefixAccess):
 		if t, h, err := lookup(r.Context(), s.cfg.Hasher, purposeAccess, token, s.cfg.Store.AccessToken); err == nil && (clientID == "" || t.ClientID == clientID) {
 			_ = s.cfg.Store.DeleteAccessToken(r.Context(), h)
+			s.revoked(t.PairingID)
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")

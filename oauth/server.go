@@ -46,6 +46,10 @@ type Config struct {
 	// TrustProxy takes the client address from X-Forwarded-For (behind a
 	// load balancer) for the per-address limits.
 	TrustProxy bool
+	// Revoked, when set, hears of every revocation (a family, an access
+	// token, a forgotten connection) with its browser's pairing id: long
+	// requests of that browser check their token again at once.
+	Revoked func(pairing string)
 }
 
 // Server serves the authorization endpoints and decides for tabs.

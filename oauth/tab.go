@@ -170,6 +170,7 @@ func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
 	if err := s.cfg.Store.PutScope(ctx, connection, Scope{Version: ScopeVersion, UpdatedAt: s.cfg.Clock.Now().UTC(), UpdatedBy: "tab:forget"}); err != nil {
 		s.cfg.Logger.Error("clear the scope of a forgotten connection", "connection", connection, "err", err)
 	}
+	s.revoked(pairing)
 	s.cfg.Logger.Info("connection forgotten", "pairing", pairing, "connection", connection)
 	return nil
 }

@@ -3,16 +3,19 @@ package placement
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Bus carries "the tools of this browser changed" to the other nodes
-// (Redis pub/sub), where subscriptions/listen streams of that browser may
-// be held. A message is a hint: a node that misses one (Redis away) still
-// answers the next tools/list right.
+// Bus carries what happened to a browser (its tools changed, a token of
+// it was revoked: a kind of the caller's) to the other nodes, over Redis
+// pub/sub, where subscriptions/listen streams of that browser may be held.
+// A message is a hint: a node that misses one (Redis away) still answers
+// the next request right, and its streams check their tokens again on
+// their own beat.
 type Bus struct {
 	client  goredis.UniversalClient
 	channel string
@@ -26,17 +29,18 @@ func NewBus(client goredis.UniversalClient, prefix, self string, log *slog.Logge
 	return &Bus{client: client, channel: keys(prefix).toolsChanged(), self: self, log: log}
 }
 
-// Publish tells the other nodes that pairing's tools changed.
-func (b *Bus) Publish(pairing string) {
+// Publish tells the other nodes that kind happened to pairing.
+func (b *Bus) Publish(kind uint8, pairing string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := b.client.Publish(ctx, b.channel, b.self+" "+pairing).Err(); err != nil {
-		b.log.Warn("tools-changed hint not published", "err", err)
+	msg := b.self + " " + strconv.Itoa(int(kind)) + " " + pairing
+	if err := b.client.Publish(ctx, b.channel, msg).Err(); err != nil {
+		b.log.Warn("cluster hint not published", "err", err)
 	}
 }
 
 // Run hands deliver every other node's hint until ctx ends.
-func (b *Bus) Run(ctx context.Context, deliver func(pairing string)) {
+func (b *Bus) Run(ctx context.Context, deliver func(kind uint8, pairing string)) {
 	sub := b.client.Subscribe(ctx, b.channel)
 	defer sub.Close()
 	ch := sub.Channel()
@@ -48,9 +52,12 @@ func (b *Bus) Run(ctx context.Context, deliver func(pairing string)) {
 			if !ok {
 				return
 			}
-			from, pairing, found := strings.Cut(msg.Payload, " ")
-			if found && from != b.self {
-				deliver(pairing)
+			parts := strings.SplitN(msg.Payload, " ", 3)
+			if len(parts) != 3 || parts[0] == b.self {
+				continue
+			}
+			if kind, err := strconv.ParseUint(parts[1], 10, 8); err == nil {
+				deliver(uint8(kind), parts[2])
 			}
 		}
 	}

@@ -9,10 +9,15 @@
 package tests
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +39,8 @@ func startMembers(t testing.TB, srv *redistest.Server, n int) []*relay {
 		r := startRelay(t, func(c *node.Config) {
 			if key == nil {
 				key = c.SigningKey
+			} else {
+				c.PublicURL = out[0].url // one origin for hosts, as behind a load balancer
 			}
 			c.SigningKey = key
 			c.Redis = &goredis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}
@@ -125,4 +132,83 @@ func BenchmarkInProcessCluster(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestInProcessMembersTellListenersOnEveryNode holds a subscriptions/listen
+// stream on node a for a browser whose tab is on node b: the tab's
+// permissions-changed reaches the stream, and the person's Forget on b ends
+// it at once (not at its next 15 s recheck).
+func TestInProcessMembersTellListenersOnEveryNode(t *testing.T) {
+	srv := redistest.Start(t)
+	nodes := startMembers(t, srv, 2)
+	a, b := nodes[0], nodes[1]
+	br, _ := pairedBrowser(t, b)
+	h := newHost(t, a.url) // the public origin; its tab approves on b
+	_, tokens := connect(t, b, br, h)
+
+	body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tokens["access_token"].(string))
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("listen on node a: %d", resp.StatusCode)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data:") {
+				lines <- sc.Text()
+			}
+		}
+	}()
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the stream ended, waiting for %s", what)
+			}
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s", what)
+		}
+		return ""
+	}
+	if l := next("acknowledgement"); !strings.Contains(l, "subscriptions/acknowledged") {
+		t.Fatalf("first message %s", l)
+	}
+	br.tabs()[0].cmd.Process.Signal(syscall.SIGUSR2) // the tab's allowed tools changed
+	if l := next("tools/list_changed"); !strings.Contains(l, "notifications/tools/list_changed") {
+		t.Fatalf("got %s", l)
+	}
+
+	out, _ := br.ask(b.url, "connections")
+	var list struct {
+		Connections []struct{ ID string } `json:"connections"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Connections) != 1 {
+		t.Fatalf("connections %s: %v", out, err)
+	}
+	if out, err := br.ask(b.url, "forget", list.Connections[0].ID); err != nil {
+		t.Fatalf("forget: %v %s", err, out)
+	}
+	select {
+	case l, ok := <-lines:
+		if ok {
+			t.Fatalf("the stream went on after Forget: %s", l)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("the stream on node a outlived the Forget on node b by 1 s")
+	}
 }
