@@ -20,6 +20,7 @@ const (
 	DefaultMaxCalls     = 64
 	DefaultMaxPairings  = 100_000
 	DefaultDetachedKept = 256
+	DefaultTabGrace     = 5 * time.Second
 )
 
 // Config is what pairing and tab actors need to know.
@@ -33,6 +34,11 @@ type Config struct {
 	// DetachedKept bounds how many detached call ids a pairing remembers so
 	// that their late answers are counted as late rather than unknown.
 	DetachedKept int
+	// TabGrace is how long a call waits for a tab when the browser's last
+	// tab went away moments ago (a reload, a network blip, a node's drain:
+	// tabs reconnect by themselves). Past it, or with no tab lately, a call
+	// is answered at once that no tab is open.
+	TabGrace time.Duration
 	Clock        clock.Clock
 	Logger       *slog.Logger
 	Metrics      *Metrics
@@ -47,6 +53,7 @@ func (c Config) withDefaults() Config {
 	def(&c.CallWait, DefaultCallWait)
 	def(&c.TurnIdle, DefaultTurnIdle)
 	def(&c.PairingIdle, DefaultPairingIdle)
+	def(&c.TabGrace, DefaultTabGrace)
 	if c.MaxTabs <= 0 {
 		c.MaxTabs = DefaultMaxTabs
 	}
@@ -77,7 +84,7 @@ type OutcomeKind int
 // How a call can end.
 const (
 	Answered     OutcomeKind = iota // the tab answered: Outcome.Result holds it
-	NoTab                           // no tab connected: answered at once
+	NoTab                           // no tab connected (and none lately): answered at once
 	Detached                        // the wait ran out while the person was asked
 	TimedOut                        // the wait ran out
 	Restarting                      // the pairing went away with the call in flight

@@ -32,6 +32,9 @@ type pairing struct {
 	// handingOff: the node drains; the actor stops once no call is in
 	// flight (its tabs then register where they are now).
 	handingOff bool
+	// tabsBackBy: the last tab went away; until then, a call waits for a
+	// tab to come back rather than being told that none is open.
+	tabsBackBy time.Time
 }
 
 type tabEntry struct {
@@ -48,6 +51,7 @@ type call struct {
 	asking  bool
 	started time.Time
 	timer   clock.Timer
+	grace   clock.Timer // while it waits for a tab that went away lately
 }
 
 // turn is the connection whose calls share a turn id now (SPEC §1).
@@ -80,6 +84,8 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.onCancel(ctx, m.GetId(), true)
 	case *callDeadline:
 		p.onDeadline(ctx, m.ID)
+	case *tabGraceOver:
+		p.onTabGraceOver(ctx, m.ID)
 	case *wire.TabRegister:
 		p.onRegister(ctx, m)
 	case *wire.TabFocus:
@@ -123,7 +129,7 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 		return
 	}
 	now := p.cfg.Clock.Now()
-	if len(p.tabs) == 0 {
+	if len(p.tabs) == 0 && !now.Before(p.tabsBackBy) {
 		p.finish(ctx, waiter, nil, Outcome{Kind: NoTab, CallID: m.GetId()}, nil)
 		return
 	}
@@ -148,7 +154,20 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	c.timer = p.cfg.Clock.AfterFunc(p.cfg.CallWait, func() { root.Send(self, &callDeadline{ID: id}) })
 	ctx.Send(waiter, &wire.CallAccepted{Id: id, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
+	if c.tab == nil {
+		// No tab, but one went away lately: wait for it, not past the
+		// grace.
+		c.grace = p.cfg.Clock.AfterFunc(p.tabsBackBy.Sub(now), func() { root.Send(self, &tabGraceOver{ID: id}) })
+	}
 	p.disarmIdle()
+}
+
+// onTabGraceOver answers a call still waiting for a tab when the grace
+// for the tabs that went away ran out.
+func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
+	if c, ok := p.calls[id]; ok && c.tab == nil {
+		p.end(ctx, c, Outcome{Kind: NoTab}, nil)
+	}
 }
 
 // queryLife bounds how long a permissions question is remembered; its
@@ -262,6 +281,9 @@ func (p *pairing) end(ctx actor.Context, c *call, o Outcome, result []byte) {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+	if c.grace != nil {
+		c.grace.Stop()
+	}
 	o.CallID, o.Turn = c.msg.ID, c.msg.Turn
 	p.finish(ctx, c.waiter, c, o, result)
 	p.armIdle(ctx)
@@ -361,6 +383,9 @@ func (p *pairing) stopTimers() {
 	for _, c := range p.calls {
 		if c.timer != nil {
 			c.timer.Stop()
+		}
+		if c.grace != nil {
+			c.grace.Stop()
 		}
 	}
 }

@@ -102,6 +102,9 @@ func (p *pairing) removeTab(ctx actor.Context, pid *actor.PID, alive bool) {
 	if alive {
 		ctx.Unwatch(pid)
 	}
+	if len(p.tabs) == 0 {
+		p.tabsBackBy = p.cfg.Clock.Now().Add(p.cfg.TabGrace)
+	}
 	p.cfg.Metrics.TabsConnected.Dec()
 	for _, c := range p.calls {
 		if c.tab != nil && c.tab.Equal(pid) {

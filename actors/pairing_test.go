@@ -578,3 +578,35 @@ func TestPermissionsAreAskedOfTheTabFocusedLast(t *testing.T) {
 		t.Fatal("a tab that does not answer was taken as an answer")
 	}
 }
+
+// TestACallWaitsForATabThatWentAwayLately: the browser's last tab went
+// away moments ago (a reload, a node's drain): a call waits for it to come
+// back instead of hearing that no tab is open, and does hear so once the
+// grace ran out.
+func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
+	r := newRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	a.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab gone")
+
+	waiting := r.call("p1", "c1", "whoami")
+	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits for a tab")
+	back := r.connect("p1", "tab-a", epoch) // the tab reconnected
+	c := back.nextCall()
+	back.tab.Result(protocol.Result{ID: c.ID, Result: protocol.TabResult{Data: json.RawMessage(`{"tab":"a"}`)}})
+	if o := waiting.outcome(t); o.Kind != Answered {
+		t.Fatalf("the call that waited ended %v", o.Kind)
+	}
+
+	back.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab gone again")
+	late := r.call("p1", "c1", "whoami")
+	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits for a tab")
+	r.clock.Advance(DefaultTabGrace)
+	if o := late.outcome(t); o.Kind != NoTab {
+		t.Fatalf("after the grace: %v, want no_tab", o.Kind)
+	}
+	if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != NoTab {
+		t.Fatalf("a call after the grace: %v, want no_tab at once", o.Kind)
+	}
+}
