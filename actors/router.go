@@ -127,6 +127,19 @@ func (a *Activations) Count() int {
 	return len(a.active)
 }
 
+// Each calls fn with every pairing active here (a copy: fn may block).
+func (a *Activations) Each(fn func(id string, pid *actor.PID)) {
+	a.mu.Lock()
+	all := make(map[string]*actor.PID, len(a.active))
+	for id, pid := range a.active {
+		all[id] = pid
+	}
+	a.mu.Unlock()
+	for id, pid := range all {
+		fn(id, pid)
+	}
+}
+
 // HandOff tells every pairing active here to stop once its calls are done
 // (the node drains; their tabs activate them again where they are now).
 func (a *Activations) HandOff() {

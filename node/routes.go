@@ -31,6 +31,7 @@ func (n *Node) publicRoutes() http.Handler {
 func (n *Node) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /debug/check", n.debugCheck)
 	n.adminAPI(mux)
 	return mux
 }

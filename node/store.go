@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tabrelay/tabrelay/actors"
@@ -173,3 +175,39 @@ func (l redisLog) Printf(_ context.Context, format string, v ...any) {
 type bus struct{ *placement.Bus }
 
 func (b bus) Publish(kind mcp.EventKind, pairing string) { b.Bus.Publish(uint8(kind), pairing) }
+
+// debugCheck reports whether the node's actors, placement and gauges
+// agree (SPEC §2): counts only, no pairing ids. 200 when they do, 409 when
+// not, 503 when placement cannot be read.
+func (n *Node) debugCheck(w http.ResponseWriter, r *http.Request) {
+	active := n.acts.Count()
+	gauge := int(gaugeValue(n.metrics.PairingsActive))
+	out := map[string]any{"pairingsActive": active, "pairingsActiveGauge": gauge}
+	ok := active == gauge
+	if n.cluster != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		c, err := n.cluster.Lookup.Check(ctx)
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "placement unreadable: " + err.Error()})
+			return
+		}
+		out["placement"] = c
+		ok = ok && c.Recorded == c.Active
+	}
+	out["ok"] = ok
+	status := http.StatusOK
+	if !ok {
+		status = http.StatusConflict
+	}
+	writeJSON(w, status, out)
+}
+
+// gaugeValue reads a gauge.
+func gaugeValue(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetGauge().GetValue()
+}

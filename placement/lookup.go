@@ -372,3 +372,46 @@ for _, id in ipairs(ids) do
 end
 return #ids
 `)
+
+// Check is placement's side of /debug/check: every pairing active here
+// should be named by its record, and every record naming this member
+// should name an active actor.
+type Check struct {
+	Active            int   `json:"active"`            // pairing actors active here
+	Recorded          int   `json:"recorded"`          // of them, named by their record
+	RecordedElsewhere int   `json:"recordedElsewhere"` // active here, but the record names another actor
+	Unrecorded        int   `json:"unrecorded"`        // active here, no record at all
+	RecordsHere       int64 `json:"recordsHere"`       // records this member's set holds
+}
+
+// Check compares the pairings active here with their records.
+func (l *Lookup) Check(ctx context.Context) (Check, error) {
+	var c Check
+	ids, pids := []string{}, []*actor.PID{}
+	l.acts.Each(func(id string, pid *actor.PID) { ids, pids = append(ids, id), append(pids, pid) })
+	c.Active = len(ids)
+	pipe := l.client.Pipeline()
+	gets := make([]*goredis.StringCmd, len(ids))
+	for i, id := range ids {
+		gets[i] = pipe.Get(ctx, l.keys.record(id))
+	}
+	card := pipe.SCard(ctx, l.keys.of(l.members.Self()))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
+		return c, err
+	}
+	for i, g := range gets {
+		rec, err := g.Result()
+		if err != nil {
+			c.Unrecorded++
+			continue
+		}
+		member, pid, ok := parseRecord(rec)
+		if ok && member == l.members.Self() && pid.Id == pids[i].Id {
+			c.Recorded++
+		} else {
+			c.RecordedElsewhere++
+		}
+	}
+	c.RecordsHere = card.Val()
+	return c, nil
+}

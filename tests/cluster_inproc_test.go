@@ -77,6 +77,27 @@ func TestInProcessMembersCallAcross(t *testing.T) {
 	if got := res.data(t)["tab"]; got != "on-b" {
 		t.Fatalf("answered by %v, want on-b", got)
 	}
+	// Actors, placement and gauges agree on both nodes; the pairing lives
+	// on b, where its tab is (local first).
+	for i, n := range nodes {
+		resp, err := http.Get("http://" + n.node.AdminAddr() + "/debug/check")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var check struct {
+			OK             bool
+			PairingsActive int
+			Placement      struct{ Active, Recorded int }
+		}
+		json.NewDecoder(resp.Body).Decode(&check)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !check.OK || check.Placement.Recorded != check.Placement.Active {
+			t.Fatalf("node %d: /debug/check %d %+v", i, resp.StatusCode, check)
+		}
+		if want := i; check.PairingsActive != want {
+			t.Fatalf("node %d holds %d pairings, want %d", i, check.PairingsActive, want)
+		}
+	}
 }
 
 // BenchmarkInProcessCluster compares a call that enters at the node
