@@ -55,6 +55,9 @@ type clusterOptions struct {
 	// variables: how the harness itself is checked against a relay that
 	// works today.
 	standalone bool
+	// freshRemote gives a restarted node a new RELAY_CLUSTER_LISTEN port
+	// (as a pod that comes back with a new address), instead of the same.
+	freshRemote bool
 }
 
 type cluster struct {
@@ -291,6 +294,9 @@ func (n *clusterNode) kill() {
 // restart starts the node again on the same ports and waits for /ready.
 func (n *clusterNode) restart(within time.Duration) {
 	n.c.t.Helper()
+	if n.c.opts.freshRemote {
+		n.remote = freePort(n.c.t)
+	}
 	n.start()
 	n.waitReady(within)
 }
@@ -375,6 +381,57 @@ func (c *cluster) perNode(series string) string {
 	return strings.Join(parts, " ")
 }
 
+// member is the cluster member id of the node's current process, read
+// from its "cluster joined" log line ("" before it joined).
+func (n *clusterNode) member() string {
+	p := n.current()
+	if p == nil {
+		return ""
+	}
+	m := joinedLine.FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var joinedLine = regexp.MustCompile(`"msg":"cluster joined","member":"([^"]+)"`)
+
+// placementRecords counts the activation records in Redis by the node they
+// name (a member of no running node counts as "gone"), for messages: a
+// node holding more pairing actors than records naming it holds actors
+// that placement does not know (a duplicate activation).
+func (c *cluster) placementRecords() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rc := c.redis.Client()
+	byMember := map[string]int{}
+	iter := rc.Scan(ctx, 0, "tabrelay:{placement}:at:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		v, err := rc.Get(ctx, iter.Val()).Result()
+		if err != nil {
+			continue
+		}
+		member, _, _ := strings.Cut(v, " ")
+		byMember[member]++
+	}
+	if err := iter.Err(); err != nil {
+		return "records: " + err.Error()
+	}
+	var parts []string
+	for _, n := range c.nodes {
+		if m := n.member(); m != "" {
+			parts = append(parts, fmt.Sprintf("node%d=%d", n.i, byMember[m]))
+			delete(byMember, m)
+		}
+	}
+	gone := 0
+	for _, k := range byMember {
+		gone += k
+	}
+	return "records naming " + strings.Join(append(parts, fmt.Sprintf("gone=%d", gone)), " ")
+}
+
 // waitMembers waits until every running node counts want members.
 func (c *cluster) waitMembers(want int, within time.Duration) {
 	c.t.Helper()
@@ -402,17 +459,43 @@ func (c *cluster) waitMembers(want int, within time.Duration) {
 // waitSum waits until a metric summed over the running nodes is want.
 func (c *cluster) waitSum(name string, want float64, within time.Duration) {
 	c.t.Helper()
+	if err := c.sumWithin(name, want, within); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// sumWithin is waitSum's wait: an error says what the nodes count.
+func (c *cluster) sumWithin(name string, want float64, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
 		sum, missing := c.sumMetric(name)
 		if sum == want && missing == 0 {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s summed over the nodes is %v (missing on %d), want %v within %v: %s", name, sum, missing, want, within, c.perNode(name))
+			return fmt.Errorf("%s summed over the nodes is %v (missing on %d), want %v within %v: tabs %s; pairings %s; %s", name, sum, missing, want, within,
+				c.perNode("tabrelay_tabs_connected"), c.perNode("tabrelay_pairings_active"), c.placementRecords())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// recordOf is the node whose member the pairing's activation record names
+// (-1: no record; -2: a member of no running node).
+func (c *cluster) recordOf(pairing string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	v, err := c.redis.Client().Get(ctx, "tabrelay:{placement}:at:"+pairing).Result()
+	if err != nil {
+		return -1
+	}
+	member, _, _ := strings.Cut(v, " ")
+	for _, n := range c.nodes {
+		if n.member() == member {
+			return n.i
+		}
+	}
+	return -2
 }
 
 // debugCheck reads the admin /debug/check of every running node when it

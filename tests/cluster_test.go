@@ -167,9 +167,9 @@ func TestClusterKill9(t *testing.T) {
 	}
 
 	c.lb.setPrefer(-1)
-	victim.kill9()
 	killed := time.Now()
-	t.Logf("node 0 killed")
+	victim.kill9()
+	t.Logf("node 0 killed (%v to reap)", time.Since(killed).Round(time.Millisecond))
 
 	// The pairings answer again, through either survivor, within 5 s.
 	var wg sync.WaitGroup
@@ -370,6 +370,7 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 	c.waitSum("tabrelay_tabs_connected", float64(nTabs), 20*time.Second)
 	t.Logf("%d tabs connected and approved in %v; tabs per node: %s", nTabs, time.Since(setupStart).Round(time.Millisecond), c.perNode("tabrelay_tabs_connected"))
 
+	testStart := time.Now()
 	var up upSet
 	var stop atomic.Bool
 	var failures errorList
@@ -400,15 +401,22 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 					lt.incSent.Add(1)
 				}
 				start := time.Now()
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), c.opts.callWait+5*time.Second)
 				a, err := n.callTool(ctx, lt.token, tool, args)
+				timedOut := ctx.Err() == context.DeadlineExceeded
 				cancel()
 				took := time.Since(start)
 				if ms := took.Milliseconds(); ms > slowest.Load() {
 					slowest.Store(ms)
 				}
-				what := fmt.Sprintf("%s to %s entering at node %d after %v", tool, lt.tab.Name(), i, took.Round(time.Millisecond))
+				what := fmt.Sprintf("%s to %s (pairing %s) entering at node %d after %v", tool, lt.tab.Name(), lt.tab.Pairing(), i, took.Round(time.Millisecond))
+				if took > 2*time.Second {
+					t.Logf("slow: %s (from %v into the test): %v", what, start.Sub(testStart).Round(time.Millisecond), clip(a.String(), 200))
+				}
 				switch {
+				case err != nil && timedOut:
+					kinds.add("hang")
+					failures.add("%s: not ended 5 s past TAB_CALL_WAIT (%v): %v", what, c.opts.callWait, err)
 				case err != nil:
 					kinds.add("transport_error")
 					failures.add("%s: %v", what, err)
@@ -465,6 +473,7 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 		up.set(n.i, false)
 		c.lb.setUp(n.i, false)
 		time.Sleep(300 * time.Millisecond)
+		t.Logf("node %d: SIGTERM %v into the test", n.i, time.Since(testStart).Round(time.Millisecond))
 		took, err := n.terminate(c.opts.grace + 5*time.Second)
 		if err != nil {
 			t.Errorf("node %d exited with %v after SIGTERM", n.i, err)
@@ -494,9 +503,30 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 	}
 
 	// Every tab is back, and answers.
-	c.waitSum("tabrelay_tabs_connected", float64(nTabs), 20*time.Second)
-	c.waitSum("tabrelay_pairings_active", float64(nTabs), 10*time.Second)
-	t.Logf("after the restarts: tabs per node %s; pairings per node %s", c.perNode("tabrelay_tabs_connected"), c.perNode("tabrelay_pairings_active"))
+	for _, lt := range tabs {
+		wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := lt.tab.WaitConnected(wctx); err != nil {
+			t.Errorf("tab %s not connected again: %v", lt.tab.Name(), err)
+		}
+		wcancel()
+	}
+	if err := c.sumWithin("tabrelay_tabs_connected", float64(nTabs), 20*time.Second); err != nil {
+		t.Errorf("after the restarts: %v", err)
+	}
+	if err := c.sumWithin("tabrelay_pairings_active", float64(nTabs), 5*time.Second); err != nil {
+		t.Errorf("after the restarts (a pairing active twice, or a gauge that drifts): %v", err)
+	}
+	t.Logf("after the restarts: tabs per node %s; pairings per node %s; %s", c.perNode("tabrelay_tabs_connected"),
+		c.perNode("tabrelay_pairings_active"), c.placementRecords())
+	var noRecord []string
+	for _, lt := range tabs {
+		if at := c.recordOf(lt.tab.Pairing()); at < 0 {
+			noRecord = append(noRecord, fmt.Sprintf("%s (%d)", lt.tab.Name(), at))
+		}
+	}
+	if len(noRecord) > 0 {
+		t.Errorf("%d connected tabs' pairings have no activation record naming a running node: %v", len(noRecord), noRecord)
+	}
 	var final errorList
 	jobs := make(chan int)
 	var fwg sync.WaitGroup
@@ -510,7 +540,11 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				a, err := n.callTool(ctx, lt.token, "whoami", nil)
 				if err != nil || a.data()["tab"] != lt.tab.Name() {
-					final.add("whoami of %s entering at node %d: %v %v", lt.tab.Name(), n.i, err, a)
+					final.add("whoami of %s (pairing %s, record on node %d) entering at node %d: %v %v", lt.tab.Name(), lt.tab.Pairing(), c.recordOf(lt.tab.Pairing()), n.i, err, a)
+				}
+				if err != nil || a.data()["tab"] != lt.tab.Name() {
+					cancel()
+					continue
 				}
 				a, err = n.callTool(ctx, lt.token, "counter", map[string]any{"action": "get"})
 				cancel()
@@ -800,6 +834,13 @@ func activationRace(t *testing.T, opts clusterOptions) {
 	}
 	if sum, missing := c.sumMetric("tabrelay_placement_activations_total"); sum != browsers || missing > 0 {
 		t.Errorf("tabrelay_placement_activations_total summed over the nodes is %v (missing on %d), want %d", sum, missing, browsers)
+	}
+	// Tabs count where their pairing lives: both tabs of each browser
+	// registered with its one actor.
+	for _, n := range c.nodes {
+		if tabs, pairings := n.metric("tabrelay_tabs_connected"), n.metric("tabrelay_pairings_active"); tabs != 2*pairings {
+			t.Errorf("node %d: %v tabs registered with its %v pairings, want two per pairing", n.i, tabs, pairings)
+		}
 	}
 	c.debugCheck()
 }
