@@ -73,10 +73,20 @@ func BenchmarkClusterCall(b *testing.B) {
 	}
 	var warm string
 	b.Run("first-call", func(b *testing.B) {
+		activations := 0.0
 		for i := 0; i < b.N; i++ {
 			token := pool.next(b)
+			if i == 0 {
+				activations = home.metric("tabrelay_placement_activations_total")
+				b.ResetTimer()
+			}
 			noTab(b, home, token)
 			warm = token
+		}
+		b.StopTimer()
+		// Each first call activated its pairing here: placement was measured.
+		if got := home.metric("tabrelay_placement_activations_total") - activations; got != float64(b.N) {
+			b.Errorf("%d first calls made %v activations on the entering node", b.N, got)
 		}
 	})
 	b.Run("no-tab-warm", func(b *testing.B) {

@@ -537,7 +537,7 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 			for k := range jobs {
 				lt := tabs[k]
 				n := c.nodes[k%len(c.nodes)]
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), c.opts.callWait+5*time.Second)
 				a, err := n.callTool(ctx, lt.token, "whoami", nil)
 				if err != nil || a.data()["tab"] != lt.tab.Name() {
 					final.add("whoami of %s (pairing %s, record on node %d) entering at node %d: %v %v", lt.tab.Name(), lt.tab.Pairing(), c.recordOf(lt.tab.Pairing()), n.i, err, a)
