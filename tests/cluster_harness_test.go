@@ -51,10 +51,6 @@ type clusterOptions struct {
 	grace       time.Duration // RELAY_GRACE
 	callWait    time.Duration // TAB_CALL_WAIT
 	env         []string      // more environment for every node
-	// standalone runs one node on its embedded store, without Redis's
-	// variables: how the harness itself is checked against a relay that
-	// works today.
-	standalone bool
 	// freshRemote gives a restarted node a new RELAY_CLUSTER_LISTEN port
 	// (as a pod that comes back with a new address), instead of the same.
 	freshRemote bool
@@ -73,15 +69,14 @@ type cluster struct {
 // clusterNode is one node's ports and data directory, kept across its
 // restarts, and its current process.
 type clusterNode struct {
-	c                                  *cluster
-	i                                  int
-	listen, admin, remote, dataDir     string
-	url, adminURL                      string
-	http                               *http.Client // dials this node whatever the URL's host
-	mu                                 sync.Mutex
-	proc                               *nodeProc // nil when not running
-	runs                               []*nodeProc
-	startedAt, readyAt, termAt, exitAt time.Time
+	c                              *cluster
+	i                              int
+	listen, admin, remote, dataDir string
+	url, adminURL                  string
+	http                           *http.Client // dials this node whatever the URL's host
+	mu                             sync.Mutex
+	proc                           *nodeProc // nil when not running
+	runs                           []*nodeProc
 }
 
 type nodeProc struct {
@@ -122,9 +117,7 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	for _, n := range c.nodes {
 		n.waitReady(30 * time.Second)
 	}
-	if !opts.standalone {
-		c.waitMembers(opts.nodes, 15*time.Second)
-	}
+	c.waitMembers(opts.nodes, 15*time.Second)
 	return c
 }
 
@@ -177,14 +170,6 @@ func tail(s string, n int) string {
 
 func (n *clusterNode) env() []string {
 	c := n.c
-	if c.opts.standalone {
-		return append([]string{"PATH=/usr/bin:/bin",
-			"RELAY_LISTEN=" + n.listen, "RELAY_ADMIN_LISTEN=" + n.admin, "RELAY_DATA_DIR=" + n.dataDir,
-			"RELAY_PUBLIC_URL=" + c.public, "ALLOWED_ORIGINS=" + origin, "RELAY_SIGNING_KEY=" + c.key, "RELAY_TRUST_PROXY=true",
-			"RELAY_DRAIN_WINDOW=" + c.opts.drainWindow.String(), "RELAY_GRACE=" + c.opts.grace.String(),
-			"TAB_CALL_WAIT=" + c.opts.callWait.String(),
-		}, c.opts.env...)
-	}
 	return append([]string{"PATH=/usr/bin:/bin",
 		"RELAY_LISTEN=" + n.listen, "RELAY_ADMIN_LISTEN=" + n.admin, "RELAY_DATA_DIR=" + n.dataDir,
 		"RELAY_PUBLIC_URL=" + c.public, "ALLOWED_ORIGINS=" + origin, "RELAY_TRUST_PROXY=true",
@@ -208,7 +193,6 @@ func (n *clusterNode) start() {
 	n.mu.Lock()
 	n.proc = p
 	n.runs = append(n.runs, p)
-	n.startedAt = time.Now()
 	n.mu.Unlock()
 }
 
@@ -248,9 +232,6 @@ func (n *clusterNode) waitReady(within time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	n.mu.Lock()
-	n.readyAt = time.Now()
-	n.mu.Unlock()
 }
 
 // terminate sends SIGTERM and waits for the process to end; it returns
@@ -259,9 +240,6 @@ func (n *clusterNode) terminate(within time.Duration) (time.Duration, error) {
 	n.c.t.Helper()
 	p := n.current()
 	start := time.Now()
-	n.mu.Lock()
-	n.termAt = start
-	n.mu.Unlock()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -269,7 +247,7 @@ func (n *clusterNode) terminate(within time.Duration) (time.Duration, error) {
 		n.c.t.Fatalf("node %d did not exit within %v of SIGTERM", n.i, within)
 	}
 	n.mu.Lock()
-	n.proc, n.exitAt = nil, time.Now()
+	n.proc = nil
 	n.mu.Unlock()
 	return time.Since(start), p.err
 }
@@ -280,7 +258,7 @@ func (n *clusterNode) kill9() {
 	p.cmd.Process.Kill()
 	<-p.exited
 	n.mu.Lock()
-	n.proc, n.exitAt = nil, time.Now()
+	n.proc = nil
 	n.mu.Unlock()
 }
 
@@ -435,9 +413,6 @@ func (c *cluster) placementRecords() string {
 // waitMembers waits until every running node counts want members.
 func (c *cluster) waitMembers(want int, within time.Duration) {
 	c.t.Helper()
-	if c.opts.standalone {
-		return
-	}
 	deadline := time.Now().Add(within)
 	for {
 		ok := true

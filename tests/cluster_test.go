@@ -510,7 +510,7 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 		}
 		wcancel()
 	}
-	if err := c.sumWithin("tabrelay_tabs_connected", float64(nTabs), 20*time.Second); err != nil {
+	if err := c.sumWithin("tabrelay_tabs_connected", float64(nTabs), 10*time.Second); err != nil {
 		t.Errorf("after the restarts: %v", err)
 	}
 	if err := c.sumWithin("tabrelay_pairings_active", float64(nTabs), 5*time.Second); err != nil {
