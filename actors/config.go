@@ -39,9 +39,9 @@ type Config struct {
 	// tabs reconnect by themselves). Past it, or with no tab lately, a call
 	// is answered at once that no tab is open.
 	TabGrace time.Duration
-	Clock        clock.Clock
-	Logger       *slog.Logger
-	Metrics      *Metrics
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	Metrics  *Metrics
 }
 
 func (c Config) withDefaults() Config {
