@@ -89,6 +89,7 @@ func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) 
 // true when the pairing was gone before it took the call.
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o Outcome, retry bool, err error) {
 	w := &waiter{
+		every:   c.cfg.ProbeEvery,
 		pairing: pid,
 		req:     &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)},
 		out:     make(chan any, 8),
@@ -136,6 +137,8 @@ type checkGone struct{}
 // end's node that watches the pairing, so that a pairing that dies with the
 // call in flight is noticed at once.
 type waiter struct {
+	every    time.Duration // how often to probe the pairing
+	probe    *time.Timer
 	pairing  *actor.PID
 	req      *wire.CallRequest
 	out      chan any
@@ -148,6 +151,22 @@ func (w *waiter) Receive(ctx actor.Context) {
 	case *actor.Started:
 		ctx.Watch(w.pairing)
 		ctx.Request(w.pairing, w.req)
+		w.armProbe(ctx)
+	case *actor.Stopping:
+		if w.probe != nil {
+			w.probe.Stop()
+		}
+		ctx.Unwatch(w.pairing) // stopped from outside (cancelled): the pairing need not keep the watch
+	case *probeTick:
+		ctx.Request(w.pairing, &wire.CallProbe{Id: w.req.GetId()})
+		w.armProbe(ctx)
+	case *wire.CallProbeReply:
+		if !m.GetHeld() {
+			// The pairing does not hold this call: its end, or the
+			// request itself, was lost on the way.
+			w.put(pairingGone{accepted: w.accepted})
+			ctx.Stop(ctx.Self())
+		}
 	case *wire.CallAccepted:
 		w.accepted = true
 	case *wire.CallEvent:
@@ -167,6 +186,14 @@ func (w *waiter) Receive(ctx actor.Context) {
 		w.put(pairingGone{accepted: w.accepted})
 		ctx.Stop(ctx.Self())
 	}
+}
+
+// probeTick is the waiter's note to itself to probe its pairing.
+type probeTick struct{}
+
+func (w *waiter) armProbe(ctx actor.Context) {
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	w.probe = time.AfterFunc(w.every, func() { root.Send(self, &probeTick{}) })
 }
 
 func (w *waiter) put(m any) {

@@ -21,6 +21,7 @@ const (
 	DefaultMaxPairings  = 100_000
 	DefaultDetachedKept = 256
 	DefaultTabGrace     = 5 * time.Second
+	DefaultProbeEvery   = 2 * time.Second
 )
 
 // Config is what pairing and tab actors need to know.
@@ -39,9 +40,13 @@ type Config struct {
 	// tabs reconnect by themselves). Past it, or with no tab lately, a call
 	// is answered at once that no tab is open.
 	TabGrace time.Duration
-	Clock    clock.Clock
-	Logger   *slog.Logger
-	Metrics  *Metrics
+	// ProbeEvery is how often a waiter asks its pairing whether it still
+	// holds the call (on the real clock: it guards against lost messages,
+	// not a rule of the call).
+	ProbeEvery time.Duration
+	Clock      clock.Clock
+	Logger     *slog.Logger
+	Metrics    *Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -54,6 +59,7 @@ func (c Config) withDefaults() Config {
 	def(&c.TurnIdle, DefaultTurnIdle)
 	def(&c.PairingIdle, DefaultPairingIdle)
 	def(&c.TabGrace, DefaultTabGrace)
+	def(&c.ProbeEvery, DefaultProbeEvery)
 	if c.MaxTabs <= 0 {
 		c.MaxTabs = DefaultMaxTabs
 	}

@@ -27,8 +27,8 @@ type pairing struct {
 	detached []string                // ids of detached calls, oldest first (bounded)
 	turn     turn
 	idle     clock.Timer
-	idleGen  int                              // counts idle timers armed; a check of an older one is stale
-	released func(id string, self *actor.PID) // told when the actor stops
+	idleGen  int                                              // counts idle timers armed; a check of an older one is stale
+	released func(id string, self *actor.PID, handedOff bool) // told when the actor stops
 	// handingOff: the node drains; the actor stops once no call is in
 	// flight (its tabs then register where they are now).
 	handingOff bool
@@ -61,9 +61,16 @@ type turn struct {
 	last time.Time
 }
 
-func newPairing(id string, cfg Config, released func(string, *actor.PID)) actor.Producer {
+// newPairing makes the actor of pairing id. rebuilt says it replaces an
+// actor that went away (its node drained or died): its tabs are on their
+// way back, and calls wait TabGrace for them.
+func newPairing(id string, cfg Config, rebuilt bool, released func(string, *actor.PID, bool)) actor.Producer {
 	return func() actor.Actor {
-		return &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{}, released: released}
+		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{}, released: released}
+		if rebuilt {
+			p.tabsBackBy = cfg.Clock.Now().Add(cfg.TabGrace)
+		}
+		return p
 	}
 }
 
@@ -77,11 +84,14 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.cfg.Metrics.PairingsActive.Dec()
 		p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
 		p.stopTimers()
-		p.released(p.id, ctx.Self())
+		p.released(p.id, ctx.Self(), p.handingOff)
 	case *wire.CallRequest:
 		p.onCall(ctx, m)
 	case *wire.CancelCall:
 		p.onCancel(ctx, m.GetId(), true)
+	case *wire.CallProbe:
+		c, ok := p.calls[m.GetId()]
+		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: ok && c.waiter.Equal(ctx.Sender())})
 	case *callDeadline:
 		p.onDeadline(ctx, m.ID)
 	case *tabGraceOver:
@@ -120,6 +130,11 @@ func (p *pairing) Receive(ctx actor.Context) {
 	case *handOff:
 		p.handingOff = true
 		p.stopWhenIdle(ctx)
+	case *wire.Superseded:
+		// Another actor holds this pairing's record (this one was taken
+		// for gone): stop, and the tabs and callers follow the record.
+		p.log.Info("pairing superseded by another activation; stopping", "calls", len(p.calls), "tabs", len(p.tabs))
+		ctx.Stop(ctx.Self())
 	}
 }
 

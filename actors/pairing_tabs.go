@@ -10,10 +10,10 @@ import (
 // onRegister adds a tab (a new one, or one that reconnected: same tab id,
 // new actor) and hands it the calls that wait for a tab.
 func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
-	tab := ctx.Sender()
-	if tab == nil {
+	if m.GetTabActor() == "" {
 		return
 	}
+	tab := actor.NewPID(m.GetTabAddress(), m.GetTabActor())
 	if i := p.tabIndex(tab); i >= 0 {
 		ctx.Respond(&wire.TabRegistered{Accepted: true}) // registered already (a retried request)
 		return

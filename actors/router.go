@@ -42,8 +42,9 @@ type Activations struct {
 	// restarted empty under the same pid, which would strand its waiters.
 	stop actor.SupervisorStrategy
 	// released, when set, hears of every activation that stopped (after
-	// it left the map).
-	released func(id string, pid *actor.PID)
+	// it left the map), and whether it stopped to hand off (its node
+	// drains) rather than because it was idle.
+	released func(id string, pid *actor.PID, handedOff bool)
 
 	mu     sync.Mutex // guards the fields below
 	active map[string]*actor.PID
@@ -52,7 +53,7 @@ type Activations struct {
 
 // NewActivations returns the activations of system; released, when not
 // nil, is told of each pairing actor that stopped.
-func NewActivations(system *actor.ActorSystem, cfg Config, released func(id string, pid *actor.PID)) *Activations {
+func NewActivations(system *actor.ActorSystem, cfg Config, released func(id string, pid *actor.PID, handedOff bool)) *Activations {
 	stop := actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })
 	return &Activations{system: system, cfg: cfg.withDefaults(), stop: stop, released: released, active: map[string]*actor.PID{}}
 }
@@ -92,9 +93,10 @@ func (a *Activations) Reserve(id string) (*actor.PID, error) {
 
 // Start activates the pairing under a pid Reserve returned. An actor of the
 // pairing that is still active here is stopped first: the new one holds
-// the pairing from now on.
-func (a *Activations) Start(id string, pid *actor.PID) (*actor.PID, error) {
-	props := actor.PropsFromProducer(newPairing(id, a.cfg, a.release), actor.WithGuardian(a.stop))
+// the pairing from now on. rebuilt says the pairing's last actor went
+// away (its tabs are coming back).
+func (a *Activations) Start(id string, pid *actor.PID, rebuilt bool) (*actor.PID, error) {
+	props := actor.PropsFromProducer(newPairing(id, a.cfg, rebuilt, a.release), actor.WithGuardian(a.stop))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if old, alive := a.activeLocked(id); alive {
@@ -109,14 +111,14 @@ func (a *Activations) Start(id string, pid *actor.PID) (*actor.PID, error) {
 }
 
 // release forgets a pairing actor that stopped.
-func (a *Activations) release(id string, pid *actor.PID) {
+func (a *Activations) release(id string, pid *actor.PID, handedOff bool) {
 	a.mu.Lock()
 	if cur, ok := a.active[id]; ok && cur.Equal(pid) {
 		delete(a.active, id)
 	}
 	a.mu.Unlock()
 	if a.released != nil {
-		a.released(id, pid)
+		a.released(id, pid, handedOff)
 	}
 }
 
@@ -183,5 +185,5 @@ func (r *LocalRouter) Pairing(_ context.Context, id string, _ *actor.PID) (*acto
 	if err != nil {
 		return nil, err
 	}
-	return r.Start(id, pid)
+	return r.Start(id, pid, false)
 }

@@ -110,12 +110,11 @@ const registerAttempts = 5
 // last focus time so that it can register again, as the rebuild of SPEC §3
 // asks, whenever its pairing actor goes away.
 type tabActor struct {
-	hub         *Hub
-	info        TabInfo
-	out         Outbox
-	pairing     *actor.PID
-	failures    int
-	registering bool // a tabRegister waits for its answer
+	hub      *Hub
+	info     TabInfo
+	out      Outbox
+	pairing  *actor.PID
+	failures int
 }
 
 func (a *tabActor) Receive(ctx actor.Context) {
@@ -126,20 +125,9 @@ func (a *tabActor) Receive(ctx actor.Context) {
 		if a.pairing != nil {
 			ctx.Unwatch(a.pairing)
 		}
-	case *wire.TabRegistered:
-		a.registering = false
-		if !m.GetAccepted() {
-			a.out.Close(protocol.CloseTooManyTabs)
-			return
-		}
-		a.failures = 0
 	case *actor.DeadLetterResponse:
-		// A registration that reached a stopped pairing is tried again;
-		// forwarded messages that did are lost with the pairing, whose
-		// Terminated makes the tab register anew.
-		if a.registering {
-			a.register(ctx, a.pairing)
-		}
+		// A forwarded message reached a stopped pairing: it is lost with
+		// the pairing, whose Terminated makes the tab register anew.
 	case *actor.Terminated:
 		if a.pairing != nil && m.Who.Equal(a.pairing) {
 			a.register(ctx, m.Who) // the pairing went away: rebuild it
@@ -175,10 +163,32 @@ func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
 		a.out.Close(protocol.CloseUnavailable)
 		return
 	}
-	a.pairing, a.registering = pid, true
+	a.pairing = pid
 	ctx.Watch(pid)
-	ctx.Request(pid, &wire.TabRegister{TabId: a.info.TabID, FocusedAtUnixNano: unixNano(a.info.FocusedAt)})
+	self := ctx.Self()
+	f := ctx.RequestFuture(pid, &wire.TabRegister{TabId: a.info.TabID, FocusedAtUnixNano: unixNano(a.info.FocusedAt),
+		TabAddress: self.Address, TabActor: self.Id}, registerWait)
+	ctx.ReenterAfter(f, func(res any, err error) {
+		if !pid.Equal(a.pairing) {
+			return // an answer to an earlier registration
+		}
+		switch r := res.(type) {
+		case *wire.TabRegistered:
+			if !r.GetAccepted() {
+				a.out.Close(protocol.CloseTooManyTabs)
+				return
+			}
+			a.failures = 0
+		default:
+			// A dead letter (the pairing had stopped), or no answer in
+			// time (lost on the way): look it up again, past that actor.
+			a.register(ctx, pid)
+		}
+	})
 }
+
+// registerWait bounds the wait for a registration's answer.
+const registerWait = 10 * time.Second
 
 func (a *tabActor) forward(ctx actor.Context, m any) {
 	if a.pairing != nil {

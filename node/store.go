@@ -61,7 +61,7 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	cl, err := placement.Join(ctx, n.system, placement.Config{
 		Client: n.redis, Prefix: cfg.RedisPrefix, Listen: cfg.ClusterListen, Advertise: cfg.ClusterAdvertise,
 		LeaseTTL: cfg.LeaseTTL, Lost: lost, Registerer: n.registry, Logger: cfg.Logger,
-	}, func(released func(string, *actor.PID)) *actors.Activations {
+	}, func(released func(string, *actor.PID, bool)) *actors.Activations {
 		n.acts = actors.NewActivations(n.system, acfg, released)
 		return n.acts
 	})

@@ -51,7 +51,7 @@ type Cluster struct {
 // Join starts remote and membership on system and returns once this node
 // holds its lease and has read the member list. newActivations builds the
 // node's activations with placement's release hook.
-func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivations func(released func(string, *actor.PID)) *actors.Activations) (*Cluster, error) {
+func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivations func(released func(string, *actor.PID, bool)) *actors.Activations) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

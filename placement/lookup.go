@@ -100,7 +100,7 @@ func (l *Lookup) Get(ci *cluster.ClusterIdentity) *actor.PID {
 
 // RemovePid forgets pid as the pairing's actor (IdentityLookup).
 func (l *Lookup) RemovePid(ci *cluster.ClusterIdentity, pid *actor.PID) {
-	l.Released(ci.Identity, pid)
+	l.Released(ci.Identity, pid, false)
 }
 
 // Drain stops activating pairings here: from now on they are activated on
@@ -131,17 +131,23 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 		return nil, l.failed(err)
 	}
 	for attempt := 0; attempt < 3; attempt++ {
+		var old *actor.PID // the live actor a replaced record named, if any
 		if rec != "" {
 			member, pid, ok := parseRecord(rec)
-			if ok && member != l.members.Self() && l.members.Alive(member) && !pid.Equal(stale) {
+			if ok && member != l.members.Self() && !pid.Equal(stale) && l.memberAlive(ctx, member) {
 				l.metrics.Lookups.WithLabelValues("remote").Inc()
 				l.remember(id, member, pid)
 				return pid, nil
 			}
-			// Ours but gone, its member left, or the caller found it gone.
+			// Ours but gone, its member left, moved (its node drained), or
+			// the caller found it gone.
+			if ok && member != l.members.Self() && l.members.Alive(member) {
+				old = pid
+			}
+			l.log.Info("placement: replacing a pairing's record", "pairing", id, "reason", replaceReason(rec, member, ok, l.members.Self(), ok && pid.Equal(stale)))
 		}
 		if l.draining.Load() {
-			return l.activateElsewhere(ctx, id)
+			return l.activateElsewhere(ctx, id, stale)
 		}
 		pid, won, cur, err := l.activateHere(ctx, id, rec)
 		if err != nil {
@@ -150,8 +156,14 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 		if won {
 			l.metrics.Lookups.WithLabelValues("activated").Inc()
 			l.metrics.Activations.Inc()
+			if old != nil {
+				// Taken for gone, yet its member lives: if the actor
+				// still runs, it must not go on holding tabs.
+				l.system.Root.Send(old, &wire.Superseded{})
+			}
 			return pid, nil
 		}
+		l.metrics.Lookups.WithLabelValues("raced").Inc()
 		rec, stale = cur, nil // another node won: use its record
 	}
 	return nil, l.failed(errors.New("the pairing's record kept changing"))
@@ -173,7 +185,7 @@ func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *ac
 	if err != nil {
 		return nil, false, "", err
 	}
-	pid, err = l.acts.Start(id, reserved)
+	pid, err = l.acts.Start(id, reserved, expected != "")
 	if err != nil {
 		return nil, false, "", err
 	}
@@ -196,7 +208,11 @@ func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *ac
 
 // activateElsewhere asks the other members, in random order, to activate
 // the pairing (this node drains).
-func (l *Lookup) activateElsewhere(ctx context.Context, id string) (*actor.PID, error) {
+func (l *Lookup) activateElsewhere(ctx context.Context, id string, stale *actor.PID) (*actor.PID, error) {
+	ask := &wire.Activate{Pairing: id}
+	if stale != nil {
+		ask.StaleAddress, ask.StaleId = stale.Address, stale.Id
+	}
 	for _, addr := range l.members.Others() {
 		wait := 2 * time.Second
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
@@ -205,7 +221,7 @@ func (l *Lookup) activateElsewhere(ctx context.Context, id string) (*actor.PID, 
 		if wait <= 0 {
 			break
 		}
-		res, err := l.system.Root.RequestFuture(actor.NewPID(addr, activatorName), &wire.Activate{Pairing: id}, wait).Result()
+		res, err := l.system.Root.RequestFuture(actor.NewPID(addr, activatorName), ask, wait).Result()
 		if a, ok := res.(*wire.Activated); err == nil && ok && a.GetError() == "" {
 			l.metrics.Lookups.WithLabelValues("activated").Inc()
 			return actor.NewPID(a.GetAddress(), a.GetId()), nil
@@ -229,7 +245,7 @@ func (l *Lookup) activator(ctx actor.Context) {
 		var res *wire.Activated
 		if l.draining.Load() {
 			res = &wire.Activated{Error: "draining"}
-		} else if pid, err := l.Pairing(actx, m.GetPairing(), nil); err != nil {
+		} else if pid, err := l.Pairing(actx, m.GetPairing(), staleOf(m)); err != nil {
 			res = &wire.Activated{Error: err.Error()}
 		} else {
 			res = &wire.Activated{Address: pid.Address, Id: pid.Id}
@@ -239,13 +255,19 @@ func (l *Lookup) activator(ctx actor.Context) {
 }
 
 // Released deletes the record of a pairing actor of this node that
-// stopped, if the record still names it.
-func (l *Lookup) Released(id string, pid *actor.PID) {
+// stopped, if the record still names it. An actor that handed off (its
+// node drains) leaves a "moved" mark instead, for movedLife: the next
+// activation knows the pairing's tabs are on their way back.
+func (l *Lookup) Released(id string, pid *actor.PID, handedOff bool) {
 	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	mark := ""
+	if handedOff {
+		mark = movedMark + l.members.Self()
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		err := releaseScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self())}, value, id).Err()
+		err := releaseScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self())}, value, id, mark, movedLife.Milliseconds()).Err()
 		if err != nil {
 			// The record stays; whoever finds it next finds its actor
 			// gone and replaces it.
@@ -303,7 +325,8 @@ func (l *Lookup) purge(member string) {
 	defer cancel()
 	total := 0
 	for {
-		n, err := purgeScript.Run(ctx, l.client, []string{l.keys.of(member)}, member, l.keys.record(""), 500).Int()
+		n, err := purgeScript.Run(ctx, l.client, []string{l.keys.of(member)}, member, l.keys.record(""), 500,
+			movedMark+member, movedLife.Milliseconds()).Int()
 		if err != nil {
 			l.metrics.RedisErrors.Inc()
 			l.log.Warn("placement: purging a left member's records failed; they are replaced when found", "member", member, "err", err)
@@ -347,28 +370,92 @@ redis.call('SADD', KEYS[2], ARGV[3])
 return {1, ARGV[2]}
 `)
 
-// releaseScript deletes a record that still names the stopped actor.
-// KEYS: record, the member's set. ARGV: value, pairing id.
+// releaseScript deletes a record that still names the stopped actor, or
+// replaces it with a mark that expires. KEYS: record, the member's set.
+// ARGV: value, pairing id, mark ("" to delete), mark's life in ms.
 var releaseScript = goredis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
+  if ARGV[3] == '' then
+    redis.call('DEL', KEYS[1])
+  else
+    redis.call('SET', KEYS[1], ARGV[3], 'PX', tonumber(ARGV[4]))
+  end
   redis.call('SREM', KEYS[2], ARGV[2])
   return 1
 end
 return 0
 `)
 
+// movedMark starts the mark a record leaves when its actor handed off or
+// its member left: "moved <member>".
+const movedMark = "moved "
+
+// movedLife is how long a mark lasts: far longer than tabs take to come
+// back, short enough not to pile up.
+const movedLife = 10 * time.Minute
+
+// replaceReason says why a record is replaced, for the log.
+func replaceReason(rec, member string, parsed bool, self string, stale bool) string {
+	switch {
+	case strings.HasPrefix(rec, movedMark):
+		return "moved (its node drained or left)"
+	case !parsed:
+		return "unreadable"
+	case member == self:
+		return "its actor here stopped"
+	case stale:
+		return "the caller found its actor gone"
+	}
+	return "its member left"
+}
+
+// memberAlive says whether member holds a lease: as this node last read
+// the list, or, for a member it does not know (it may have joined since),
+// as Redis says now.
+func (l *Lookup) memberAlive(ctx context.Context, member string) bool {
+	if l.members.Alive(member) {
+		return true
+	}
+	held, err := leaseHeldScript.Run(ctx, l.client, []string{l.keys.members()}, member).Int()
+	if err == nil && held == 1 {
+		l.members.Poke() // a member joined that this node has not read yet
+		return true
+	}
+	return false
+}
+
+// leaseHeldScript: 1 when member's lease is listed and not expired on
+// Redis's clock. KEYS: members. ARGV: member.
+var leaseHeldScript = goredis.NewScript(`
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(score) > now then return 1 end
+return 0
+`)
+
+func staleOf(m *wire.Activate) *actor.PID {
+	if m.GetStaleId() == "" {
+		return nil
+	}
+	return actor.NewPID(m.GetStaleAddress(), m.GetStaleId())
+}
+
 // purgeScript takes up to ARGV[3] pairing ids off a left member's set and
-// deletes their records when they still name it. Every key is under the
-// {placement} tag (one slot). KEYS: the member's set. ARGV: member, record
-// key prefix, batch.
+// marks their records moved when they still name it (the next activation
+// then knows the tabs are coming back). Every key is under the {placement}
+// tag (one slot). KEYS: the member's set. ARGV: member, record key prefix,
+// batch, mark, mark's life in ms.
 var purgeScript = goredis.NewScript(`
 local ids = redis.call('SPOP', KEYS[1], tonumber(ARGV[3]))
 local owner = ARGV[1] .. ' '
 for _, id in ipairs(ids) do
   local key = ARGV[2] .. id
   local cur = redis.call('GET', key)
-  if cur and string.sub(cur, 1, #owner) == owner then redis.call('DEL', key) end
+  if cur and string.sub(cur, 1, #owner) == owner then
+    redis.call('SET', key, ARGV[4], 'PX', tonumber(ARGV[5]))
+  end
 end
 return #ids
 `)

@@ -240,6 +240,13 @@ func (m *Members) beat(ctx context.Context) error {
 			if err == nil && removed == 1 {
 				m.log.Info("cluster member's lease expired; removed", "member", id)
 				m.client.Publish(ctx, m.keys.hint(), "left "+id)
+				continue
+			}
+			// Not removed (it renewed meanwhile, or Redis failed): it
+			// stays listed. protoactor never admits a member id again,
+			// so only a member that is gone for sure may leave the list.
+			if mem := parseMember(id, info[id]); mem != nil {
+				members = append(members, mem)
 			}
 			continue
 		}

@@ -16,13 +16,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Members: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tabrelay_cluster_members",
 			Help: "Cluster members this node sees (itself included)."}),
 		Lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tabrelay_placement_lookups_total",
-			Help: "Pairing lookups by result: local (active here), remote (active on another node), activated (started here, or on another node for a draining one), failed."}, []string{"result"}),
+			Help: "Pairing lookups by result: local (active here), remote (active on another node), activated (started here, or on another node for a draining one), raced (another node activated it first), failed."}, []string{"result"}),
 		Activations: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_placement_activations_total",
 			Help: "Pairing actors this node started for placement."}),
 		RedisErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_redis_errors_total",
 			Help: "Redis commands of placement and membership that failed."}),
 	}
-	for _, r := range []string{"local", "remote", "activated", "failed"} {
+	for _, r := range []string{"local", "remote", "activated", "raced", "failed"} {
 		m.Lookups.WithLabelValues(r)
 	}
 	if reg != nil {

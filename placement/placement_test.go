@@ -16,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/redistest"
 )
 
@@ -158,12 +159,15 @@ type testNode struct {
 	lookup *Lookup
 }
 
-func newTestNodes(t *testing.T, client goredis.UniversalClient, ids ...string) []*testNode {
+func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*actors.Config), ids ...string) []*testNode {
 	t.Helper()
 	var out []*testNode
 	for _, id := range ids {
 		system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return quiet }))
 		t.Cleanup(system.Shutdown)
+		// An address of its own (not "nonhost" for all): a pid of one
+		// node must not resolve as local on another.
+		system.ProcessRegistry.Address = "node-" + id
 		m := NewMembers(client, "t:", time.Minute, NewMetrics(nil), quiet)
 		m.self = &cluster.Member{Id: id}
 		for _, other := range ids {
@@ -171,7 +175,11 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, ids ...string) [
 		}
 		l := NewLookup(client, "t:", m, NewMetrics(nil), quiet)
 		l.system = system
-		acts := actors.NewActivations(system, actors.Config{Logger: quiet}, l.Released)
+		cfg := actors.Config{Logger: quiet}
+		if tweak != nil {
+			tweak(&cfg)
+		}
+		acts := actors.NewActivations(system, cfg, l.Released)
 		l.Use(acts)
 		out = append(out, &testNode{system: system, acts: acts, lookup: l})
 	}
@@ -184,7 +192,7 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, ids ...string) [
 func TestTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client()
-	nodes := newTestNodes(t, client, "a", "b")
+	nodes := newTestNodes(t, client, nil, "a", "b")
 	const n = 2000
 	var wg sync.WaitGroup
 	var failed atomic.Int64
@@ -248,7 +256,7 @@ func TestTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T) {
 func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client()
-	nodes := newTestNodes(t, client, "a", "b")
+	nodes := newTestNodes(t, client, nil, "a", "b")
 	a, b := nodes[0], nodes[1]
 	ctx := context.Background()
 	pid, err := b.lookup.Pairing(ctx, "p1", nil)
@@ -280,9 +288,9 @@ func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
 	a.lookup.members.mu.Unlock()
 	a.lookup.MembersChanged([]string{"a"})
 	deadline := time.Now().Add(5 * time.Second)
-	for client.Exists(ctx, keys("t:").record("p2")).Val() == 1 {
+	for client.Get(ctx, keys("t:").record("p2")).Val() != "moved b" {
 		if time.Now().After(deadline) {
-			t.Fatal("the left member's record was not purged")
+			t.Fatalf("the left member's record was not purged: %q", client.Get(ctx, keys("t:").record("p2")).Val())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -294,29 +302,48 @@ func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
 	}
 }
 
-// TestAStoppedPairingDeletesItsRecord: passivation (or a hand-off) leaves
-// no record behind.
-func TestAStoppedPairingDeletesItsRecord(t *testing.T) {
+// TestAStoppedPairingLeavesItsRecordRight: a pairing that passivated
+// leaves no record; one that handed off (its node drains) leaves a mark
+// that expires, so that the next activation waits for its tabs.
+func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client()
-	a := newTestNodes(t, client, "a")[0]
+	fake := clock.NewFake(time.Now())
+	a := newTestNodes(t, client, func(c *actors.Config) { c.Clock = fake }, "a")[0]
 	ctx := context.Background()
-	if _, err := a.lookup.Pairing(ctx, "p1", nil); err != nil {
+	if _, err := a.lookup.Pairing(ctx, "idle", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor("idle timer armed", func() bool { return fake.Pending() >= 1 })
+	fake.Advance(actors.DefaultPairingIdle)
+	waitFor("the idle pairing's record outlived it", func() bool { return client.Exists(ctx, keys("t:").record("idle")).Val() == 0 })
+	if a.acts.Count() != 0 {
+		t.Fatalf("%d pairings still active", a.acts.Count())
+	}
+
+	if _, err := a.lookup.Pairing(ctx, "moving", nil); err != nil {
 		t.Fatal(err)
 	}
 	a.acts.HandOff() // no call in flight: it stops at once
-	deadline := time.Now().Add(5 * time.Second)
-	for client.Exists(ctx, keys("t:").record("p1")).Val() == 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the record outlived its actor")
-		}
-		time.Sleep(10 * time.Millisecond)
+	waitFor("no moved mark", func() bool { return client.Get(ctx, keys("t:").record("moving")).Val() == "moved a" })
+	if ttl := client.PTTL(ctx, keys("t:").record("moving")).Val(); ttl <= 0 || ttl > movedLife {
+		t.Fatalf("the mark lives %v", ttl)
 	}
 }
 
 func TestADrainingNodeActivatesNothingItself(t *testing.T) {
 	srv := redistest.Start(t)
-	a := newTestNodes(t, srv.Client(), "a")[0]
+	a := newTestNodes(t, srv.Client(), nil, "a")[0]
 	a.lookup.Drain()
 	if _, err := a.lookup.Pairing(context.Background(), "p1", nil); err == nil {
 		t.Fatal("a draining node alone activated a pairing")

@@ -336,6 +336,107 @@ func (x *CallAccepted) GetTurn() string {
 	return ""
 }
 
+// CallProbe (waiter → pairing), as a request: do you still hold my call?
+// A message between nodes can be lost without either side stopping (a
+// connection that broke, a node restarted on the same address); a waiter
+// that asks now and then is never left hanging.
+type CallProbe struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallProbe) Reset() {
+	*x = CallProbe{}
+	mi := &file_wire_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallProbe) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallProbe) ProtoMessage() {}
+
+func (x *CallProbe) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallProbe.ProtoReflect.Descriptor instead.
+func (*CallProbe) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CallProbe) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// CallProbeReply answers CallProbe.
+type CallProbeReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Held          bool                   `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallProbeReply) Reset() {
+	*x = CallProbeReply{}
+	mi := &file_wire_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallProbeReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallProbeReply) ProtoMessage() {}
+
+func (x *CallProbeReply) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallProbeReply.ProtoReflect.Descriptor instead.
+func (*CallProbeReply) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CallProbeReply) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CallProbeReply) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
 // CancelCall (waiter → pairing): the host went away.
 type CancelCall struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -346,7 +447,7 @@ type CancelCall struct {
 
 func (x *CancelCall) Reset() {
 	*x = CancelCall{}
-	mi := &file_wire_proto_msgTypes[3]
+	mi := &file_wire_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -358,7 +459,7 @@ func (x *CancelCall) String() string {
 func (*CancelCall) ProtoMessage() {}
 
 func (x *CancelCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[3]
+	mi := &file_wire_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -371,7 +472,7 @@ func (x *CancelCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelCall.ProtoReflect.Descriptor instead.
 func (*CancelCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{3}
+	return file_wire_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CancelCall) GetId() string {
@@ -398,7 +499,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_wire_proto_msgTypes[4]
+	mi := &file_wire_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -410,7 +511,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[4]
+	mi := &file_wire_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -423,7 +524,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{4}
+	return file_wire_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Event) GetCallId() string {
@@ -492,7 +593,7 @@ type CallEvent struct {
 
 func (x *CallEvent) Reset() {
 	*x = CallEvent{}
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +605,7 @@ func (x *CallEvent) String() string {
 func (*CallEvent) ProtoMessage() {}
 
 func (x *CallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +618,7 @@ func (x *CallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEvent.ProtoReflect.Descriptor instead.
 func (*CallEvent) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{5}
+	return file_wire_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CallEvent) GetEvent() *Event {
@@ -542,7 +643,7 @@ type CallDone struct {
 
 func (x *CallDone) Reset() {
 	*x = CallDone{}
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -554,7 +655,7 @@ func (x *CallDone) String() string {
 func (*CallDone) ProtoMessage() {}
 
 func (x *CallDone) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -567,7 +668,7 @@ func (x *CallDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallDone.ProtoReflect.Descriptor instead.
 func (*CallDone) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{6}
+	return file_wire_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CallDone) GetKind() OutcomeKind {
@@ -612,18 +713,22 @@ func (x *CallDone) GetWaitMs() int64 {
 	return 0
 }
 
-// TabRegister (tab → pairing), as a request whose sender is the tab actor.
+// TabRegister (tab → pairing), as a request; the tab actor is named in
+// the message (the request's sender is a future, so that the tab can tell
+// this answer from a bounced message).
 type TabRegister struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	TabId             string                 `protobuf:"bytes,1,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
 	FocusedAtUnixNano int64                  `protobuf:"varint,2,opt,name=focused_at_unix_nano,json=focusedAtUnixNano,proto3" json:"focused_at_unix_nano,omitempty"` // 0: never focused
+	TabAddress        string                 `protobuf:"bytes,3,opt,name=tab_address,json=tabAddress,proto3" json:"tab_address,omitempty"`
+	TabActor          string                 `protobuf:"bytes,4,opt,name=tab_actor,json=tabActor,proto3" json:"tab_actor,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
 
 func (x *TabRegister) Reset() {
 	*x = TabRegister{}
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +740,7 @@ func (x *TabRegister) String() string {
 func (*TabRegister) ProtoMessage() {}
 
 func (x *TabRegister) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +753,7 @@ func (x *TabRegister) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabRegister.ProtoReflect.Descriptor instead.
 func (*TabRegister) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{7}
+	return file_wire_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TabRegister) GetTabId() string {
@@ -665,6 +770,20 @@ func (x *TabRegister) GetFocusedAtUnixNano() int64 {
 	return 0
 }
 
+func (x *TabRegister) GetTabAddress() string {
+	if x != nil {
+		return x.TabAddress
+	}
+	return ""
+}
+
+func (x *TabRegister) GetTabActor() string {
+	if x != nil {
+		return x.TabActor
+	}
+	return ""
+}
+
 // TabRegistered (pairing → tab) answers TabRegister.
 type TabRegistered struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -675,7 +794,7 @@ type TabRegistered struct {
 
 func (x *TabRegistered) Reset() {
 	*x = TabRegistered{}
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +806,7 @@ func (x *TabRegistered) String() string {
 func (*TabRegistered) ProtoMessage() {}
 
 func (x *TabRegistered) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +819,7 @@ func (x *TabRegistered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabRegistered.ProtoReflect.Descriptor instead.
 func (*TabRegistered) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{8}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TabRegistered) GetAccepted() bool {
@@ -721,7 +840,7 @@ type TabFocus struct {
 
 func (x *TabFocus) Reset() {
 	*x = TabFocus{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +852,7 @@ func (x *TabFocus) String() string {
 func (*TabFocus) ProtoMessage() {}
 
 func (x *TabFocus) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +865,7 @@ func (x *TabFocus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabFocus.ProtoReflect.Descriptor instead.
 func (*TabFocus) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TabFocus) GetAtUnixNano() int64 {
@@ -766,7 +885,7 @@ type TabResult struct {
 
 func (x *TabResult) Reset() {
 	*x = TabResult{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +897,7 @@ func (x *TabResult) String() string {
 func (*TabResult) ProtoMessage() {}
 
 func (x *TabResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +910,7 @@ func (x *TabResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabResult.ProtoReflect.Descriptor instead.
 func (*TabResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TabResult) GetId() string {
@@ -818,7 +937,7 @@ type TabAsking struct {
 
 func (x *TabAsking) Reset() {
 	*x = TabAsking{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +949,7 @@ func (x *TabAsking) String() string {
 func (*TabAsking) ProtoMessage() {}
 
 func (x *TabAsking) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +962,7 @@ func (x *TabAsking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabAsking.ProtoReflect.Descriptor instead.
 func (*TabAsking) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TabAsking) GetId() string {
@@ -869,7 +988,7 @@ type TabStep struct {
 
 func (x *TabStep) Reset() {
 	*x = TabStep{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1000,7 @@ func (x *TabStep) String() string {
 func (*TabStep) ProtoMessage() {}
 
 func (x *TabStep) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1013,7 @@ func (x *TabStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabStep.ProtoReflect.Descriptor instead.
 func (*TabStep) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TabStep) GetBy() string {
@@ -913,7 +1032,7 @@ type TabEvent struct {
 
 func (x *TabEvent) Reset() {
 	*x = TabEvent{}
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1044,7 @@ func (x *TabEvent) String() string {
 func (*TabEvent) ProtoMessage() {}
 
 func (x *TabEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1057,7 @@ func (x *TabEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabEvent.ProtoReflect.Descriptor instead.
 func (*TabEvent) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{13}
+	return file_wire_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TabEvent) GetEvent() *Event {
@@ -958,7 +1077,7 @@ type TabPermissions struct {
 
 func (x *TabPermissions) Reset() {
 	*x = TabPermissions{}
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1089,7 @@ func (x *TabPermissions) String() string {
 func (*TabPermissions) ProtoMessage() {}
 
 func (x *TabPermissions) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1102,7 @@ func (x *TabPermissions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabPermissions.ProtoReflect.Descriptor instead.
 func (*TabPermissions) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{14}
+	return file_wire_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TabPermissions) GetId() string {
@@ -1012,7 +1131,7 @@ type ToTab struct {
 
 func (x *ToTab) Reset() {
 	*x = ToTab{}
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1143,7 @@ func (x *ToTab) String() string {
 func (*ToTab) ProtoMessage() {}
 
 func (x *ToTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1156,7 @@ func (x *ToTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToTab.ProtoReflect.Descriptor instead.
 func (*ToTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{15}
+	return file_wire_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToTab) GetJson() []byte {
@@ -1064,7 +1183,7 @@ type CloseTab struct {
 
 func (x *CloseTab) Reset() {
 	*x = CloseTab{}
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1195,7 @@ func (x *CloseTab) String() string {
 func (*CloseTab) ProtoMessage() {}
 
 func (x *CloseTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1208,7 @@ func (x *CloseTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTab.ProtoReflect.Descriptor instead.
 func (*CloseTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{16}
+	return file_wire_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CloseTab) GetCode() int32 {
@@ -1108,7 +1227,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1239,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1252,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{17}
+	return file_wire_proto_rawDescGZIP(), []int{19}
 }
 
 type Snapshot struct {
@@ -1150,7 +1269,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1281,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1294,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{18}
+	return file_wire_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Snapshot) GetTabs() []string {
@@ -1231,7 +1350,7 @@ type PermissionsRequest struct {
 
 func (x *PermissionsRequest) Reset() {
 	*x = PermissionsRequest{}
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1362,7 @@ func (x *PermissionsRequest) String() string {
 func (*PermissionsRequest) ProtoMessage() {}
 
 func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1375,7 @@ func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsRequest.ProtoReflect.Descriptor instead.
 func (*PermissionsRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{19}
+	return file_wire_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PermissionsRequest) GetConnection() *Connection {
@@ -1284,7 +1403,7 @@ type PermissionsAnswer struct {
 
 func (x *PermissionsAnswer) Reset() {
 	*x = PermissionsAnswer{}
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1415,7 @@ func (x *PermissionsAnswer) String() string {
 func (*PermissionsAnswer) ProtoMessage() {}
 
 func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1428,7 @@ func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsAnswer.ProtoReflect.Descriptor instead.
 func (*PermissionsAnswer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{20}
+	return file_wire_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PermissionsAnswer) GetAnswered() bool {
@@ -1327,17 +1446,20 @@ func (x *PermissionsAnswer) GetTools() map[string]string {
 }
 
 // Activate (placement → another node's activator), as a request: activate
-// the pairing there. Sent by a node that must not activate (it drains).
+// the pairing there. Sent by a node that must not activate (it drains);
+// stale names an actor of the pairing the asker found gone.
 type Activate struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Pairing       string                 `protobuf:"bytes,1,opt,name=pairing,proto3" json:"pairing,omitempty"`
+	StaleAddress  string                 `protobuf:"bytes,2,opt,name=stale_address,json=staleAddress,proto3" json:"stale_address,omitempty"`
+	StaleId       string                 `protobuf:"bytes,3,opt,name=stale_id,json=staleId,proto3" json:"stale_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Activate) Reset() {
 	*x = Activate{}
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1471,7 @@ func (x *Activate) String() string {
 func (*Activate) ProtoMessage() {}
 
 func (x *Activate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1484,7 @@ func (x *Activate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activate.ProtoReflect.Descriptor instead.
 func (*Activate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{21}
+	return file_wire_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Activate) GetPairing() string {
@@ -1370,6 +1492,58 @@ func (x *Activate) GetPairing() string {
 		return x.Pairing
 	}
 	return ""
+}
+
+func (x *Activate) GetStaleAddress() string {
+	if x != nil {
+		return x.StaleAddress
+	}
+	return ""
+}
+
+func (x *Activate) GetStaleId() string {
+	if x != nil {
+		return x.StaleId
+	}
+	return ""
+}
+
+// Superseded (placement → a pairing actor): another actor holds your
+// pairing's record now; stop, so that your tabs and callers follow it.
+type Superseded struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Superseded) Reset() {
+	*x = Superseded{}
+	mi := &file_wire_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Superseded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Superseded) ProtoMessage() {}
+
+func (x *Superseded) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Superseded.ProtoReflect.Descriptor instead.
+func (*Superseded) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 // Activated answers Activate: the pairing's actor, or why not.
@@ -1384,7 +1558,7 @@ type Activated struct {
 
 func (x *Activated) Reset() {
 	*x = Activated{}
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1570,7 @@ func (x *Activated) String() string {
 func (*Activated) ProtoMessage() {}
 
 func (x *Activated) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +1583,7 @@ func (x *Activated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activated.ProtoReflect.Descriptor instead.
 func (*Activated) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{22}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Activated) GetAddress() string {
@@ -1454,7 +1628,12 @@ const file_wire_proto_rawDesc = "" +
 	"connection\"2\n" +
 	"\fCallAccepted\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04turn\x18\x02 \x01(\tR\x04turn\"\x1c\n" +
+	"\x04turn\x18\x02 \x01(\tR\x04turn\"\x1b\n" +
+	"\tCallProbe\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
+	"\x0eCallProbeReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04held\x18\x02 \x01(\bR\x04held\"\x1c\n" +
 	"\n" +
 	"CancelCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\xdf\x01\n" +
@@ -1475,10 +1654,13 @@ const file_wire_proto_rawDesc = "" +
 	"\x04turn\x18\x03 \x01(\tR\x04turn\x12\x16\n" +
 	"\x06result\x18\x04 \x01(\fR\x06result\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\x05R\x05limit\x12\x17\n" +
-	"\await_ms\x18\x06 \x01(\x03R\x06waitMs\"U\n" +
+	"\await_ms\x18\x06 \x01(\x03R\x06waitMs\"\x93\x01\n" +
 	"\vTabRegister\x12\x15\n" +
 	"\x06tab_id\x18\x01 \x01(\tR\x05tabId\x12/\n" +
-	"\x14focused_at_unix_nano\x18\x02 \x01(\x03R\x11focusedAtUnixNano\"+\n" +
+	"\x14focused_at_unix_nano\x18\x02 \x01(\x03R\x11focusedAtUnixNano\x12\x1f\n" +
+	"\vtab_address\x18\x03 \x01(\tR\n" +
+	"tabAddress\x12\x1b\n" +
+	"\ttab_actor\x18\x04 \x01(\tR\btabActor\"+\n" +
 	"\rTabRegistered\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\",\n" +
 	"\bTabFocus\x12 \n" +
@@ -1525,9 +1707,13 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"ToolsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"$\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"d\n" +
 	"\bActivate\x12\x18\n" +
-	"\apairing\x18\x01 \x01(\tR\apairing\"K\n" +
+	"\apairing\x18\x01 \x01(\tR\apairing\x12#\n" +
+	"\rstale_address\x18\x02 \x01(\tR\fstaleAddress\x12\x19\n" +
+	"\bstale_id\x18\x03 \x01(\tR\astaleId\"\f\n" +
+	"\n" +
+	"Superseded\"K\n" +
 	"\tActivated\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
@@ -1560,45 +1746,48 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
 	(*Connection)(nil),         // 2: tabrelay.wire.v1.Connection
 	(*CallRequest)(nil),        // 3: tabrelay.wire.v1.CallRequest
 	(*CallAccepted)(nil),       // 4: tabrelay.wire.v1.CallAccepted
-	(*CancelCall)(nil),         // 5: tabrelay.wire.v1.CancelCall
-	(*Event)(nil),              // 6: tabrelay.wire.v1.Event
-	(*CallEvent)(nil),          // 7: tabrelay.wire.v1.CallEvent
-	(*CallDone)(nil),           // 8: tabrelay.wire.v1.CallDone
-	(*TabRegister)(nil),        // 9: tabrelay.wire.v1.TabRegister
-	(*TabRegistered)(nil),      // 10: tabrelay.wire.v1.TabRegistered
-	(*TabFocus)(nil),           // 11: tabrelay.wire.v1.TabFocus
-	(*TabResult)(nil),          // 12: tabrelay.wire.v1.TabResult
-	(*TabAsking)(nil),          // 13: tabrelay.wire.v1.TabAsking
-	(*TabStep)(nil),            // 14: tabrelay.wire.v1.TabStep
-	(*TabEvent)(nil),           // 15: tabrelay.wire.v1.TabEvent
-	(*TabPermissions)(nil),     // 16: tabrelay.wire.v1.TabPermissions
-	(*ToTab)(nil),              // 17: tabrelay.wire.v1.ToTab
-	(*CloseTab)(nil),           // 18: tabrelay.wire.v1.CloseTab
-	(*SnapshotRequest)(nil),    // 19: tabrelay.wire.v1.SnapshotRequest
-	(*Snapshot)(nil),           // 20: tabrelay.wire.v1.Snapshot
-	(*PermissionsRequest)(nil), // 21: tabrelay.wire.v1.PermissionsRequest
-	(*PermissionsAnswer)(nil),  // 22: tabrelay.wire.v1.PermissionsAnswer
-	(*Activate)(nil),           // 23: tabrelay.wire.v1.Activate
-	(*Activated)(nil),          // 24: tabrelay.wire.v1.Activated
-	nil,                        // 25: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 26: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*CallProbe)(nil),          // 5: tabrelay.wire.v1.CallProbe
+	(*CallProbeReply)(nil),     // 6: tabrelay.wire.v1.CallProbeReply
+	(*CancelCall)(nil),         // 7: tabrelay.wire.v1.CancelCall
+	(*Event)(nil),              // 8: tabrelay.wire.v1.Event
+	(*CallEvent)(nil),          // 9: tabrelay.wire.v1.CallEvent
+	(*CallDone)(nil),           // 10: tabrelay.wire.v1.CallDone
+	(*TabRegister)(nil),        // 11: tabrelay.wire.v1.TabRegister
+	(*TabRegistered)(nil),      // 12: tabrelay.wire.v1.TabRegistered
+	(*TabFocus)(nil),           // 13: tabrelay.wire.v1.TabFocus
+	(*TabResult)(nil),          // 14: tabrelay.wire.v1.TabResult
+	(*TabAsking)(nil),          // 15: tabrelay.wire.v1.TabAsking
+	(*TabStep)(nil),            // 16: tabrelay.wire.v1.TabStep
+	(*TabEvent)(nil),           // 17: tabrelay.wire.v1.TabEvent
+	(*TabPermissions)(nil),     // 18: tabrelay.wire.v1.TabPermissions
+	(*ToTab)(nil),              // 19: tabrelay.wire.v1.ToTab
+	(*CloseTab)(nil),           // 20: tabrelay.wire.v1.CloseTab
+	(*SnapshotRequest)(nil),    // 21: tabrelay.wire.v1.SnapshotRequest
+	(*Snapshot)(nil),           // 22: tabrelay.wire.v1.Snapshot
+	(*PermissionsRequest)(nil), // 23: tabrelay.wire.v1.PermissionsRequest
+	(*PermissionsAnswer)(nil),  // 24: tabrelay.wire.v1.PermissionsAnswer
+	(*Activate)(nil),           // 25: tabrelay.wire.v1.Activate
+	(*Superseded)(nil),         // 26: tabrelay.wire.v1.Superseded
+	(*Activated)(nil),          // 27: tabrelay.wire.v1.Activated
+	nil,                        // 28: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 29: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
 	0,  // 1: tabrelay.wire.v1.Event.kind:type_name -> tabrelay.wire.v1.EventKind
-	6,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
+	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
-	6,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	25, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
+	28, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
 	2,  // 6: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	26, // 7: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	29, // 7: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 	8,  // [8:8] is the sub-list for method output_type
 	8,  // [8:8] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
@@ -1617,7 +1806,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   25,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

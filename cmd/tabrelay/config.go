@@ -60,7 +60,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 		origins:     setting{flag: "allowed-origins", env: "ALLOWED_ORIGINS", help: "comma-separated origins of the app whose tabs may connect"},
 		appURL:      setting{flag: "app-url", env: "APP_URL", help: "the app's URL (approval links go there)"},
 		bundle:      setting{flag: "bundle", env: "RELAY_BUNDLE", help: "the app's bundle (JSON file); default the embedded demo bundle"},
-		redisURL:    setting{flag: "redis-url", env: "REDIS_URL", help: "Redis for a cluster of nodes; empty = one node with the embedded store"},
+		redisURL:    setting{flag: "redis-url", env: "REDIS_URL", secret: true, help: "Redis for a cluster of nodes; empty = one node with the embedded store"},
 		callWait:    setting{flag: "tab-call-wait", env: "TAB_CALL_WAIT", def: "225s", help: "how long a call waits for its tab"},
 		turnIdle:    setting{flag: "agent-turn-idle", env: "AGENT_TURN_IDLE", def: "120s", help: "a connection's turn ends after this idle time"},
 		drainWindow: setting{flag: "drain-window", env: "RELAY_DRAIN_WINDOW", def: "10s", help: "on shutdown, tabs reconnect spread over this window"},
@@ -173,7 +173,8 @@ func (s *serveSettings) cluster(c *node.Config) error {
 	}
 	opts, err := goredis.ParseURL(raw)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %v (want redis://[user:password@]host:port/db or rediss://…)", err)
+		// Not the parser's words: they may quote the URL, password and all.
+		return errors.New("REDIS_URL is not a Redis URL: want redis://[user:password@]host:port/db or rediss://…")
 	}
 	if c.SigningKey == nil {
 		return errors.New("RELAY_SIGNING_KEY is required with REDIS_URL: every node must hash with the same key")
