@@ -206,11 +206,7 @@ func (w *waiter) put(m any) {
 // Inspect returns a pairing's state (for tests and /debug/check). It
 // activates the pairing when it is not active.
 func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error) {
-	pid, err := c.router.Pairing(ctx, pairing, nil)
-	if err != nil {
-		return nil, err
-	}
-	res, err := c.system.Root.RequestFuture(pid, &wire.SnapshotRequest{}, 5*time.Second).Result()
+	res, err := c.ask(ctx, pairing, &wire.SnapshotRequest{}, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +222,28 @@ func (c *Caller) Inspect(ctx context.Context, pairing string) (*Snapshot, error)
 // settings make of tools for conn, waiting at most wait. ok is false when
 // no tab answered in time.
 func (c *Caller) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string, wait time.Duration) (map[string]string, bool) {
-	pid, err := c.router.Pairing(ctx, pairing, nil)
-	if err != nil {
-		return nil, false
-	}
-	res, err := c.system.Root.RequestFuture(pid, &wire.PermissionsRequest{Connection: toWireConnection(conn), Tools: tools}, wait).Result()
+	res, err := c.ask(ctx, pairing, &wire.PermissionsRequest{Connection: toWireConnection(conn), Tools: tools}, wait)
 	a, isAnswer := res.(*wire.PermissionsAnswer)
 	if err != nil || !isAnswer || !a.GetAnswered() {
 		return nil, false
 	}
 	return a.GetTools(), true
+}
+
+// ask sends one request to the pairing's actor and waits for the answer.
+// An actor found gone (a dead letter: it passivated, or its node went) is
+// looked up again once, past it.
+func (c *Caller) ask(ctx context.Context, pairing string, msg any, wait time.Duration) (any, error) {
+	var stale *actor.PID
+	for attempt := 0; ; attempt++ {
+		pid, err := c.router.Pairing(ctx, pairing, stale)
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.system.Root.RequestFuture(pid, msg, wait).Result()
+		if _, gone := res.(*actor.DeadLetterResponse); !gone || attempt > 0 {
+			return res, err
+		}
+		stale = pid
+	}
 }

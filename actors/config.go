@@ -22,6 +22,7 @@ const (
 	DefaultDetachedKept = 256
 	DefaultTabGrace     = 5 * time.Second
 	DefaultProbeEvery   = 2 * time.Second
+	DefaultConfirmEvery = 20 * time.Second
 )
 
 // Config is what pairing and tab actors need to know.
@@ -44,9 +45,12 @@ type Config struct {
 	// holds the call (on the real clock: it guards against lost messages,
 	// not a rule of the call).
 	ProbeEvery time.Duration
-	Clock      clock.Clock
-	Logger     *slog.Logger
-	Metrics    *Metrics
+	// ConfirmEvery is how often a registered tab confirms its registration
+	// with its pairing (real clock, for the same reason).
+	ConfirmEvery time.Duration
+	Clock        clock.Clock
+	Logger       *slog.Logger
+	Metrics      *Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -60,6 +64,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PairingIdle, DefaultPairingIdle)
 	def(&c.TabGrace, DefaultTabGrace)
 	def(&c.ProbeEvery, DefaultProbeEvery)
+	def(&c.ConfirmEvery, DefaultConfirmEvery)
 	if c.MaxTabs <= 0 {
 		c.MaxTabs = DefaultMaxTabs
 	}

@@ -610,3 +610,54 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 		t.Fatalf("a call after the grace: %v, want no_tab at once", o.Kind)
 	}
 }
+
+// TestATabDroppedByItsPairingRegistersAgain: between nodes, a broken
+// connection looks to the pairing like its tab stopping, while the tab
+// heard nothing. The tab confirms its registration now and then, and so
+// comes back.
+func TestATabDroppedByItsPairingRegistersAgain(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.ConfirmEvery = 20 * time.Millisecond })
+	a := r.connect("p1", "tab-a", epoch)
+	pid, err := r.caller.router.Pairing(context.Background(), "p1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.system.Root.Send(pid, &actor.Terminated{Who: a.tab.pid}) // as protoactor says when the nodes' connection breaks
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "the pairing dropped the tab")
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 1 }, "the tab registered again")
+	if got := testutil.ToFloat64(r.cfg.Metrics.TabsConnected); got != 1 {
+		t.Fatalf("tabs connected %v, want 1", got)
+	}
+}
+
+// lossyPairing takes calls and loses their ends: what a broken connection
+// between two nodes does to a call.
+type lossyPairing struct{}
+
+func (lossyPairing) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *wire.CallRequest:
+		ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.GetId()})
+	case *wire.CallProbe:
+		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: false})
+	}
+}
+
+type fixedRouter struct{ pid *actor.PID }
+
+func (f fixedRouter) Pairing(context.Context, string, *actor.PID) (*actor.PID, error) { return f.pid, nil }
+
+// TestAWaiterWhoseCallWasLostIsNotLeftHanging: the pairing took the call
+// and then does not hold it any more (its end was lost on the way): the
+// waiter's probe finds out, and the host hears the restarting sentence.
+func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.ProbeEvery = 20 * time.Millisecond })
+	lossy := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{} }))
+	caller := NewCaller(r.system, fixedRouter{lossy}, r.cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	o, err := caller.Call(ctx, CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+	if err != nil || o.Kind != Restarting {
+		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
+	}
+}

@@ -115,6 +115,7 @@ type tabActor struct {
 	out      Outbox
 	pairing  *actor.PID
 	failures int
+	confirm  *time.Timer // the next confirmation of the registration
 }
 
 func (a *tabActor) Receive(ctx actor.Context) {
@@ -124,6 +125,13 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case *actor.Stopping:
 		if a.pairing != nil {
 			ctx.Unwatch(a.pairing)
+		}
+		if a.confirm != nil {
+			a.confirm.Stop()
+		}
+	case *confirmTick:
+		if m.pairing.Equal(a.pairing) {
+			a.requestRegistration(ctx, a.pairing)
 		}
 	case *actor.DeadLetterResponse:
 		// A forwarded message reached a stopped pairing: it is lost with
@@ -165,6 +173,14 @@ func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
 	}
 	a.pairing = pid
 	ctx.Watch(pid)
+	a.requestRegistration(ctx, pid)
+}
+
+// requestRegistration asks pid to hold this tab. Accepted, the tab asks
+// again every Config.ConfirmEvery: a pairing on another node may have dropped it
+// (a broken connection between the nodes looks to protoactor like every
+// actor there stopping) while the tab itself heard nothing.
+func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID) {
 	self := ctx.Self()
 	f := ctx.RequestFuture(pid, &wire.TabRegister{TabId: a.info.TabID, FocusedAtUnixNano: unixNano(a.info.FocusedAt),
 		TabAddress: self.Address, TabActor: self.Id}, registerWait)
@@ -179,6 +195,11 @@ func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
 				return
 			}
 			a.failures = 0
+			if a.confirm != nil {
+				a.confirm.Stop()
+			}
+			root := ctx.ActorSystem().Root
+			a.confirm = time.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
 		default:
 			// A dead letter (the pairing had stopped), or no answer in
 			// time (lost on the way): look it up again, past that actor.
@@ -186,6 +207,10 @@ func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
 		}
 	})
 }
+
+// confirmTick is the tab actor's note to itself to confirm its
+// registration with pairing.
+type confirmTick struct{ pairing *actor.PID }
 
 // registerWait bounds the wait for a registration's answer.
 const registerWait = 10 * time.Second

@@ -119,6 +119,9 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 		l.metrics.Lookups.WithLabelValues("remote").Inc()
 		return pid, nil
 	}
+	if l.draining.Load() {
+		return l.pairingElsewhere(ctx, id, stale)
+	}
 	mu := &l.stripes[maphash.String(l.seed, id)%uint64(len(l.stripes))]
 	mu.Lock()
 	defer mu.Unlock()
@@ -145,9 +148,6 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 				old = pid
 			}
 			l.log.Info("placement: replacing a pairing's record", "pairing", id, "reason", replaceReason(rec, member, ok, l.members.Self(), ok && pid.Equal(stale)))
-		}
-		if l.draining.Load() {
-			return l.activateElsewhere(ctx, id, stale)
 		}
 		pid, won, cur, err := l.activateHere(ctx, id, rec)
 		if err != nil {
@@ -204,6 +204,21 @@ func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *ac
 	l.system.Root.Stop(pid)
 	cur, _ = res[1].(string)
 	return nil, false, cur, nil
+}
+
+// pairingElsewhere is Pairing on a draining node: the pairing's actor on
+// another member, or one that member activates. No stripe lock: nothing
+// starts here, and asking another member may take seconds.
+func (l *Lookup) pairingElsewhere(ctx context.Context, id string, stale *actor.PID) (*actor.PID, error) {
+	rec, err := l.client.Get(ctx, l.keys.record(id)).Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, l.failed(err)
+	}
+	if member, pid, ok := parseRecord(rec); ok && member != l.members.Self() && !pid.Equal(stale) && l.memberAlive(ctx, member) {
+		l.metrics.Lookups.WithLabelValues("remote").Inc()
+		return pid, nil
+	}
+	return l.activateElsewhere(ctx, id, stale)
 }
 
 // activateElsewhere asks the other members, in random order, to activate
