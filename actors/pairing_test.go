@@ -645,7 +645,9 @@ func (lossyPairing) Receive(ctx actor.Context) {
 
 type fixedRouter struct{ pid *actor.PID }
 
-func (f fixedRouter) Pairing(context.Context, string, *actor.PID) (*actor.PID, error) { return f.pid, nil }
+func (f fixedRouter) Pairing(context.Context, string, *actor.PID) (*actor.PID, error) {
+	return f.pid, nil
+}
 
 // TestAWaiterWhoseCallWasLostIsNotLeftHanging: the pairing took the call
 // and then does not hold it any more (its end was lost on the way): the
