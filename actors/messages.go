@@ -92,12 +92,21 @@ func outcome(m *wire.CallDone) Outcome {
 
 // toTab wraps a tab-protocol message for the socket.
 func toTab(msg any) *wire.ToTab {
+	if c, ok := msg.(protocol.Call); ok {
+		return &wire.ToTab{Call: &wire.Call{Id: c.ID, Tool: c.Tool, Arguments: c.Arguments, Connection: toWireConnection(c.Connection),
+			Turn: c.Turn, DeadlineMs: c.DeadlineMs, Redelivery: int32(c.Redelivery)}}
+	}
 	b, err := json.Marshal(msg)
 	if err != nil {
 		panic(err) // the relay's own wire types always marshal
 	}
-	_, call := msg.(protocol.Call)
-	return &wire.ToTab{Json: b, Call: call}
+	return &wire.ToTab{Json: b}
+}
+
+// fromWireCall is the call a ToTab carries, as the socket sends it.
+func fromWireCall(c *wire.Call) protocol.Call {
+	return protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: c.GetId(), Tool: c.GetTool(), Arguments: c.GetArguments(),
+		Connection: fromWireConnection(c.GetConnection()), Turn: c.GetTurn(), DeadlineMs: c.GetDeadlineMs(), Redelivery: int(c.GetRedelivery())}
 }
 
 func unixNano(t time.Time) int64 {

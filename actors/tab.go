@@ -22,11 +22,8 @@ type Outbox interface {
 }
 
 // Frame is a message for the tab already encoded, as it comes from the
-// pairing (which may be on another node). Call says it is a call.
-type Frame struct {
-	JSON []byte
-	Call bool
-}
+// pairing (which may be on another node): never a call.
+type Frame struct{ JSON []byte }
 
 // TabInfo is what a tab proved and said in its hello.
 type TabInfo struct {
@@ -146,7 +143,11 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case *wire.TabResult, *wire.TabAsking, *wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
 		a.forward(ctx, m)
 	case *wire.ToTab:
-		a.out.Send(Frame{JSON: m.GetJson(), Call: m.GetCall()})
+		if c := m.GetCall(); c != nil {
+			a.out.Send(fromWireCall(c))
+		} else {
+			a.out.Send(Frame{JSON: m.GetJson()})
+		}
 	case *wire.CloseTab:
 		a.out.Close(protocol.CloseCode(m.GetCode()))
 	}

@@ -69,7 +69,7 @@ func (c *conn) Send(msg any) bool {
 	var frame []byte
 	_, call := msg.(protocol.Call)
 	if f, ok := msg.(actors.Frame); ok {
-		frame, call = f.JSON, f.Call
+		frame = f.JSON
 	} else {
 		var err error
 		if frame, err = json.Marshal(msg); err != nil {

@@ -1119,12 +1119,14 @@ func (x *TabPermissions) GetTools() map[string]string {
 	return nil
 }
 
-// ToTab (pairing → tab): a message for the socket, JSON as sent; call
-// says it is a call (the tab may answer it outside its rate limit).
+// ToTab (pairing → tab): a message for the socket: a call (encoded by the
+// tab actor, on the socket's node: a call's arguments can be large, and
+// the pairing must not spend its time encoding them), or any other
+// message as JSON.
 type ToTab struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Json          []byte                 `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
-	Call          bool                   `protobuf:"varint,2,opt,name=call,proto3" json:"call,omitempty"`
+	Call          *Call                  `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1166,11 +1168,104 @@ func (x *ToTab) GetJson() []byte {
 	return nil
 }
 
-func (x *ToTab) GetCall() bool {
+func (x *ToTab) GetCall() *Call {
 	if x != nil {
 		return x.Call
 	}
-	return false
+	return nil
+}
+
+// Call is a tool call as the tab receives it (protocol.Call).
+type Call struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Tool          string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	Arguments     []byte                 `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"` // JSON
+	Connection    *Connection            `protobuf:"bytes,4,opt,name=connection,proto3" json:"connection,omitempty"`
+	Turn          string                 `protobuf:"bytes,5,opt,name=turn,proto3" json:"turn,omitempty"`
+	DeadlineMs    int64                  `protobuf:"varint,6,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
+	Redelivery    int32                  `protobuf:"varint,7,opt,name=redelivery,proto3" json:"redelivery,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Call) Reset() {
+	*x = Call{}
+	mi := &file_wire_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Call) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Call) ProtoMessage() {}
+
+func (x *Call) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Call.ProtoReflect.Descriptor instead.
+func (*Call) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Call) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Call) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *Call) GetArguments() []byte {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *Call) GetConnection() *Connection {
+	if x != nil {
+		return x.Connection
+	}
+	return nil
+}
+
+func (x *Call) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
+func (x *Call) GetDeadlineMs() int64 {
+	if x != nil {
+		return x.DeadlineMs
+	}
+	return 0
+}
+
+func (x *Call) GetRedelivery() int32 {
+	if x != nil {
+		return x.Redelivery
+	}
+	return 0
 }
 
 // CloseTab (pairing → tab): end the socket with code.
@@ -1183,7 +1278,7 @@ type CloseTab struct {
 
 func (x *CloseTab) Reset() {
 	*x = CloseTab{}
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1290,7 @@ func (x *CloseTab) String() string {
 func (*CloseTab) ProtoMessage() {}
 
 func (x *CloseTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1303,7 @@ func (x *CloseTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTab.ProtoReflect.Descriptor instead.
 func (*CloseTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{18}
+	return file_wire_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CloseTab) GetCode() int32 {
@@ -1227,7 +1322,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1334,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1347,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{19}
+	return file_wire_proto_rawDescGZIP(), []int{20}
 }
 
 type Snapshot struct {
@@ -1269,7 +1364,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1281,7 +1376,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1294,7 +1389,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{20}
+	return file_wire_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Snapshot) GetTabs() []string {
@@ -1350,7 +1445,7 @@ type PermissionsRequest struct {
 
 func (x *PermissionsRequest) Reset() {
 	*x = PermissionsRequest{}
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1457,7 @@ func (x *PermissionsRequest) String() string {
 func (*PermissionsRequest) ProtoMessage() {}
 
 func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1470,7 @@ func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsRequest.ProtoReflect.Descriptor instead.
 func (*PermissionsRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{21}
+	return file_wire_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PermissionsRequest) GetConnection() *Connection {
@@ -1403,7 +1498,7 @@ type PermissionsAnswer struct {
 
 func (x *PermissionsAnswer) Reset() {
 	*x = PermissionsAnswer{}
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1510,7 @@ func (x *PermissionsAnswer) String() string {
 func (*PermissionsAnswer) ProtoMessage() {}
 
 func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1523,7 @@ func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsAnswer.ProtoReflect.Descriptor instead.
 func (*PermissionsAnswer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{22}
+	return file_wire_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PermissionsAnswer) GetAnswered() bool {
@@ -1459,7 +1554,7 @@ type Activate struct {
 
 func (x *Activate) Reset() {
 	*x = Activate{}
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1566,7 @@ func (x *Activate) String() string {
 func (*Activate) ProtoMessage() {}
 
 func (x *Activate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1579,7 @@ func (x *Activate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activate.ProtoReflect.Descriptor instead.
 func (*Activate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{23}
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Activate) GetPairing() string {
@@ -1518,7 +1613,7 @@ type Superseded struct {
 
 func (x *Superseded) Reset() {
 	*x = Superseded{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1625,7 @@ func (x *Superseded) String() string {
 func (*Superseded) ProtoMessage() {}
 
 func (x *Superseded) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1638,7 @@ func (x *Superseded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Superseded.ProtoReflect.Descriptor instead.
 func (*Superseded) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 // Activated answers Activate: the pairing's actor, or why not.
@@ -1558,7 +1653,7 @@ type Activated struct {
 
 func (x *Activated) Reset() {
 	*x = Activated{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1665,7 @@ func (x *Activated) String() string {
 func (*Activated) ProtoMessage() {}
 
 func (x *Activated) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1678,7 @@ func (x *Activated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activated.ProtoReflect.Descriptor instead.
 func (*Activated) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Activated) GetAddress() string {
@@ -1682,10 +1777,23 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"ToolsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"/\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +
 	"\x05ToTab\x12\x12\n" +
-	"\x04json\x18\x01 \x01(\fR\x04json\x12\x12\n" +
-	"\x04call\x18\x02 \x01(\bR\x04call\"\x1e\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\x12*\n" +
+	"\x04call\x18\x02 \x01(\v2\x16.tabrelay.wire.v1.CallR\x04call\"\xdb\x01\n" +
+	"\x04Call\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\fR\targuments\x12<\n" +
+	"\n" +
+	"connection\x18\x04 \x01(\v2\x1c.tabrelay.wire.v1.ConnectionR\n" +
+	"connection\x12\x12\n" +
+	"\x04turn\x18\x05 \x01(\tR\x04turn\x12\x1f\n" +
+	"\vdeadline_ms\x18\x06 \x01(\x03R\n" +
+	"deadlineMs\x12\x1e\n" +
+	"\n" +
+	"redelivery\x18\a \x01(\x05R\n" +
+	"redelivery\"\x1e\n" +
 	"\bCloseTab\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\"\x11\n" +
 	"\x0fSnapshotRequest\"\x9f\x01\n" +
@@ -1746,7 +1854,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -1768,16 +1876,17 @@ var file_wire_proto_goTypes = []any{
 	(*TabEvent)(nil),           // 17: tabrelay.wire.v1.TabEvent
 	(*TabPermissions)(nil),     // 18: tabrelay.wire.v1.TabPermissions
 	(*ToTab)(nil),              // 19: tabrelay.wire.v1.ToTab
-	(*CloseTab)(nil),           // 20: tabrelay.wire.v1.CloseTab
-	(*SnapshotRequest)(nil),    // 21: tabrelay.wire.v1.SnapshotRequest
-	(*Snapshot)(nil),           // 22: tabrelay.wire.v1.Snapshot
-	(*PermissionsRequest)(nil), // 23: tabrelay.wire.v1.PermissionsRequest
-	(*PermissionsAnswer)(nil),  // 24: tabrelay.wire.v1.PermissionsAnswer
-	(*Activate)(nil),           // 25: tabrelay.wire.v1.Activate
-	(*Superseded)(nil),         // 26: tabrelay.wire.v1.Superseded
-	(*Activated)(nil),          // 27: tabrelay.wire.v1.Activated
-	nil,                        // 28: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 29: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*Call)(nil),               // 20: tabrelay.wire.v1.Call
+	(*CloseTab)(nil),           // 21: tabrelay.wire.v1.CloseTab
+	(*SnapshotRequest)(nil),    // 22: tabrelay.wire.v1.SnapshotRequest
+	(*Snapshot)(nil),           // 23: tabrelay.wire.v1.Snapshot
+	(*PermissionsRequest)(nil), // 24: tabrelay.wire.v1.PermissionsRequest
+	(*PermissionsAnswer)(nil),  // 25: tabrelay.wire.v1.PermissionsAnswer
+	(*Activate)(nil),           // 26: tabrelay.wire.v1.Activate
+	(*Superseded)(nil),         // 27: tabrelay.wire.v1.Superseded
+	(*Activated)(nil),          // 28: tabrelay.wire.v1.Activated
+	nil,                        // 29: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 30: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
@@ -1785,14 +1894,16 @@ var file_wire_proto_depIdxs = []int32{
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
 	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	28, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
-	2,  // 6: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	29, // 7: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
-	8,  // [8:8] is the sub-list for method output_type
-	8,  // [8:8] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	29, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	20, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
+	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
+	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
+	30, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1806,7 +1917,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
