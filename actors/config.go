@@ -41,6 +41,10 @@ type Config struct {
 	// tabs reconnect by themselves). Past it, or with no tab lately, a call
 	// is answered at once that no tab is open.
 	TabGrace time.Duration
+	// RebuildGrace is the same wait for a pairing rebuilt after its actor
+	// went away (its node drained or died): its tabs come back spread over
+	// the drain window. Default TabGrace.
+	RebuildGrace time.Duration
 	// ProbeEvery is how often a waiter asks its pairing whether it still
 	// holds the call (on the real clock: it guards against lost messages,
 	// not a rule of the call).
@@ -63,6 +67,7 @@ func (c Config) withDefaults() Config {
 	def(&c.TurnIdle, DefaultTurnIdle)
 	def(&c.PairingIdle, DefaultPairingIdle)
 	def(&c.TabGrace, DefaultTabGrace)
+	def(&c.RebuildGrace, c.TabGrace)
 	def(&c.ProbeEvery, DefaultProbeEvery)
 	def(&c.ConfirmEvery, DefaultConfirmEvery)
 	if c.MaxTabs <= 0 {

@@ -68,7 +68,7 @@ func newPairing(id string, cfg Config, rebuilt bool, released func(string, *acto
 	return func() actor.Actor {
 		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{}, released: released}
 		if rebuilt {
-			p.tabsBackBy = cfg.Clock.Now().Add(cfg.TabGrace)
+			p.tabsBackBy = cfg.Clock.Now().Add(cfg.RebuildGrace)
 		}
 		return p
 	}

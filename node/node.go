@@ -149,9 +149,9 @@ func New(cfg Config) (*Node, error) {
 	n.system = actors.NewSystem(cfg.Logger)
 	n.metrics = actors.NewMetrics(reg)
 	n.httpRequests = newHTTPRequests(reg)
-	// A call waits for a tab that went away lately at least as long as a
-	// draining node spreads its tabs' reconnects.
-	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, TabGrace: cfg.DrainWindow + actors.DefaultTabGrace,
+	// A rebuilt pairing waits for its tabs at least as long as a draining
+	// node spreads their reconnects.
+	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, RebuildGrace: cfg.DrainWindow + actors.DefaultTabGrace,
 		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
 	router, key, err := n.openStore(acfg)
 	if err != nil {

@@ -2,12 +2,15 @@ package tests
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tabrelay/tabrelay/actors"
 )
 
 // mcpClient speaks MCP over HTTP with a bearer token, in either era.
@@ -132,7 +135,16 @@ func TestMCPToolListWithoutATabSaysSo(t *testing.T) {
 	if len(tools) != 8 || !strings.Contains(tools[0].(map[string]any)["description"].(string), "No Demo tab answered") {
 		t.Fatalf("tools without a tab: %v", tools[0])
 	}
-	rep := c.send("tools/call", map[string]any{"name": "whoami"}, false, nil)
+	// The tab left moments ago: a call waits TabGrace for it to come back,
+	// then hears that no tab is open.
+	replies := make(chan rpcReply, 1)
+	go func() { replies <- c.send("tools/call", map[string]any{"name": "whoami"}, false, nil) }()
+	eventually(t, func() bool {
+		s, err := r.node.Inspect(context.Background(), pairing)
+		return err == nil && s.Pending == 1
+	}, "the call waits for the tab")
+	r.clock.Advance(actors.DefaultTabGrace)
+	rep := <-replies
 	if rep.result["isError"] != true || !strings.Contains(rep.result["content"].([]any)[0].(map[string]any)["text"].(string), "open Demo in a tab") {
 		t.Fatalf("call without a tab: %v", rep.result)
 	}
