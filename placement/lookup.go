@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,10 +172,18 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 
 func (l *Lookup) failed(err error) error {
 	l.metrics.Lookups.WithLabelValues("failed").Inc()
-	if !errors.Is(err, actors.ErrUnavailable) {
+	if isRedisError(err) {
 		l.metrics.RedisErrors.Inc()
 	}
 	return fmt.Errorf("%w: placement: %v", actors.ErrUnavailable, err)
+}
+
+// isRedisError tells Redis's failures from the node's own refusals (a
+// limit, a draining node), a caller that gave up, and a lost race.
+func isRedisError(err error) bool {
+	var redisErr goredis.Error
+	var netErr net.Error
+	return errors.As(err, &redisErr) || errors.As(err, &netErr) || errors.Is(err, goredis.ErrClosed) || errors.Is(err, goredis.ErrPoolTimeout)
 }
 
 // activateHere starts the pairing here and swaps its record in if the
@@ -238,7 +247,7 @@ func (l *Lookup) activateElsewhere(ctx context.Context, id string, stale *actor.
 		}
 		res, err := l.system.Root.RequestFuture(actor.NewPID(addr, activatorName), ask, wait).Result()
 		if a, ok := res.(*wire.Activated); err == nil && ok && a.GetError() == "" {
-			l.metrics.Lookups.WithLabelValues("activated").Inc()
+			l.metrics.Lookups.WithLabelValues("remote").Inc() // the other member counts the activation
 			return actor.NewPID(a.GetAddress(), a.GetId()), nil
 		}
 	}

@@ -16,7 +16,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Members: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tabrelay_cluster_members",
 			Help: "Cluster members this node sees (itself included)."}),
 		Lookups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tabrelay_placement_lookups_total",
-			Help: "Pairing lookups by result: local (active here), remote (active on another node), activated (started here, or on another node for a draining one), raced (another node activated it first), failed."}, []string{"result"}),
+			Help: "Pairing lookups by result: local (active here), remote (active on another node, or started there for this draining one), activated (started here), raced (another node activated it first), failed."}, []string{"result"}),
 		Activations: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_placement_activations_total",
 			Help: "Pairing actors this node started for placement."}),
 		RedisErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_redis_errors_total",
