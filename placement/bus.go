@@ -41,7 +41,21 @@ func (b *Bus) Publish(kind uint8, pairing string) {
 
 // Run hands deliver every other node's hint until ctx ends.
 func (b *Bus) Run(ctx context.Context, deliver func(kind uint8, pairing string)) {
-	sub := b.client.Subscribe(ctx, b.channel)
+	listen(ctx, b.client, b.channel, func(payload string) {
+		parts := strings.SplitN(payload, " ", 3)
+		if len(parts) != 3 || parts[0] == b.self {
+			return
+		}
+		if kind, err := strconv.ParseUint(parts[1], 10, 8); err == nil {
+			deliver(uint8(kind), parts[2])
+		}
+	})
+}
+
+// listen hands fn every message of channel until ctx ends; go-redis
+// resubscribes by itself after a lost connection.
+func listen(ctx context.Context, client goredis.UniversalClient, channel string, fn func(payload string)) {
+	sub := client.Subscribe(ctx, channel)
 	defer sub.Close()
 	ch := sub.Channel()
 	for {
@@ -52,13 +66,7 @@ func (b *Bus) Run(ctx context.Context, deliver func(kind uint8, pairing string))
 			if !ok {
 				return
 			}
-			parts := strings.SplitN(msg.Payload, " ", 3)
-			if len(parts) != 3 || parts[0] == b.self {
-				continue
-			}
-			if kind, err := strconv.ParseUint(parts[1], 10, 8); err == nil {
-				deliver(uint8(kind), parts[2])
-			}
+			fn(msg.Payload)
 		}
 	}
 }

@@ -320,20 +320,7 @@ func (m *Members) report(members cluster.Members) {
 }
 
 func (m *Members) subscribe(ctx context.Context) {
-	sub := m.client.Subscribe(ctx, m.keys.hint())
-	defer sub.Close()
-	ch := sub.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-			m.Poke()
-		}
-	}
+	listen(ctx, m.client, m.keys.hint(), func(string) { m.Poke() })
 }
 
 func parseMember(id, addr string) *cluster.Member {

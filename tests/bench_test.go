@@ -52,8 +52,18 @@ func benchTab(b *testing.B) (*relay, string) {
 
 func benchHeadless(b *testing.B) (*relay, *headless.Tab) {
 	r := startRelay(b, nil)
-	tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "bench",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	tab := runHeadless(b, headless.Options{Relay: r.url, Name: "bench"})
+	r.waitTabs(tab.Pairing(), 1)
+	return r, tab
+}
+
+// runHeadless runs a quiet headless tab in this process (its secret in
+// memory) until the test ends, and returns once it is connected.
+func runHeadless(b testing.TB, opts headless.Options) *headless.Tab {
+	b.Helper()
+	opts.Origin = origin
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	tab, err := headless.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,8 +74,7 @@ func benchHeadless(b *testing.B) (*relay, *headless.Tab) {
 	if err := tab.WaitConnected(ctx); err != nil {
 		b.Fatal(err)
 	}
-	r.waitTabs(tab.Pairing(), 1)
-	return r, tab
+	return tab
 }
 
 // BenchmarkMCPToolsCall measures a host's tools/call over HTTP (JSON

@@ -32,18 +32,8 @@ import (
 func BenchmarkClusterCall(b *testing.B) {
 	c := startCluster(b, clusterOptions{nodes: 3})
 	home, other, spare := c.nodes[0], c.nodes[1], c.nodes[2]
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tab, err := headless.New(headless.Options{Relay: home.url, Origin: origin, Name: "bench", Focus: true, Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { tab.Run(ctx); close(done) }()
-	b.Cleanup(func() { cancel(); <-done })
-	if err := tab.WaitConnected(ctx); err != nil {
-		b.Fatal(err)
-	}
+	tab := runHeadless(b, headless.Options{Relay: home.url, Name: "bench", Focus: true})
+	ctx := context.Background()
 	h, err := registerHost(c.public)
 	if err != nil {
 		b.Fatal(err)

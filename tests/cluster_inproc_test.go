@@ -13,8 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"syscall"
@@ -110,19 +108,9 @@ func BenchmarkInProcessCluster(b *testing.B) {
 	srv := redistest.Start(b)
 	nodes := startMembers(b, srv, 2)
 	a, home := nodes[0], nodes[1]
-	tab, err := headless.New(headless.Options{Relay: home.url, Origin: origin, Name: "bench",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { tab.Run(ctx); close(done) }()
-	b.Cleanup(func() { cancel(); <-done })
-	if err := tab.WaitConnected(ctx); err != nil {
-		b.Fatal(err)
-	}
+	tab := runHeadless(b, headless.Options{Relay: home.url, Name: "bench"})
 	home.waitTabs(tab.Pairing(), 1)
+	ctx := context.Background()
 	call := func(b *testing.B, r *relay) {
 		for i := 0; i < b.N; i++ {
 			if res := r.call(ctx, tab.Pairing(), "c1", "echo", map[string]any{"value": i}); res.outcome.Kind != actors.Answered {
