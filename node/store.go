@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -151,8 +153,17 @@ func (n *Node) guardStore(next http.Handler) http.Handler {
 		}
 		w.Header().Set("Retry-After", "5")
 		if r.Method == http.MethodPost && r.URL.Path == "/" {
-			// An MCP host reads JSON-RPC: the sentence as an error of it.
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"jsonrpc": "2.0", "id": nil,
+			// An MCP host reads JSON-RPC: the sentence as an error of the
+			// request (its id, when the body says it within 64 KiB).
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req)
+			var id any
+			if len(req.ID) > 0 {
+				id = req.ID
+			}
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"jsonrpc": "2.0", "id": id,
 				"error": map[string]any{"code": -32000, "message": storeUnreachable}})
 			return
 		}
