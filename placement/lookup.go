@@ -199,7 +199,11 @@ func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *ac
 		return nil, false, "", err
 	}
 	value := l.members.Self() + " " + pid.Address + " " + pid.Id
-	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self())}, expected, value, id).Slice()
+	prevSet := l.keys.of(l.members.Self()) // the set the pairing leaves, if any
+	if member, _, ok := parseRecord(expected); ok {
+		prevSet = l.keys.of(member)
+	}
+	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self()), prevSet}, expected, value, id).Slice()
 	if err != nil || len(res) != 2 {
 		l.system.Root.Stop(pid)
 		if err == nil {
@@ -385,11 +389,14 @@ func parseRecord(rec string) (member string, pid *actor.PID, ok bool) {
 
 // claimScript swaps a pairing's record in when it still is what the
 // caller read ("" for none): {1, new} when swapped, {0, current} when not.
-// KEYS: record, the member's set. ARGV: expected, new, pairing id.
+// The pairing moves from the previous owner's set to this member's.
+// KEYS: record, this member's set, the previous owner's set. ARGV:
+// expected, new, pairing id.
 var claimScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1]) or ''
 if cur ~= ARGV[1] then return {0, cur} end
 redis.call('SET', KEYS[1], ARGV[2])
+if KEYS[3] ~= KEYS[2] then redis.call('SREM', KEYS[3], ARGV[3]) end
 redis.call('SADD', KEYS[2], ARGV[3])
 return {1, ARGV[2]}
 `)

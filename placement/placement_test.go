@@ -360,3 +360,23 @@ func testCount(c interface{ Write(*dto.Metric) error }) int {
 	}
 	return int(m.GetCounter().GetValue())
 }
+
+// TestAReplacedRecordLeavesItsOwnersSet: the pairing moves from the
+// previous owner's set to the new one's (a member's set lists what its
+// records name, for the purge and /debug/check).
+func TestAReplacedRecordLeavesItsOwnersSet(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	nodes := newTestNodes(t, client, nil, "a", "b")
+	ctx := context.Background()
+	pid, err := nodes[1].lookup.Pairing(ctx, "p1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes[0].lookup.Pairing(ctx, "p1", pid); err != nil { // a found b's actor gone
+		t.Fatal(err)
+	}
+	if client.SIsMember(ctx, keys("t:").of("b"), "p1").Val() || !client.SIsMember(ctx, keys("t:").of("a"), "p1").Val() {
+		t.Fatalf("sets after the move: a %v, b %v", client.SMembers(ctx, keys("t:").of("a")).Val(), client.SMembers(ctx, keys("t:").of("b")).Val())
+	}
+}
