@@ -81,6 +81,12 @@ func runHeadless(b testing.TB, opts headless.Options) *headless.Tab {
 // answer): the bearer check, the pairing actor, the tab's socket and back.
 func BenchmarkMCPToolsCall(b *testing.B) {
 	r, tab := benchHeadless(b)
+	benchMCPToolsCall(b, r, tab)
+}
+
+// benchMCPToolsCall connects a host to tab's browser through r and times
+// its tools/call requests.
+func benchMCPToolsCall(b *testing.B, r *relay, tab *headless.Tab) {
 	h := newHost(b, r.url)
 	h.register()
 	f := h.authorize()

@@ -221,3 +221,15 @@ func TestInProcessMembersTellListenersOnEveryNode(t *testing.T) {
 		t.Fatal("the stream on node a outlived the Forget on node b by 1 s")
 	}
 }
+
+// BenchmarkInProcessMCPToolsCallOnRedis is BenchmarkMCPToolsCall on one
+// cluster node: the same path with the Redis store (each tools/call reads
+// Redis five times: the access token, its connection, its family, the
+// connection again for the scope guard, and the scope).
+func BenchmarkInProcessMCPToolsCallOnRedis(b *testing.B) {
+	srv := redistest.Start(b)
+	r := startMembers(b, srv, 1)[0]
+	tab := runHeadless(b, headless.Options{Relay: r.url, Name: "bench"})
+	r.waitTabs(tab.Pairing(), 1)
+	benchMCPToolsCall(b, r, tab)
+}
