@@ -205,7 +205,7 @@ func (tt *testTab) nextCancel() protocol.Cancel {
 
 func (tt *testTab) answer(id, text string) {
 	data, _ := json.Marshal(map[string]string{"text": text})
-	tt.tab.Result(protocol.Result{ID: id, Result: protocol.TabResult{Data: data}})
+	tt.tab.Result(id, tabResult(tt.t, protocol.TabResult{Data: data}))
 }
 
 func answerText(t *testing.T, o Outcome) string {
@@ -593,7 +593,7 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits for a tab")
 	back := r.connect("p1", "tab-a", epoch) // the tab reconnected
 	c := back.nextCall()
-	back.tab.Result(protocol.Result{ID: c.ID, Result: protocol.TabResult{Data: json.RawMessage(`{"tab":"a"}`)}})
+	back.tab.Result(c.ID, json.RawMessage(`{"data":{"tab":"a"}}`))
 	if o := waiting.outcome(t); o.Kind != Answered {
 		t.Fatalf("the call that waited ended %v", o.Kind)
 	}
@@ -662,4 +662,13 @@ func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
 	if err != nil || o.Kind != Restarting {
 		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
 	}
+}
+
+// tabResult is r as a tab sends it.
+func tabResult(t testing.TB, r protocol.TabResult) json.RawMessage {
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

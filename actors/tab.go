@@ -60,14 +60,11 @@ func (h *Hub) Accept(info TabInfo, out Outbox) *Tab {
 // Focus reports that the person focused the tab at at.
 func (t *Tab) Focus(at time.Time) { t.root.Send(t.pid, &wire.TabFocus{AtUnixNano: unixNano(at)}) }
 
-// Result hands the pairing a tab's answer. The result travels as JSON: it
-// may cross nodes, and only the front end that waits for it reads it.
-func (t *Tab) Result(m protocol.Result) {
-	b, err := json.Marshal(m.Result)
-	if err != nil {
-		return // a decoded result always marshals again
-	}
-	t.root.Send(t.pid, &wire.TabResult{Id: m.ID, Result: b})
+// Result hands the pairing a tab's answer to call id: the result's JSON as
+// the tab sent it (checked by the socket). It may cross nodes, and only the
+// front end that waits for it decodes it.
+func (t *Tab) Result(id string, result json.RawMessage) {
+	t.root.Send(t.pid, &wire.TabResult{Id: id, Result: result})
 }
 
 // Asking reports that the tab asks the person about a call (or that they answered).

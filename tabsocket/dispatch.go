@@ -32,7 +32,11 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 			tab.Focus(at)
 		})
 	case protocol.TypeResult:
-		return handle(data, func(m *protocol.Result) bool { return m.ID != "" }, tab.Result)
+		// The result goes on as the tab sent it, once it decodes as one.
+		return handle(data, func(m *rawResult) bool {
+			var r protocol.TabResult
+			return m.ID != "" && json.Unmarshal(m.Result, &r) == nil
+		}, func(m rawResult) { tab.Result(m.ID, m.Result) })
 	case protocol.TypeAsking, protocol.TypeAnswered:
 		return handle(data, func(m *protocol.Asking) bool { return m.ID != "" }, func(m protocol.Asking) {
 			tab.Asking(m.ID, env.Type == protocol.TypeAsking)
@@ -68,6 +72,12 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 // handle decodes data as a T, checks it with valid and hands it to use. A
 // message that does not decode or check closes the socket as not of the
 // protocol.
+// rawResult is a result message whose result stays JSON.
+type rawResult struct {
+	ID     string          `json:"id"`
+	Result json.RawMessage `json:"result"`
+}
+
 func handle[T any](data []byte, valid func(*T) bool, use func(T)) protocol.CloseCode {
 	var m T
 	if json.Unmarshal(data, &m) != nil || !valid(&m) {
