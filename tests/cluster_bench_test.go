@@ -109,7 +109,7 @@ func askApprove(tab *headless.Tab) func(string) error {
 // back. Refills restart the spare node.
 type coldPool struct {
 	c      *cluster
-	h      *oauthHost
+	h      *host
 	spare  *clusterNode
 	tokens []string
 }

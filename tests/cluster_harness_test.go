@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -793,102 +791,58 @@ func (n *clusterNode) callTool(ctx context.Context, token, tool string, args map
 
 // --- OAuth, without t.Fatal (usable from goroutines) ---------------------
 
-// oauthHost is a registered public client of the cluster; its requests go
-// through the balancer (any node serves OAuth).
-type oauthHost struct {
-	public, clientID, redirectURI string
+// registerHost registers a host at the cluster's public URL (any node
+// serves OAuth, through the balancer).
+func registerHost(public string) (*host, error) {
+	h := newHost(nil, public)
+	return h, h.tryRegister()
 }
-
-const clusterRedirectURI = "http://127.0.0.1:33418/callback"
-
-func registerHost(public string) (*oauthHost, error) {
-	body, _ := json.Marshal(map[string]any{"client_name": "Cluster E2E Host", "redirect_uris": []string{clusterRedirectURI},
-		"token_endpoint_auth_method": "none", "application_type": "native"})
-	resp, err := http.Post(public+"/register", "application/json", strings.NewReader(string(body)))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if resp.StatusCode != http.StatusCreated || json.Unmarshal(raw, &out) != nil || out["client_id"] == nil {
-		return nil, fmt.Errorf("register: %d %s", resp.StatusCode, clip(string(raw), 300))
-	}
-	return &oauthHost{public: public, clientID: out["client_id"].(string), redirectURI: clusterRedirectURI}, nil
-}
-
-var (
-	clusterCodeAttr   = regexp.MustCompile(`data-connect-code="([^"]+)"`)
-	clusterStatusAttr = regexp.MustCompile(`data-status-url="([^"]+)"`)
-)
 
 // tokens is a token answer.
-type tokens struct {
-	Access  string `json:"access_token"`
-	Refresh string `json:"refresh_token"`
-}
+type tokens struct{ Access, Refresh string }
 
 // connect runs one authorization: /authorize, approve(code) as the person
-// in their tab, the waiting page's status, the code exchange.
+// in their tab, the waiting page's status until approved, the code
+// exchange.
 //
 // The nodes trust X-Forwarded-For (RELAY_TRUST_PROXY, as behind a load
-// balancer), and each authorization comes from an address of its own (a
-// loopback one, written in the header only): the relay limits
-// authorization requests per address, and hundreds of people do not share
-// one.
-func (h *oauthHost) connect(approve func(code string) error) (tokens, error) {
+// balancer), and each authorization comes from a browser and an address
+// of its own (a loopback one, written in the header only): the relay
+// limits authorization requests per address, and hundreds of people do
+// not share one.
+func (h *host) connect(approve func(code string) error) (tokens, error) {
+	person := *h
 	jar, _ := cookiejar.New(nil)
-	web := &http.Client{Jar: jar, Timeout: 10 * time.Second, Transport: forwardedFor{nextPersonAddr()},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	verifier, state := randomString(), randomString()
-	sum := sha256.Sum256([]byte(verifier))
-	q := url.Values{"response_type": {"code"}, "client_id": {h.clientID}, "redirect_uri": {h.redirectURI},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"state": {state}, "resource": {h.public}}
-	resp, err := web.Get(h.public + "/authorize?" + q.Encode())
+	person.http = &http.Client{Jar: jar, Timeout: 10 * time.Second, Transport: forwardedFor{nextPersonAddr()},
+		CheckRedirect: h.http.CheckRedirect}
+	f, err := person.tryAuthorize()
 	if err != nil {
 		return tokens{}, err
 	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m1, m2 := clusterCodeAttr.FindStringSubmatch(string(page)), clusterStatusAttr.FindStringSubmatch(string(page))
-	if resp.StatusCode != http.StatusOK || m1 == nil || m2 == nil {
-		return tokens{}, fmt.Errorf("authorize: %d, no connect code: %s", resp.StatusCode, clip(string(page), 300))
-	}
-	if err := approve(m1[1]); err != nil {
+	if err := approve(f.code); err != nil {
 		return tokens{}, fmt.Errorf("approve: %w", err)
 	}
 	var st map[string]string
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		resp, err := web.Get(m2[1])
-		if err != nil {
+	for deadline := time.Now().Add(5 * time.Second); st["state"] != "approved"; time.Sleep(20 * time.Millisecond) {
+		if st, err = person.tryStatus(f); err != nil {
 			return tokens{}, err
 		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		st = nil
-		json.Unmarshal(raw, &st)
-		if st["state"] == "approved" {
-			break
+		if st["state"] != "approved" && time.Now().After(deadline) {
+			return tokens{}, fmt.Errorf("status after approval: %v", st)
 		}
-		if time.Now().After(deadline) {
-			return tokens{}, fmt.Errorf("status after approval: %d %s", resp.StatusCode, clip(string(raw), 300))
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	u, err := url.Parse(st["redirect"])
-	if err != nil || u.Query().Get("state") != state || u.Query().Get("code") == "" {
-		return tokens{}, fmt.Errorf("authorization response %q", st["redirect"])
-	}
-	status, tok, raw, err := h.tokenVia(web, url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")},
-		"redirect_uri": {h.redirectURI}, "code_verifier": {verifier}, "resource": {h.public}})
+	code, err := person.tryCodeFrom(f, st["redirect"])
 	if err != nil {
 		return tokens{}, err
 	}
-	if status != http.StatusOK || tok.Access == "" || tok.Refresh == "" {
-		return tokens{}, fmt.Errorf("token: %d %s", status, clip(raw, 300))
+	r, err := person.tryExchange(f, code)
+	if err != nil {
+		return tokens{}, err
 	}
-	return tok, nil
+	if r.status != http.StatusOK || r.access() == "" || r.refresh() == "" {
+		return tokens{}, fmt.Errorf("token: %d %s", r.status, clip(r.raw, 300))
+	}
+	return tokens{Access: r.access(), Refresh: r.refresh()}, nil
 }
 
 var personSeq atomic.Int64
@@ -908,36 +862,18 @@ func (f forwardedFor) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// tokenVia posts to /token through client.
-func (h *oauthHost) tokenVia(client *http.Client, form url.Values) (int, tokens, string, error) {
-	form.Set("client_id", h.clientID)
-	req, _ := http.NewRequest(http.MethodPost, h.public+"/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := client.Do(req.WithContext(ctx))
-	if err != nil {
-		return 0, tokens{}, "", err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var tok tokens
-	json.Unmarshal(raw, &tok)
-	return resp.StatusCode, tok, string(raw), nil
-}
-
 // refreshVia presents a refresh token at the node of client.
-func (h *oauthHost) refreshVia(client *http.Client, refresh string) (int, tokens, string, error) {
-	return h.tokenVia(client, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "resource": {h.public}})
+func (h *host) refreshVia(client *http.Client, refresh string) (tokenReply, error) {
+	at := *h
+	at.http = client
+	return at.tryRefresh(refresh)
 }
 
 // approveByProcess approves a connect code as the person in a tab process
 // of browser b, through the node at nodeURL.
 func approveByProcess(b *browser, nodeURL string) func(string) error {
 	return func(code string) error {
-		full := []string{"tab", "approve", "--relay", nodeURL, "--origin", origin, "--secret-file", b.secretFile, code}
-		out, err := exec.Command(binary, full...).CombinedOutput()
-		if err != nil {
+		if out, err := b.ask(nodeURL, "approve", code); err != nil {
 			return fmt.Errorf("%v: %s", err, out)
 		}
 		return nil

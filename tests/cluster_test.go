@@ -665,15 +665,15 @@ func TestClusterRedisOutage(t *testing.T) {
 			case a.status != http.StatusServiceUnavailable || !isSentence(sentenceOf(a.sentence())):
 				problems.add("round %d: node %d tools/call during the outage: %v (want 503 with a sentence)", rounds, n.i, a)
 			}
-			status, _, raw, err := h.refreshVia(n.http, tok.Refresh)
+			r, err := h.refreshVia(n.http, tok.Refresh)
 			switch {
 			case err != nil:
 				problems.add("round %d: node %d refresh: %v", rounds, n.i, err)
-			case status != http.StatusServiceUnavailable || !isSentence(sentenceOf(raw)):
-				problems.add("round %d: node %d refresh during the outage: %d %s (want 503 with a sentence; a 400 would make the host drop its token)", rounds, n.i, status, clip(raw, 300))
+			case r.status != http.StatusServiceUnavailable || !isSentence(sentenceOf(r.raw)):
+				problems.add("round %d: node %d refresh during the outage: %d %s (want 503 with a sentence; a 400 would make the host drop its token)", rounds, n.i, r.status, clip(r.raw, 300))
 			}
 			if rounds == 1 {
-				t.Logf("node %d during the outage: tools/call %v; refresh %d %s", n.i, a, status, clip(raw, 200))
+				t.Logf("node %d during the outage: tools/call %v; refresh %d %s", n.i, a, r.status, clip(r.raw, 200))
 			}
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -709,11 +709,11 @@ func TestClusterRedisOutage(t *testing.T) {
 		}
 	}
 	t.Logf("every node ready and answering %v after Redis came back", time.Since(restarted).Round(time.Millisecond))
-	status, fresh, raw, err := h.refreshVia(c.nodes[1].http, tok.Refresh)
-	if err != nil || status != http.StatusOK || fresh.Access == "" {
-		t.Fatalf("the refresh token issued before the outage: %v %d %s", err, status, clip(raw, 300))
+	fresh, err := h.refreshVia(c.nodes[1].http, tok.Refresh)
+	if err != nil || fresh.status != http.StatusOK || fresh.access() == "" {
+		t.Fatalf("the refresh token issued before the outage: %v %d %s", err, fresh.status, clip(fresh.raw, 300))
 	}
-	if a, err := whoami(c.nodes[0], fresh.Access); err != nil || a.data()["tab"] != "a" {
+	if a, err := whoami(c.nodes[0], fresh.access()); err != nil || a.data()["tab"] != "a" {
 		t.Fatalf("the access token refreshed after the outage: %v %v", err, a)
 	}
 	for id, k := range b.execCounts() {
