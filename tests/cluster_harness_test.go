@@ -647,16 +647,9 @@ func (b *balancer) close() {
 
 // --- MCP over HTTP, entering at a chosen node ---------------------------
 
-// mcpAnswer is one MCP exchange as the host saw it.
-type mcpAnswer struct {
-	status int
-	body   string // the raw body (the last data line of an SSE stream)
-	result map[string]any
-	rpcErr map[string]any
-}
-
+// rpcReply is one MCP exchange as the host saw it.
 // text is the first content item's text of a tools/call result.
-func (a mcpAnswer) text() string {
+func (a rpcReply) text() string {
 	content, _ := a.result["content"].([]any)
 	if len(content) == 0 {
 		return ""
@@ -666,10 +659,10 @@ func (a mcpAnswer) text() string {
 	return s
 }
 
-func (a mcpAnswer) isError() bool { return a.result["isError"] == true }
+func (a rpcReply) isError() bool { return a.result["isError"] == true }
 
 // data decodes the tagged data of an answered call (nil when it is not).
-func (a mcpAnswer) data() map[string]any {
+func (a rpcReply) data() map[string]any {
 	if a.result == nil || a.isError() {
 		return nil
 	}
@@ -686,19 +679,19 @@ func (a mcpAnswer) data() map[string]any {
 
 // sentence is the relay's own sentence in an answer that is not a result:
 // a tool error's text, a JSON-RPC error's message, or a plain body.
-func (a mcpAnswer) sentence() string {
+func (a rpcReply) sentence() string {
 	switch {
 	case a.result != nil:
 		return a.text()
-	case a.rpcErr != nil:
-		s, _ := a.rpcErr["message"].(string)
+	case a.err != nil:
+		s, _ := a.err["message"].(string)
 		return s
 	}
-	return strings.TrimSpace(a.body)
+	return strings.TrimSpace(a.rawBody)
 }
 
-func (a mcpAnswer) String() string {
-	return fmt.Sprintf("HTTP %d: %s", a.status, clip(a.body, 400))
+func (a rpcReply) String() string {
+	return fmt.Sprintf("HTTP %d: %s", a.status, clip(a.rawBody, 400))
 }
 
 func clip(s string, n int) string {
@@ -728,14 +721,14 @@ func nextRPCID() int {
 }
 
 // mcp sends one JSON-RPC request to node n (handshake era, SSE accepted).
-func (n *clusterNode) mcp(ctx context.Context, token, method string, params map[string]any) (mcpAnswer, error) {
+func (n *clusterNode) mcp(ctx context.Context, token, method string, params map[string]any) (rpcReply, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nextRPCID(), "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.c.public+"/", strings.NewReader(string(body)))
 	if err != nil {
-		return mcpAnswer{}, err
+		return rpcReply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -743,46 +736,14 @@ func (n *clusterNode) mcp(ctx context.Context, token, method string, params map[
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := n.http.Do(req)
 	if err != nil {
-		return mcpAnswer{}, err
+		return rpcReply{}, err
 	}
 	defer resp.Body.Close()
-	a := mcpAnswer{status: resp.StatusCode}
-	var msgs []string
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 32<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				msgs = append(msgs, data)
-				a.body = data
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return a, fmt.Errorf("SSE stream broke: %w", err)
-		}
-	} else {
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return a, fmt.Errorf("reading the answer: %w", err)
-		}
-		a.body = string(raw)
-		msgs = append(msgs, a.body)
-	}
-	for _, data := range msgs {
-		var m map[string]any
-		if json.Unmarshal([]byte(data), &m) != nil {
-			continue
-		}
-		if _, isReply := m["id"]; isReply && m["method"] == nil {
-			a.result, _ = m["result"].(map[string]any)
-			a.rpcErr, _ = m["error"].(map[string]any)
-		}
-	}
-	return a, nil
+	return tryReadReply(resp)
 }
 
 // callTool is tools/call of one tool at node n.
-func (n *clusterNode) callTool(ctx context.Context, token, tool string, args map[string]any) (mcpAnswer, error) {
+func (n *clusterNode) callTool(ctx context.Context, token, tool string, args map[string]any) (rpcReply, error) {
 	if args == nil {
 		args = map[string]any{}
 	}

@@ -143,7 +143,7 @@ func TestClusterKill9(t *testing.T) {
 
 	// Calls in flight on the victim's pairings, entering at the survivors.
 	type flight struct {
-		a    mcpAnswer
+		a    rpcReply
 		err  error
 		took time.Duration
 		end  time.Time
@@ -619,7 +619,7 @@ func TestClusterRedisOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	whoami := func(n *clusterNode, token string) (mcpAnswer, error) {
+	whoami := func(n *clusterNode, token string) (rpcReply, error) {
 		cctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 		defer cancel()
 		return n.callTool(cctx, token, "whoami", nil)
@@ -695,7 +695,7 @@ func TestClusterRedisOutage(t *testing.T) {
 		}
 	}
 	for _, n := range c.nodes {
-		var a mcpAnswer
+		var a rpcReply
 		var err error
 		for {
 			a, err = whoami(n, tok.Access)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -81,27 +82,44 @@ func (c *mcpClient) send(method string, params map[string]any, sse bool, tweak f
 
 func readReply(t testing.TB, resp *http.Response) rpcReply {
 	t.Helper()
+	r, err := tryReadReply(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tryReadReply reads a JSON-RPC answer, a JSON body or an SSE stream: the
+// reply, and the messages before it. rawBody is the body, or the stream's
+// last data line.
+func tryReadReply(resp *http.Response) (rpcReply, error) {
 	out := rpcReply{status: resp.StatusCode, header: resp.Header}
-	var msgs []map[string]any
+	var msgs []string
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 32<<20)
 		for sc.Scan() {
 			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var m map[string]any
-				json.Unmarshal([]byte(data), &m)
-				msgs = append(msgs, m)
+				msgs = append(msgs, data)
+				out.rawBody = data
 			}
 		}
-	} else {
-		raw, _ := io.ReadAll(resp.Body)
-		out.rawBody = string(raw)
-		var m map[string]any
-		if json.Unmarshal(raw, &m) == nil {
-			msgs = append(msgs, m)
+		if err := sc.Err(); err != nil {
+			return out, fmt.Errorf("SSE stream broke: %w", err)
 		}
+	} else {
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return out, fmt.Errorf("reading the answer: %w", err)
+		}
+		out.rawBody = string(raw)
+		msgs = append(msgs, out.rawBody)
 	}
-	for _, m := range msgs {
+	for _, data := range msgs {
+		var m map[string]any
+		if json.Unmarshal([]byte(data), &m) != nil {
+			continue
+		}
 		if _, isReply := m["id"]; isReply && m["method"] == nil {
 			out.result, _ = m["result"].(map[string]any)
 			out.err, _ = m["error"].(map[string]any)
@@ -109,7 +127,7 @@ func readReply(t testing.TB, resp *http.Response) rpcReply {
 			out.events = append(out.events, m)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // connectedMCP returns a relay, a tab and an MCP client with a real token.
