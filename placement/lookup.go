@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,14 +138,12 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 	for attempt := 0; attempt < 3; attempt++ {
 		var old *actor.PID // the live actor a replaced record named, if any
 		if rec != "" {
-			member, pid, ok := parseRecord(rec)
-			if ok && member != l.members.Self() && !pid.Equal(stale) && l.memberAlive(ctx, member) {
-				l.metrics.Lookups.WithLabelValues("remote").Inc()
-				l.remember(id, member, pid)
+			if pid, ok := l.elsewhere(ctx, id, rec, stale); ok {
 				return pid, nil
 			}
 			// Ours but gone, its member left, moved (its node drained), or
 			// the caller found it gone.
+			member, pid, ok := parseRecord(rec)
 			if ok && member != l.members.Self() && l.members.Alive(member) {
 				old = pid
 			}
@@ -227,11 +226,22 @@ func (l *Lookup) pairingElsewhere(ctx context.Context, id string, stale *actor.P
 	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, l.failed(err)
 	}
-	if member, pid, ok := parseRecord(rec); ok && member != l.members.Self() && !pid.Equal(stale) && l.memberAlive(ctx, member) {
-		l.metrics.Lookups.WithLabelValues("remote").Inc()
+	if pid, ok := l.elsewhere(ctx, id, rec, stale); ok {
 		return pid, nil
 	}
 	return l.activateElsewhere(ctx, id, stale)
+}
+
+// elsewhere returns the actor rec names when it lives on another member
+// that holds its lease, and the caller did not find it gone.
+func (l *Lookup) elsewhere(ctx context.Context, id, rec string, stale *actor.PID) (*actor.PID, bool) {
+	member, pid, ok := parseRecord(rec)
+	if !ok || member == l.members.Self() || pid.Equal(stale) || !l.memberAlive(ctx, member) {
+		return nil, false
+	}
+	l.metrics.Lookups.WithLabelValues("remote").Inc()
+	l.remember(id, member, pid)
+	return pid, true
 }
 
 // activateElsewhere asks the other members, in random order, to activate
@@ -335,13 +345,13 @@ func (l *Lookup) MembersChanged(ids []string) {
 	prev := l.last
 	l.last = ids
 	for id, at := range l.seen {
-		if !contains(ids, at.member) {
+		if !slices.Contains(ids, at.member) {
 			delete(l.seen, id)
 		}
 	}
 	l.mu.Unlock()
 	for _, id := range prev {
-		if !contains(ids, id) {
+		if !slices.Contains(ids, id) {
 			go l.purge(id)
 		}
 	}
@@ -368,15 +378,6 @@ func (l *Lookup) purge(member string) {
 	if total > 0 {
 		l.log.Info("placement: records of a member that left purged", "member", member, "records", total)
 	}
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 func parseRecord(rec string) (member string, pid *actor.PID, ok bool) {

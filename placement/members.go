@@ -324,15 +324,11 @@ func (m *Members) subscribe(ctx context.Context) {
 }
 
 func parseMember(id, addr string) *cluster.Member {
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitHostPort(addr)
 	if err != nil {
 		return nil
 	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return nil
-	}
-	return &cluster.Member{Id: id, Host: host, Port: int32(p), Kinds: []string{Kind}}
+	return &cluster.Member{Id: id, Host: host, Port: int32(port), Kinds: []string{Kind}}
 }
 
 // renewScript renews a lease: -1 when the member was removed (its
