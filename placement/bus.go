@@ -26,7 +26,7 @@ type Bus struct {
 // NewBus returns the bus of the nodes sharing client and prefix; self
 // tells this node's own messages apart.
 func NewBus(client goredis.UniversalClient, prefix, self string, log *slog.Logger) *Bus {
-	return &Bus{client: client, channel: keys(prefix).toolsChanged(), self: self, log: log}
+	return &Bus{client: client, channel: keys(prefix).events(), self: self, log: log}
 }
 
 // Publish tells the other nodes that kind happened to pairing.

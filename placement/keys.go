@@ -22,7 +22,7 @@ func (k keys) gone(id string) string   { return string(k) + "{members}:gone:" + 
 func (k keys) hint() string            { return string(k) + "members:changed" }
 func (k keys) record(id string) string { return string(k) + "{placement}:at:" + id }
 func (k keys) of(member string) string { return string(k) + "{placement}:of:" + member }
-func (k keys) toolsChanged() string    { return string(k) + "tools-changed" }
+func (k keys) events() string          { return string(k) + "browser-events" }
 
 // checkPrefix refuses a prefix that would break the hash tags.
 func checkPrefix(p string) {

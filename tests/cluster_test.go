@@ -30,16 +30,18 @@ const demoTitle = "Demo"
 // TestClusterCallsCrossNodes connects one tab process to each of three
 // nodes and calls every tab through every node: each call returns the
 // tab's own answer, and no pairing is active on two nodes.
+// tabOn is a browser with one tab on a node, and its host's token.
+type tabOn struct {
+	b     *browser
+	name  string
+	token string
+}
+
 func TestClusterCallsCrossNodes(t *testing.T) {
 	c := startCluster(t, clusterOptions{nodes: 3})
 	h, err := registerHost(c.public)
 	if err != nil {
 		t.Fatal(err)
-	}
-	type tabOn struct {
-		b     *browser
-		name  string
-		token string
 	}
 	var tabs []tabOn
 	for i, n := range c.nodes {
@@ -110,11 +112,6 @@ func TestClusterKill9(t *testing.T) {
 	h, err := registerHost(c.public)
 	if err != nil {
 		t.Fatal(err)
-	}
-	type tabOn struct {
-		b     *browser
-		name  string
-		token string
 	}
 	var tabs []tabOn
 	for i := 0; i < 3; i++ {
