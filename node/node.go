@@ -119,6 +119,7 @@ type Node struct {
 	adminLn       net.Listener
 
 	draining atomic.Bool
+	shutdown atomic.Bool     // Shutdown ran
 	inflight atomic.Int64    // calls running in Call
 	stopCtx  context.Context // done when calls still in flight must end
 	stopNow  context.CancelFunc
@@ -292,7 +293,11 @@ func (n *Node) OAuth() *oauth.Server { return n.oauth }
 func (n *Node) Metrics() *prometheus.Registry { return n.registry }
 
 // Shutdown drains the node within its grace period (SPEC §6, §7).
+// A second Shutdown does nothing.
 func (n *Node) Shutdown(ctx context.Context) {
+	if !n.shutdown.CompareAndSwap(false, true) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.Grace)
 	defer cancel()
 	start := time.Now()
@@ -313,10 +318,11 @@ func (n *Node) Shutdown(ctx context.Context) {
 // are told to reconnect spread over the drain window; the listeners close.
 func (n *Node) shutdownAlone(ctx context.Context) {
 	half, cancelHalf := context.WithTimeout(ctx, n.cfg.Grace/2)
-	n.waitCalls(half)
+	noCalls := func() bool { return n.inflight.Load() == 0 }
+	n.waitUntil(half, noCalls)
 	cancelHalf()
 	n.stopNow()
-	n.waitCalls(ctx)
+	n.waitUntil(ctx, noCalls)
 	n.events.Close() // listen streams end with their result
 	n.tabs.Drain(ctx, n.window(ctx))
 	_ = n.public.Shutdown(ctx)
@@ -336,13 +342,12 @@ func (n *Node) shutdownMember(ctx context.Context) {
 	n.events.Close()
 	n.tabs.Drain(ctx, n.window(ctx))
 	n.acts.HandOff()
-	// Keep a tenth of the grace (at most 2 s) to answer what is left.
+	// Requests in flight may go on until a tenth of the grace (at most
+	// 2 s) is left; then what is left ends with the restarting sentence.
 	margin := min(n.cfg.Grace/10, 2*time.Second)
 	late, cancelLate := context.WithDeadline(ctx, deadlineOf(ctx).Add(-margin))
-	stopLate := context.AfterFunc(late, n.stopNow)
-	defer stopLate()
-	n.waitHandOff(late)
-	cancelLate()
+	defer cancelLate()
+	n.waitUntil(late, func() bool { return n.acts.Count() == 0 && n.inflight.Load() == 0 })
 	_ = n.public.Shutdown(late)
 	n.stopNow()
 	_ = n.public.Shutdown(ctx)
@@ -359,19 +364,6 @@ func (n *Node) window(ctx context.Context) time.Duration {
 	return window
 }
 
-// waitHandOff waits until no pairing is active here or ctx is done.
-func (n *Node) waitHandOff(ctx context.Context) {
-	t := time.NewTicker(5 * time.Millisecond)
-	defer t.Stop()
-	for n.acts.Count() > 0 {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 func deadlineOf(ctx context.Context) time.Time {
 	d, ok := ctx.Deadline()
 	if !ok {
@@ -380,12 +372,12 @@ func deadlineOf(ctx context.Context) time.Time {
 	return d
 }
 
-// waitCalls waits until no call runs or ctx is done. It polls: it runs
-// once per shutdown, and a counter keeps Call's hot path to two atomics.
-func (n *Node) waitCalls(ctx context.Context) {
+// waitUntil waits until done reports true or ctx is done. It polls: it
+// runs once per shutdown, and counters keep Call's hot path to two atomics.
+func (n *Node) waitUntil(ctx context.Context, done func() bool) {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
-	for n.inflight.Load() > 0 {
+	for !done() {
 		select {
 		case <-ctx.Done():
 			return

@@ -233,3 +233,29 @@ func BenchmarkInProcessMCPToolsCallOnRedis(b *testing.B) {
 	r.waitTabs(tab.Pairing(), 1)
 	benchMCPToolsCall(b, r, tab)
 }
+
+// TestInProcessADrainingNodeFinishesTheCallsItServes: a call entering at a
+// node that drains, for a pairing on another node, is answered, not cut
+// when the draining node has handed off its own pairings (it holds none).
+func TestInProcessADrainingNodeFinishesTheCallsItServes(t *testing.T) {
+	srv := redistest.Start(t)
+	nodes := startMembers(t, srv, 2)
+	a, b := nodes[0], nodes[1]
+	br := newBrowser(t)
+	br.startTab(b.url, "on-b")
+	br.waitSecret()
+	pairing := br.pairing(b.key)
+	b.waitTabs(pairing, 1)
+	done := make(chan callResult, 1)
+	go func() { done <- a.call(context.Background(), pairing, "conn-1", "wait", map[string]any{"ms": 1500}) }()
+	eventually(t, func() bool {
+		s, err := b.node.Inspect(context.Background(), pairing)
+		return err == nil && s.Calls == 1
+	},
+		"the call reached the tab")
+	a.node.Shutdown(context.Background()) // grace 5 s: the call has time to finish
+	res := <-done
+	if res.outcome.Kind != actors.Answered {
+		t.Fatalf("the call through the draining node ended %v: %+v", res.outcome.Kind, res.result)
+	}
+}
