@@ -57,14 +57,14 @@ func (e *Events) Deliver(kind EventKind, pairing string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for ch := range e.subs[pairing] {
-		for {
+		send := kind
+		for sent := false; !sent; {
 			select {
-			case ch <- kind:
-			case pending := <-ch: // merge with what waits: none is lost
-				kind |= pending
-				continue
+			case ch <- send:
+				sent = true
+			case pending := <-ch: // merge with what waits for this listener: none is lost
+				send |= pending
 			}
-			break
 		}
 	}
 }
