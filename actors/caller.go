@@ -176,7 +176,9 @@ func (w *waiter) Receive(ctx actor.Context) {
 		ctx.Unwatch(w.pairing) // or the pairing keeps a watcher per call it ever ran
 		ctx.Stop(ctx.Self())
 	case *actor.DeadLetterResponse:
-		w.put(pairingGone{accepted: false})
+		// The call request, or a later probe, reached no pairing: a call it
+		// had accepted is not sent anew.
+		w.put(pairingGone{accepted: w.accepted})
 		ctx.Stop(ctx.Self())
 	case *actor.Terminated:
 		if m.Who.Equal(w.pairing) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -671,4 +672,47 @@ func tabResult(t testing.TB, r protocol.TabResult) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// bouncingPairing accepts a call and answers its probes as protoactor
+// answers a request to an actor that is gone: with a dead letter.
+type bouncingPairing struct{}
+
+func (bouncingPairing) Receive(ctx actor.Context) {
+	switch m := ctx.Message().(type) {
+	case *wire.CallRequest:
+		ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.GetId()})
+	case *wire.CallProbe:
+		ctx.Respond(&actor.DeadLetterResponse{Target: ctx.Self()})
+	}
+}
+
+// countingRouter counts lookups (each is an attempt of the call).
+type countingRouter struct {
+	pid     *actor.PID
+	lookups atomic.Int32
+}
+
+func (c *countingRouter) Pairing(context.Context, string, *actor.PID) (*actor.PID, error) {
+	c.lookups.Add(1)
+	return c.pid, nil
+}
+
+// TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces: a probe that comes
+// back as a dead letter says the pairing is gone; a call it had accepted
+// ends with the restarting sentence and is not sent to a new activation
+// (it may have run).
+func TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.ProbeEvery = 5 * time.Millisecond })
+	router := &countingRouter{pid: r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return bouncingPairing{} }))}
+	caller := NewCaller(r.system, router, r.cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	o, err := caller.Call(ctx, CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+	if err != nil || o.Kind != Restarting {
+		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
+	}
+	if n := router.lookups.Load(); n != 1 {
+		t.Fatalf("the accepted call was sent %d times", n)
+	}
 }
