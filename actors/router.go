@@ -74,35 +74,27 @@ func (a *Activations) activeLocked(id string) (*actor.PID, bool) {
 	return pid, alive
 }
 
-// Reserve returns the pid the pairing's next activation here will have,
-// without starting it: placement records where a pairing lives before it
-// starts. It fails when the node holds as many pairings as it may or its
-// actor system stopped.
-func (a *Activations) Reserve(id string) (*actor.PID, error) {
+// Activate starts an actor of the pairing here, under a name of its own,
+// unless the node holds as many pairings as it may or its actor system
+// stopped. An actor of the pairing still active here is stopped first: the
+// new one holds the pairing from now on. rebuilt says the pairing's last
+// actor went away (its tabs are coming back).
+func (a *Activations) Activate(id string, rebuilt bool) (*actor.PID, error) {
 	if a.system.IsStopped() {
 		return nil, ErrUnavailable
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.active) >= a.cfg.MaxPairings {
-		return nil, fmt.Errorf("%w: this node holds %d pairings, its limit", ErrUnavailable, a.cfg.MaxPairings)
-	}
-	a.seq++
-	return actor.NewPID(a.system.Address(), fmt.Sprintf("pairing/%s/%d", id, a.seq)), nil
-}
-
-// Start activates the pairing under a pid Reserve returned. An actor of the
-// pairing that is still active here is stopped first: the new one holds
-// the pairing from now on. rebuilt says the pairing's last actor went
-// away (its tabs are coming back).
-func (a *Activations) Start(id string, pid *actor.PID, rebuilt bool) (*actor.PID, error) {
 	props := actor.PropsFromProducer(newPairing(id, a.cfg, rebuilt, a.release), actor.WithGuardian(a.stop))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if old, alive := a.activeLocked(id); alive {
+	old, alive := a.activeLocked(id)
+	if !alive && len(a.active) >= a.cfg.MaxPairings {
+		return nil, fmt.Errorf("%w: this node holds %d pairings, its limit", ErrUnavailable, a.cfg.MaxPairings)
+	}
+	if alive {
 		a.system.Root.Stop(old)
 	}
-	started, err := a.system.Root.SpawnNamed(props, pid.Id)
+	a.seq++
+	started, err := a.system.Root.SpawnNamed(props, fmt.Sprintf("pairing/%s/%d", id, a.seq))
 	if err != nil {
 		return nil, fmt.Errorf("activate pairing: %w", err)
 	}
@@ -181,9 +173,5 @@ func (r *LocalRouter) Pairing(_ context.Context, id string, _ *actor.PID) (*acto
 	if pid, ok := r.Active(id); ok {
 		return pid, nil
 	}
-	pid, err := r.Reserve(id)
-	if err != nil {
-		return nil, err
-	}
-	return r.Start(id, pid, false)
+	return r.Activate(id, false)
 }

@@ -189,11 +189,7 @@ func isRedisError(err error) bool {
 // record is still expected. won is false when another node's record was
 // there (cur); what was started here is stopped then.
 func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *actor.PID, won bool, cur string, err error) {
-	reserved, err := l.acts.Reserve(id)
-	if err != nil {
-		return nil, false, "", err
-	}
-	pid, err = l.acts.Start(id, reserved, expected != "")
+	pid, err = l.acts.Activate(id, expected != "")
 	if err != nil {
 		return nil, false, "", err
 	}
