@@ -45,7 +45,11 @@ func newEnv(t *testing.T, tweak func(*tabsocket.Config)) *env {
 	fake := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	system := actors.NewSystem(logger)
 	t.Cleanup(system.Shutdown)
-	acfg := actors.Config{Clock: fake, Logger: logger, Metrics: actors.NewMetrics(nil), MaxCalls: 1000}
+	// The actors keep a fake clock of their own: a pairing's idle timer on
+	// the sockets' clock would count as the ping or hello timer a test
+	// waits for before it moves the clock.
+	acfg := actors.Config{Clock: clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)), Logger: logger,
+		Metrics: actors.NewMetrics(nil), MaxCalls: 1000}
 	router := actors.NewLocalRouter(system, acfg)
 	store, err := bolt.Open(t.TempDir())
 	if err != nil {
