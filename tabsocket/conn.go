@@ -137,18 +137,17 @@ func (c *conn) run() {
 			c.close(protocol.CloseNoHello)
 		}
 	})
+	defer c.stopPing() // pings start with the welcome
 	c.ws.SetReadLimit(helloReadLimit)
-	if !c.readHello() {
-		hello.Stop()
+	ok := c.readHello(hello)
+	hello.Stop()
+	if !ok {
 		return
 	}
-	hello.Stop()
 	c.ws.SetReadLimit(protocol.MaxMessageBytes)
 	defer c.release()
 	c.s.cfg.Metrics.Tabs.Inc()
 	defer c.s.cfg.Metrics.Tabs.Dec()
-	c.schedulePing()
-	defer c.stopPing()
 	for {
 		typ, data, err := c.ws.Read(c.ctx)
 		if err != nil {

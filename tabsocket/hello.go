@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -15,8 +16,9 @@ const storeTimeout = 5 * time.Second
 
 // readHello reads and checks the first message: it must be a hello of this
 // protocol version carrying a well-formed secret, within the hello
-// deadline (the timer in run closes the socket otherwise).
-func (c *conn) readHello() bool {
+// deadline (the timer in run closes the socket otherwise; a proven hello
+// stops it).
+func (c *conn) readHello(deadline clock.Timer) bool {
 	typ, data, err := c.ws.Read(c.ctx)
 	if err != nil {
 		c.readFailed(err)
@@ -82,6 +84,10 @@ func (c *conn) readHello() bool {
 			c.s.cfg.ToolsChanged(id)
 		}
 	}
+	// The hello's deadline ends and the pings start before the welcome:
+	// what the tab sees next runs on the ping's beat.
+	deadline.Stop()
+	c.schedulePing()
 	// The welcome goes first: a call waiting for this browser may be sent
 	// as soon as the tab actor exists.
 	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
