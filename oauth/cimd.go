@@ -280,6 +280,12 @@ func (f *CIMDFetcher) fetch(ctx context.Context, clientID string) (ClientMetadat
 		return ClientMetadata{}, 0, f.transportErr(err)
 	}
 	defer resp.Body.Close()
+	// net/http may still hand over a response that raced the deadline: a
+	// server that answers only once the client gives up (its request's
+	// context ends when our connection closes) then looks like an empty 200.
+	if err := ctx.Err(); err != nil {
+		return ClientMetadata{}, 0, f.transportErr(err)
+	}
 	if err := cimdCheckResponse(resp, f.opts.MaxBytes); err != nil {
 		return ClientMetadata{}, 0, err
 	}
