@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tabrelay/tabrelay/actors/wire"
+	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -90,6 +91,7 @@ func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) 
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o Outcome, retry bool, err error) {
 	w := &waiter{
 		every:   c.cfg.ProbeEvery,
+		clock:   c.cfg.Clock,
 		pairing: pid,
 		req:     &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)},
 		out:     make(chan any, 8),
@@ -138,7 +140,8 @@ type checkGone struct{}
 // call in flight is noticed at once.
 type waiter struct {
 	every    time.Duration // how often to probe the pairing
-	probe    *time.Timer
+	clock    clock.Clock
+	probe    clock.Timer
 	pairing  *actor.PID
 	req      *wire.CallRequest
 	out      chan any
@@ -195,7 +198,7 @@ type probeTick struct{}
 
 func (w *waiter) armProbe(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	w.probe = time.AfterFunc(w.every, func() { root.Send(self, &probeTick{}) })
+	w.probe = w.clock.AfterFunc(w.every, func() { root.Send(self, &probeTick{}) })
 }
 
 func (w *waiter) put(m any) {

@@ -617,7 +617,7 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 // heard nothing. The tab confirms its registration now and then, and so
 // comes back.
 func TestATabDroppedByItsPairingRegistersAgain(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.ConfirmEvery = 20 * time.Millisecond })
+	r := newRig(t, func(c *Config) { c.ConfirmEvery = time.Second }) // within the tab grace
 	a := r.connect("p1", "tab-a", epoch)
 	pid, err := r.caller.router.Pairing(context.Background(), "p1", nil)
 	if err != nil {
@@ -625,6 +625,7 @@ func TestATabDroppedByItsPairingRegistersAgain(t *testing.T) {
 	}
 	r.system.Root.Send(pid, &actor.Terminated{Who: a.tab.pid}) // as protoactor says when the nodes' connection breaks
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "the pairing dropped the tab")
+	r.clock.Advance(time.Second)
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 1 }, "the tab registered again")
 	if got := testutil.ToFloat64(r.cfg.Metrics.TabsConnected); got != 1 {
 		t.Fatalf("tabs connected %v, want 1", got)
@@ -654,14 +655,39 @@ func (f fixedRouter) Pairing(context.Context, string, *actor.PID) (*actor.PID, e
 // and then does not hold it any more (its end was lost on the way): the
 // waiter's probe finds out, and the host hears the restarting sentence.
 func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.ProbeEvery = 20 * time.Millisecond })
+	r := newRig(t, nil)
 	lossy := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{} }))
 	caller := NewCaller(r.system, fixedRouter{lossy}, r.cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	o, err := caller.Call(ctx, CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+	o, err := r.probedCall(caller)
 	if err != nil || o.Kind != Restarting {
 		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
+	}
+}
+
+// probedCall makes a call through caller, lets its first probe fall due
+// once the waiter has armed it, and returns how the call ended. Only the
+// probe can end it: the call's own deadline is minutes of fake time away.
+func (r *rig) probedCall(caller *Caller) (Outcome, error) {
+	r.t.Helper()
+	type ended struct {
+		o   Outcome
+		err error
+	}
+	done := make(chan ended, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	go func() {
+		o, err := caller.Call(ctx, CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+		done <- ended{o, err}
+	}()
+	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the call's deadline and its probe armed")
+	r.clock.Advance(r.cfg.ProbeEvery)
+	select {
+	case e := <-done:
+		return e.o, e.err
+	case <-ctx.Done():
+		r.t.Fatal("the probe did not end the call")
+		return Outcome{}, nil
 	}
 }
 
@@ -703,12 +729,10 @@ func (c *countingRouter) Pairing(context.Context, string, *actor.PID) (*actor.PI
 // ends with the restarting sentence and is not sent to a new activation
 // (it may have run).
 func TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.ProbeEvery = 5 * time.Millisecond })
+	r := newRig(t, nil)
 	router := &countingRouter{pid: r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return bouncingPairing{} }))}
 	caller := NewCaller(r.system, router, r.cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	defer cancel()
-	o, err := caller.Call(ctx, CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+	o, err := r.probedCall(caller)
 	if err != nil || o.Kind != Restarting {
 		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
 	}

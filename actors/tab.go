@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tabrelay/tabrelay/actors/wire"
+	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -109,7 +110,7 @@ type tabActor struct {
 	out      Outbox
 	pairing  *actor.PID
 	failures int
-	confirm  *time.Timer // the next confirmation of the registration
+	confirm  clock.Timer // the next confirmation of the registration
 }
 
 func (a *tabActor) Receive(ctx actor.Context) {
@@ -197,7 +198,7 @@ func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID) {
 				a.confirm.Stop()
 			}
 			root := ctx.ActorSystem().Root
-			a.confirm = time.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
+			a.confirm = a.hub.cfg.Clock.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
 		default:
 			// A dead letter (the pairing had stopped), or no answer in
 			// time (lost on the way): look it up again, past that actor.
