@@ -21,7 +21,7 @@ import (
 
 // patience bounds how long a test waits for an actor message that must
 // come; it is never how long a rule takes (the rules run on the fake clock).
-const patience = 5 * time.Second
+const patience = 30 * time.Second
 
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 

@@ -17,7 +17,8 @@ const ConformanceApp = "conformance"
 const (
 	fixturePNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 	fixtureWAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
-	// fixtureStep is the pause between a fixture's progress or log messages.
+	// fixtureStep is the pause between a fixture's progress or log
+	// messages (Tab.pause, which tests lengthen).
 	fixtureStep = 50 * time.Millisecond
 )
 
@@ -66,11 +67,11 @@ func fixtureMultipleContentTypes(_ *Tab, _ context.Context, _ protocol.Call, _ a
 	return res
 }
 
-// fixtureToolWithLogging sends three info lines, fixtureStep apart.
+// fixtureToolWithLogging sends three info lines, a step apart.
 func fixtureToolWithLogging(t *Tab, ctx context.Context, c protocol.Call, _ args) protocol.TabResult {
 	lines := []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
 	for i, line := range lines {
-		if i > 0 && sleep(ctx, fixtureStep) != nil {
+		if i > 0 && sleep(ctx, t.pause) != nil {
 			return protocol.TabResult{}
 		}
 		t.logLine(c, "info", line)
@@ -83,10 +84,10 @@ func fixtureLoggingTool(t *Tab, _ context.Context, c protocol.Call, _ args) prot
 	return data("Logged")
 }
 
-// fixtureToolWithProgress reports 0, 50 and 100 of 100, fixtureStep apart.
+// fixtureToolWithProgress reports 0, 50 and 100 of 100, a step apart.
 func fixtureToolWithProgress(t *Tab, ctx context.Context, c protocol.Call, _ args) protocol.TabResult {
 	for i, p := range []float64{0, 50, 100} {
-		if i > 0 && sleep(ctx, fixtureStep) != nil {
+		if i > 0 && sleep(ctx, t.pause) != nil {
 			return protocol.TabResult{}
 		}
 		t.deliver(protocol.Progress{Envelope: protocol.Typed(protocol.TypeProgress), ID: c.ID, Progress: p, Total: 100})

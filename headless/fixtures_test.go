@@ -146,8 +146,8 @@ func TestPermissionsChanged(t *testing.T) {
 // socket, in order, and the call runs once.
 func TestFixtureMessagesSurviveAReconnect(t *testing.T) {
 	relay := newFakeRelay(t)
-	opts := conformanceOptions(t, relay)
-	tab := start(t, opts)
+	// A long pause: the close must reach the tab before the call is done.
+	tab := start(t, conformanceOptions(t, relay), func(tab *Tab) { tab.pause = 500 * time.Millisecond })
 	first := relay.accept(t)
 	first.call("p1", "test_tool_with_progress", `{}`)
 	if m := first.next(); m.before() != "progress p1 0/100" {
@@ -175,14 +175,16 @@ func TestFixtureMessagesSurviveAReconnect(t *testing.T) {
 
 func TestCancelledFixtureSendsNoMore(t *testing.T) {
 	relay := newFakeRelay(t)
-	start(t, conformanceOptions(t, relay))
+	// A long pause: the cancel must reach the tab before its next line.
+	const pause = 500 * time.Millisecond
+	start(t, conformanceOptions(t, relay), func(tab *Tab) { tab.pause = pause })
 	s := relay.accept(t)
 	s.call("l1", "test_tool_with_logging", `{}`)
 	if m := s.next(); m.before() != `log l1 info "Tool execution started"` {
 		t.Fatalf("first message %q, want the first log line", m.before())
 	}
 	s.cancel("l1")
-	if m, ok := s.nextWithin(4 * fixtureStep); ok {
+	if m, ok := s.nextWithin(3 * pause); ok { // an uncancelled call is done within 2
 		t.Fatalf("after a cancel %q, want nothing", m.before())
 	}
 }

@@ -97,6 +97,7 @@ type Tab struct {
 	claims *claimDir // nil without a secret file
 	app    app
 	jitter func(time.Duration) time.Duration // rand in [0, d); replaced by tests
+	pause  time.Duration                     // between a fixture tool's messages; tests lengthen it
 
 	running sync.Mutex // held by Run
 	calls   sync.WaitGroup
@@ -153,7 +154,7 @@ func New(opts Options) (*Tab, error) {
 	}
 	t := &Tab{opts: opts, bundle: opts.Bundle, url: wsURL, tabID: "t" + randomHex(12), name: opts.Name,
 		connected: make(chan struct{}), state: map[string]*callState{}, execs: map[string]int{},
-		jitter: func(d time.Duration) time.Duration { return mrand.N(d) }}
+		jitter: func(d time.Duration) time.Duration { return mrand.N(d) }, pause: fixtureStep}
 	if t.name == "" {
 		t.name = "tab-" + randomHex(4)
 	}

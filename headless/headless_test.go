@@ -194,7 +194,7 @@ func TestReconnectCodeReconnectsAndResultFollows(t *testing.T) {
 	relay := newFakeRelay(t)
 	tab := start(t, testOptions(t, relay))
 	first := relay.accept(t)
-	first.call("w1", "wait", `{"ms":60}`)
+	first.call("w1", "wait", `{"ms":1000}`) // still running when the close arrives
 	first.close(protocol.CloseShutdown) // 4000: reconnect
 	second := relay.accept(t)
 	if h := second.hello; h.Reconnects != 1 || h.TabID != first.hello.TabID || h.Secret != first.hello.Secret {
@@ -203,12 +203,12 @@ func TestReconnectCodeReconnectsAndResultFollows(t *testing.T) {
 	}
 	// The call finished while (or after) the socket was away: its result
 	// comes on the new socket, and so does the answer to its redelivery.
-	if res := second.result("w1"); !sameJSON(res.Data, `{"waited":60}`) {
-		t.Fatalf("result on the new socket %+v, want waited 60", res)
+	if res := second.result("w1"); !sameJSON(res.Data, `{"waited":1000}`) {
+		t.Fatalf("result on the new socket %+v, want waited 1000", res)
 	}
-	second.call("w1", "wait", `{"ms":60}`)
-	if res := second.result("w1"); !sameJSON(res.Data, `{"waited":60}`) {
-		t.Fatalf("redelivered result %+v, want waited 60", res)
+	second.call("w1", "wait", `{"ms":1000}`)
+	if res := second.result("w1"); !sameJSON(res.Data, `{"waited":1000}`) {
+		t.Fatalf("redelivered result %+v, want waited 1000", res)
 	}
 	if n := tab.Executions()["w1"]; n != 1 {
 		t.Fatalf("w1 ran %d times, want 1", n)
@@ -219,8 +219,8 @@ func TestRedeliveryWhileRunningAnswersOnce(t *testing.T) {
 	relay := newFakeRelay(t)
 	tab := start(t, testOptions(t, relay))
 	s := relay.accept(t)
-	s.call("w", "wait", `{"ms":40}`)
-	s.call("w", "wait", `{"ms":40}`)
+	s.call("w", "wait", `{"ms":1000}`)
+	s.call("w", "wait", `{"ms":1000}`) // arrives while the first runs
 	s.result("w")
 	s.quiet() // the redelivery while it ran brought no second result
 	if n := tab.Executions()["w"]; n != 1 {
@@ -233,7 +233,9 @@ func TestTabsOfOneBrowserRunACallOnce(t *testing.T) {
 	optsA := testOptions(t, relay)
 	optsA.Name, optsA.ExecLog = "a", filepath.Join(t.TempDir(), "exec.log")
 	optsB := optsA
-	optsB.Name, optsB.ClaimWait = "b", 100*time.Millisecond
+	// b waits 1 s for a's answers: a's 50 ms call comes well within it,
+	// and its 3 s call well after.
+	optsB.Name, optsB.ClaimWait = "b", time.Second
 	a, b := start(t, optsA), start(t, optsB)
 	sa, sb := relay.accept(t), relay.accept(t)
 	if sa.hello.TabID != a.TabID() {
@@ -263,16 +265,16 @@ func TestTabsOfOneBrowserRunACallOnce(t *testing.T) {
 	})
 	t.Run("the other tab does not answer in time", func(t *testing.T) {
 		sa.t, sb.t = t, t
-		sa.call("x3", "wait", `{"ms":300}`)
+		sa.call("x3", "wait", `{"ms":3000}`)
 		waitForFile(t, optsA.SecretFile+".calls/x3")
-		sb.call("x3", "wait", `{"ms":300}`)
+		sb.call("x3", "wait", `{"ms":3000}`)
 		if got := sb.result("x3"); got.Error != sentenceOtherTab {
 			t.Fatalf("b answered %+v, want the other-tab sentence", got)
 		}
 		sa.result("x3")
-		sb.call("x3", "wait", `{"ms":300}`) // once a has answered, b has its result
-		if got := sb.result("x3"); !sameJSON(got.Data, `{"waited":300}`) {
-			t.Fatalf("b answered %+v after a finished, want waited 300", got)
+		sb.call("x3", "wait", `{"ms":3000}`) // once a has answered, b has its result
+		if got := sb.result("x3"); !sameJSON(got.Data, `{"waited":3000}`) {
+			t.Fatalf("b answered %+v after a finished, want waited 3000", got)
 		}
 	})
 	if n := len(b.Executions()); n != 0 {
@@ -361,6 +363,12 @@ func TestCancelStopsACall(t *testing.T) {
 	s.call("ask", "clear_all", "")
 	if m := s.next(); m.Type != protocol.TypeAsking || m.ID != "ask" {
 		t.Fatalf("got %+v, want asking", m)
+	}
+	// Each call runs in its own goroutine: cancel "long" once it runs.
+	for deadline := time.Now().Add(waitLong); tab.Executions()["long"] == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the long call never started")
+		}
 	}
 	s.cancel("long")
 	s.cancel("ask")

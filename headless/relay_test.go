@@ -19,7 +19,7 @@ import (
 const testOrigin = "https://app.example"
 
 // waitLong bounds every wait of the tests; nothing should come near it.
-const waitLong = 5 * time.Second
+const waitLong = 30 * time.Second
 
 // fakeRelay plays the relay's /tab endpoint: it reads the hello, answers
 // with a welcome, and hands each socket to the test.

@@ -26,7 +26,7 @@ import (
 const origin = "https://app.example.com"
 
 // patience bounds waits for what must happen; no rule here takes real time.
-const patience = 5 * time.Second
+const patience = 30 * time.Second
 
 type env struct {
 	t       *testing.T
