@@ -195,7 +195,7 @@ func TestReconnectCodeReconnectsAndResultFollows(t *testing.T) {
 	tab := start(t, testOptions(t, relay))
 	first := relay.accept(t)
 	first.call("w1", "wait", `{"ms":1000}`) // still running when the close arrives
-	first.close(protocol.CloseShutdown) // 4000: reconnect
+	first.close(protocol.CloseShutdown)     // 4000: reconnect
 	second := relay.accept(t)
 	if h := second.hello; h.Reconnects != 1 || h.TabID != first.hello.TabID || h.Secret != first.hello.Secret {
 		t.Fatalf("hello after a reconnect: reconnects %d, same tab %v, same secret %v",
