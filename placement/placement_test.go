@@ -76,8 +76,10 @@ func (m *testMember) sees(t *testing.T, want ...string) {
 func TestAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t *testing.T) {
 	srv := redistest.Start(t)
 	client := srv.Client()
-	a := newTestMember(t, client, "a", time.Second)
-	b := newTestMember(t, client, "b", time.Second)
+	// Leases of 2 s: a member is removed only after missing renewals for
+	// 1.3 s, which a loaded test machine does not do by itself.
+	a := newTestMember(t, client, "a", 2*time.Second)
+	b := newTestMember(t, client, "b", 2*time.Second)
 	a.sees(t, "a", "b")
 	b.sees(t, "a", "b")
 
@@ -109,6 +111,7 @@ func TestAGracefulLeaveIsSeenAtOnce(t *testing.T) {
 	client := srv.Client()
 	a := newTestMember(t, client, "a", 30*time.Second) // beats every 10 s: only the hint can tell a in time
 	b := newTestMember(t, client, "b", 30*time.Second)
+	<-b.Joined() // or a's poked read may come first, and b's hint before a listens
 	a.Poke()
 	a.sees(t, "a", "b")
 	if err := b.Shutdown(true); err != nil {
@@ -123,14 +126,15 @@ func TestAGracefulLeaveIsSeenAtOnce(t *testing.T) {
 // member that reached Redis for a whole lease may remove another.
 func TestRedisAwayLongerThanALeaseLosesNobody(t *testing.T) {
 	srv := redistest.StartPersistent(t)
-	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	const lease = 2 * time.Second // see TestAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack
+	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), DialTimeout: 500 * time.Millisecond,
+		ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, MaxRetries: -1})
 	defer client.Close()
-	a := newTestMember(t, client, "a", time.Second)
-	b := newTestMember(t, client, "b", time.Second)
+	a := newTestMember(t, client, "a", lease)
+	b := newTestMember(t, client, "b", lease)
 	a.sees(t, "a", "b")
 	srv.Stop()
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * lease)
 	if a.Healthy() || b.Healthy() {
 		t.Fatal("Redis is away, yet a member says it is healthy")
 	}
@@ -143,7 +147,7 @@ func TestRedisAwayLongerThanALeaseLosesNobody(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second) // two leases' life: removal would have happened
+	time.Sleep(2 * lease) // two leases' life: removal would have happened
 	a.sees(t, "a", "b")
 	b.sees(t, "a", "b")
 	if a.lost.Load() || b.lost.Load() {
