@@ -7,9 +7,12 @@ package redistest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -49,10 +52,20 @@ func StartPersistent(t testing.TB, extra ...string) *Server {
 
 func start(t testing.TB, extra []string) *Server {
 	t.Helper()
-	s := &Server{t: t, Port: FreePort(t), Dir: t.TempDir(), extra: extra}
-	s.Restart()
+	s := &Server{t: t, Dir: t.TempDir(), extra: extra}
 	t.Cleanup(s.Stop)
-	return s
+	// A free port can be taken by another test's listener before
+	// redis-server binds it: then it is tried again on another.
+	for attempt := 1; ; attempt++ {
+		s.Port = FreePort(t)
+		err := s.launch()
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Addr is host:port of the server.
@@ -71,16 +84,27 @@ func (s *Server) Client() *goredis.Client {
 // Restart starts the server (again) and returns once it answers PING.
 func (s *Server) Restart() {
 	s.t.Helper()
+	if err := s.launch(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// errPortTaken is launch's error when something else listens on the port.
+var errPortTaken = errors.New("the port is taken")
+
+// launch starts redis-server and returns once it answers PING itself: a
+// server that answers from its port with another process id is not ours.
+func (s *Server) launch() error {
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
-		s.t.Fatal("redis-server not found: run make test, scripts/ensure-deps.sh installs it")
+		return errors.New("redis-server not found: run make test, scripts/ensure-deps.sh installs it")
 	}
 	args := append([]string{"--port", s.Port, "--bind", "127.0.0.1", "--dir", s.Dir}, s.extra...)
 	cmd := exec.Command(path, args...)
 	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -90,17 +114,29 @@ func (s *Server) Restart() {
 	s.mu.Lock()
 	s.cmd, s.exited, s.out = cmd, exited, out
 	s.mu.Unlock()
-	ping := goredis.NewClient(&goredis.Options{Addr: s.Addr(), MaxRetries: -1})
+	ping := goredis.NewClient(&goredis.Options{Addr: s.Addr(), MaxRetries: -1,
+		DialTimeout: 250 * time.Millisecond, ReadTimeout: 250 * time.Millisecond}) // a foreign listener may never answer
 	defer ping.Close()
+	want := "process_id:" + strconv.Itoa(cmd.Process.Pid) + "\r\n"
 	deadline := time.Now().Add(10 * time.Second)
-	for ping.Ping(context.Background()).Err() != nil {
+	for {
+		info, err := ping.Info(context.Background(), "server").Result()
+		if err == nil && strings.Contains(info, want) {
+			return nil
+		}
 		select {
 		case <-exited:
-			s.t.Fatalf("redis-server exited:\n%s", out.String())
+			s.mu.Lock()
+			s.cmd = nil
+			s.mu.Unlock()
+			if strings.Contains(out.String(), "Address already in use") {
+				return fmt.Errorf("redis-server on port %s: %w", s.Port, errPortTaken)
+			}
+			return fmt.Errorf("redis-server exited:\n%s", out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server did not answer PING within 10s:\n%s", out.String())
+			return fmt.Errorf("redis-server did not answer INFO within 10s:\n%s", out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
