@@ -172,13 +172,16 @@ func (s *Store) PutConnection(ctx context.Context, c oauth.Connection) error {
 	if err != nil {
 		return err
 	}
+	var ttl time.Duration // 0: kept until forgotten
+	if !c.ExpiresAt.IsZero() {
+		// A derived connection lives as long as its token.
+		if ttl = s.ttl(c.ExpiresAt); ttl == 0 {
+			return nil // it has ended already: nothing to keep
+		}
+	}
 	return s.multi(ctx, func(p goredis.Pipeliner) {
 		p.SAdd(ctx, s.pairingConns(c.PairingID), c.ID)
-		p.Set(ctx, s.connKey(c.ID), raw, 0)
-		if !c.ExpiresAt.IsZero() {
-			// A derived connection lives as long as its token.
-			p.PExpireAt(ctx, s.connKey(c.ID), c.ExpiresAt)
-		}
+		p.Set(ctx, s.connKey(c.ID), raw, ttl)
 	})
 }
 
@@ -208,7 +211,7 @@ func (s *Store) UpdateConnection(ctx context.Context, id string, fn func(*oauth.
 				p.SRem(ctx, s.pairingConns(pairing), id)
 				p.SAdd(ctx, s.pairingConns(c.PairingID), id)
 			}
-			p.Set(ctx, key, raw, 0)
+			p.Set(ctx, key, raw, goredis.KeepTTL) // a derived connection still ends with its token
 		}, nil
 	})
 	return c, err

@@ -112,6 +112,12 @@ func TestLifetimes(t *testing.T) {
 	must(s.PutScope(ctx, "conn-a", oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}))
 	_, err = s.TouchPairing(ctx, "p1", hash("secret"), suiteNow)
 	must(err)
+	// A derived connection ends with its token, also once changed.
+	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-d", PairingID: "p1", ParentID: "conn-a", ExpiresAt: suiteNow.Add(time.Hour)}))
+	checkTTL(t, client, time.Hour, s.connKey("conn-d"))
+	_, err = s.UpdateConnection(ctx, "conn-d", func(c *oauth.Connection) error { c.Revoked = true; return nil })
+	must(err)
+	checkTTL(t, client, time.Hour, s.connKey("conn-d"))
 	checkTTL(t, client, 0, s.plainKey("client", "c1"), s.connKey("conn-a"), s.pairingConns("p1"),
 		s.scopeKey("conn-a"), s.scopeIn("conn-a"), s.scopeSet(actionMember("counter", "get")),
 		s.scopeSet(toolMember("counter")), s.plainKey("pairing", "p1"))
