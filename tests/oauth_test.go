@@ -40,11 +40,11 @@ func connect(t *testing.T, r *relay, b *browser, h *host, scope ...string) (*flo
 	if st := h.status(f); st["state"] != "pending" {
 		t.Fatalf("status before approval: %v", st)
 	}
-	args := []string{"approve"}
+	args := []string{"approve", f.code} // the README's order: flags after the code work too
 	for _, s := range scope {
 		args = append(args, "--scope", s)
 	}
-	if out, err := b.ask(r.url, append(args, f.code)...); err != nil {
+	if out, err := b.ask(r.url, args...); err != nil {
 		t.Fatalf("approve: %v\n%s", err, out)
 	}
 	st := h.status(f)

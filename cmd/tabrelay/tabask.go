@@ -59,12 +59,14 @@ func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
 		fs.Var(&scope, "scope", "TOOL or TOOL:ACTION,… the connection may use (repeat); default every tool of the bundle")
 		bundleFile = fs.String("bundle", "", "the relay's bundle, for the default scope (default: the demo bundle)")
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args) // flags may follow the code, as people type them
+	if err != nil {
 		return 2
 	}
-	arg, ok := oneArg(fs, verb)
-	if !ok || *relay == "" || *secretFile == "" {
-		fmt.Fprintf(stderr, "usage: tabrelay tab %s --relay URL --secret-file FILE [--origin O] %s\n", verb, argName(verb))
+	arg, ok := oneArg(pos, verb)
+	if problem := askProblem(verb, ok, *relay, *secretFile); problem != "" {
+		fmt.Fprintf(stderr, "tabrelay tab %s: %s\nusage: tabrelay tab %s --relay URL --secret-file FILE [--origin O] %s\n",
+			verb, problem, verb, argName(verb))
 		return 2
 	}
 	if _, err := os.Stat(*secretFile); err != nil {
@@ -108,11 +110,31 @@ func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func oneArg(fs *flag.FlagSet, verb string) (string, bool) {
+func oneArg(pos []string, verb string) (string, bool) {
 	if verb == "connections" {
-		return "", fs.NArg() == 0
+		return "", len(pos) == 0
 	}
-	return fs.Arg(0), fs.NArg() == 1
+	if len(pos) != 1 {
+		return "", false
+	}
+	return pos[0], true
+}
+
+// askProblem says what is wrong with a tab command's arguments ("": nothing).
+func askProblem(verb string, argOK bool, relay, secretFile string) string {
+	switch {
+	case relay == "":
+		return "no relay: pass --relay URL or set RELAY_PUBLIC_URL"
+	case secretFile == "":
+		return "no --secret-file: the tabs of one browser share one"
+	case !argOK && verb == "connections":
+		return "it takes no argument"
+	case !argOK && (verb == "approve" || verb == "decline"):
+		return "it takes exactly one connect code (as the host's page shows it, e.g. KQ7M-2XDP)"
+	case !argOK:
+		return "it takes exactly one connection id (tabrelay tab connections lists them)"
+	}
+	return ""
 }
 
 func argName(verb string) string {
