@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -93,9 +94,10 @@ type Config struct {
 
 // Server serves POST /.
 type Server struct {
-	cfg     Config
-	origins map[string]bool
-	hosts   map[string]bool
+	cfg        Config
+	origins    map[string]bool
+	hosts      map[string]bool
+	publicHost string // as RELAY_PUBLIC_URL names it, for the refusal
 }
 
 // NewServer checks cfg and returns the front end.
@@ -126,7 +128,7 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("mcp: the public URL must be an origin")
 	}
 	s := &Server{cfg: cfg, origins: map[string]bool{strings.ToLower(pub.Scheme + "://" + pub.Host): true},
-		hosts: map[string]bool{strings.ToLower(pub.Host): true}}
+		hosts: map[string]bool{strings.ToLower(pub.Host): true}, publicHost: pub.Host}
 	for _, o := range cfg.AllowedOrigins {
 		s.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
@@ -154,7 +156,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.hosts[strings.ToLower(r.Host)] {
-		http.Error(w, "This Host is not this relay's.", http.StatusForbidden)
+		// DNS rebinding guard: only the public host (a proxy in front must
+		// pass it on) reaches MCP.
+		http.Error(w, fmt.Sprintf("This relay serves MCP at the Host %s (its RELAY_PUBLIC_URL), not %q.",
+			s.publicHost, r.Host), http.StatusForbidden)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !s.origins[strings.ToLower(o)] {

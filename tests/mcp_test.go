@@ -273,8 +273,9 @@ func TestMCPTransportRules(t *testing.T) {
 	if rep := c.send("tools/list", nil, false, func(r *http.Request) { r.Header.Set("Origin", "https://evil.test") }); rep.status != http.StatusForbidden {
 		t.Fatalf("foreign Origin: %d", rep.status)
 	}
-	if rep := c.send("tools/list", nil, false, func(r *http.Request) { r.Host = "evil.test" }); rep.status != http.StatusForbidden {
-		t.Fatalf("foreign Host: %d", rep.status)
+	if rep := c.send("tools/list", nil, false, func(r *http.Request) { r.Host = "evil.test" }); rep.status != http.StatusForbidden ||
+		!strings.Contains(rep.rawBody, "RELAY_PUBLIC_URL") || !strings.Contains(rep.rawBody, `not "evil.test"`) {
+		t.Fatalf("foreign Host: %d %q, want 403 naming the public URL's setting and the Host", rep.status, rep.rawBody)
 	}
 	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	req.Header.Set("Authorization", "Bearer "+c.token)
