@@ -90,7 +90,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivat
 	select {
 	case p := <-started:
 		if p != nil {
-			return nil, fmt.Errorf("cluster: %v", p)
+			return nil, fmt.Errorf("cluster remote on %s (RELAY_CLUSTER_LISTEN): %v", cfg.Listen, p)
 		}
 	case <-ctx.Done():
 		return nil, ctx.Err()

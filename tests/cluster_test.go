@@ -2,13 +2,16 @@ package tests
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -857,4 +861,25 @@ func lookups(c *cluster) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// TestClusterListenTakenSaysWhich: a node whose actor remote cannot listen
+// exits at start with a line naming the setting.
+func TestClusterListenTakenSaysWhich(t *testing.T) {
+	srv := redistest.Start(t)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "RELAY_DATA_DIR=" + t.TempDir(), "ALLOWED_ORIGINS=" + origin,
+		"RELAY_LISTEN=" + freePort(t), "RELAY_ADMIN_LISTEN=" + freePort(t),
+		"REDIS_URL=" + srv.URL(), "RELAY_SIGNING_KEY=" + base64.StdEncoding.EncodeToString(make([]byte, 32)),
+		"RELAY_CLUSTER_LISTEN=" + held.Addr().String()}
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "(RELAY_CLUSTER_LISTEN)") ||
+		!strings.Contains(string(out), "address already in use") {
+		t.Fatalf("exit %d, output:\n%s\nwant exit 1 and a line naming RELAY_CLUSTER_LISTEN", code, out)
+	}
 }

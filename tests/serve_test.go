@@ -128,6 +128,7 @@ func TestBadConfigurationFailsWithOneLine(t *testing.T) {
 		{"ALLOWED_ORIGINS=https://app.example.com/path", "ALLOWED_ORIGINS"},
 		{"RELAY_SIGNING_KEY=c2hvcnQ=", "RELAY_SIGNING_KEY has 5 bytes"},
 		{"TAB_CALL_WAIT=forever", "TAB_CALL_WAIT"},
+		{"RELAY_GRACE=1ms", "RELAY_GRACE \"1ms\" must be a duration between 1s and 1h0m0s (e.g. 30s)"},
 		{"REDIS_URL=redis://127.0.0.1:6379", "REDIS_URL"},
 		{"RELAY_LISTEN=8080", "RELAY_LISTEN"},
 		{"RELAY_PUBLIC_URL=https://relay.example.com/mcp", "RELAY_PUBLIC_URL"},

@@ -292,7 +292,7 @@ func boolean(s *setting) (bool, error) {
 func duration(s *setting, min, max time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(s.get())
 	if err != nil || d < min || d > max {
-		return 0, fmt.Errorf("%s %q must be a duration between %v and %v (e.g. 225s)", s.env, s.get(), min, max)
+		return 0, fmt.Errorf("%s %q must be a duration between %v and %v (e.g. %v)", s.env, s.get(), min, max, s.def)
 	}
 	return d, nil
 }
