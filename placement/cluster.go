@@ -65,6 +65,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivat
 	members.Lost = cfg.Lost
 	lookup := NewLookup(cfg.Client, cfg.Prefix, members, metrics, cfg.Logger)
 	members.Changed = lookup.MembersChanged
+	members.Superseded = lookup.Superseded
 	lookup.Use(newActivations(lookup.Released))
 
 	ropts := []remote.ConfigOption{remote.WithServerOptions(grpc.ChainStreamInterceptor(recovering(cfg.Logger)))}

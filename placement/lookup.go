@@ -137,6 +137,7 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		var old *actor.PID // the live actor a replaced record named, if any
+		var oldMember string
 		if rec != "" {
 			if pid, ok := l.elsewhere(ctx, id, rec, stale); ok {
 				return pid, nil
@@ -145,7 +146,7 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 			// the caller found it gone.
 			member, pid, ok := parseRecord(rec)
 			if ok && member != l.members.Self() && l.members.Alive(member) {
-				old = pid
+				old, oldMember = pid, member
 			}
 			l.log.Info("placement: replacing a pairing's record", "pairing", id, "reason", replaceReason(rec, member, ok, l.members.Self(), ok && pid.Equal(stale)))
 		}
@@ -158,8 +159,11 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 			l.metrics.Activations.Inc()
 			if old != nil {
 				// Taken for gone, yet its member lives: if the actor
-				// still runs, it must not go on holding tabs.
+				// still runs, it must not go on holding tabs. The link
+				// that made it look gone may drop this message, so its
+				// member hears it over Redis too.
 				l.system.Root.Send(old, &wire.Superseded{})
+				l.publishSuperseded(oldMember, id, old)
 			}
 			return pid, nil
 		}
@@ -167,6 +171,31 @@ func (l *Lookup) Pairing(ctx context.Context, id string, stale *actor.PID) (*act
 		rec, stale = cur, nil // another node won: use its record
 	}
 	return nil, l.failed(errors.New("the pairing's record kept changing"))
+}
+
+// supersededPrefix starts a notice on the members' channel that a member's
+// actor of a pairing was replaced: "superseded <member> <pairing> <actor id>".
+const supersededPrefix = "superseded "
+
+func (l *Lookup) publishSuperseded(member, pairing string, old *actor.PID) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	notice := supersededPrefix + member + " " + pairing + " " + old.Id
+	if err := l.client.Publish(ctx, l.keys.hint(), notice).Err(); err != nil {
+		l.log.Warn("placement: superseded notice not published", "pairing", pairing, "err", err)
+	}
+}
+
+// Superseded stops this node's actor that a notice names (Members
+// hears the notices): another member took its pairing's record.
+func (l *Lookup) Superseded(notice string) {
+	parts := strings.Fields(notice)
+	if len(parts) != 3 || parts[0] != l.members.Self() {
+		return
+	}
+	if pid, ok := l.acts.Active(parts[1]); ok && pid.Id == parts[2] {
+		l.system.Root.Send(pid, &wire.Superseded{})
+	}
 }
 
 func (l *Lookup) failed(err error) error {

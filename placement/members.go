@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +41,10 @@ type Members struct {
 	Lost func()
 	// Changed, when set, hears every new member list (ids, self included).
 	Changed func(ids []string)
-	metrics *Metrics
+	// Superseded, when set, hears the notices that another member replaced
+	// an actor's record (Lookup.Superseded), sent on the members' channel.
+	Superseded func(notice string)
+	metrics    *Metrics
 
 	// update hands protoactor the member list (the cluster's MemberList).
 	update func(cluster.Members)
@@ -320,7 +324,15 @@ func (m *Members) report(members cluster.Members) {
 }
 
 func (m *Members) subscribe(ctx context.Context) {
-	listen(ctx, m.client, m.keys.hint(), func(string) { m.Poke() })
+	listen(ctx, m.client, m.keys.hint(), func(payload string) {
+		if notice, ok := strings.CutPrefix(payload, supersededPrefix); ok {
+			if m.Superseded != nil {
+				m.Superseded(notice)
+			}
+			return
+		}
+		m.Poke() // joined or left: read the list now
+	})
 }
 
 func parseMember(id, addr string) *cluster.Member {

@@ -179,6 +179,10 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*acto
 		}
 		l := NewLookup(client, "t:", m, NewMetrics(nil), quiet)
 		l.system = system
+		m.Superseded = l.Superseded
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go m.subscribe(ctx)
 		cfg := actors.Config{Logger: quiet}
 		if tweak != nil {
 			tweak(&cfg)
@@ -187,7 +191,50 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*acto
 		l.Use(acts)
 		out = append(out, &testNode{system: system, acts: acts, lookup: l})
 	}
+	// Wait for every node's subscription: a notice sent before it is lost.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		subs, err := client.PubSubNumSub(context.Background(), keys("t:").hint()).Result()
+		if err == nil && subs[keys("t:").hint()] >= int64(len(ids)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes did not subscribe: %v %v", subs, err)
+		}
+	}
 	return out
+}
+
+// TestASupersededActorHearsItOverRedis: a member took another's actor for
+// gone (a broken link between them) and replaced its record; the direct
+// message telling that actor to stop is lost on that link (these test
+// nodes have no remote at all), so the notice over Redis stops it.
+func TestASupersededActorHearsItOverRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	nodes := newTestNodes(t, client, nil, "a", "b")
+	a, b := nodes[0], nodes[1]
+	ctx := context.Background()
+	old, err := b.lookup.Pairing(ctx, "p1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.lookup.Pairing(ctx, "p1", old); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok := b.acts.Active("p1"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("b's superseded actor still runs: the pairing has two live actors")
+		}
+	}
+	if _, ok := a.acts.Active("p1"); !ok {
+		t.Fatal("a's actor stopped too")
+	}
+	if rec := client.Get(ctx, keys("t:").record("p1")).Val(); !strings.HasPrefix(rec, "a ") {
+		t.Fatalf("p1's record is %q, want a's", rec)
+	}
 }
 
 // TestTwoNodesRacingForTheSamePairingsActivateEachOnce has two nodes ask
