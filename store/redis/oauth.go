@@ -179,10 +179,14 @@ func (s *Store) PutConnection(ctx context.Context, c oauth.Connection) error {
 			return nil // it has ended already: nothing to keep
 		}
 	}
-	return s.multi(ctx, func(p goredis.Pipeliner) {
+	err = s.multi(ctx, func(p goredis.Pipeliner) {
 		p.SAdd(ctx, s.pairingConns(c.PairingID), c.ID)
 		p.Set(ctx, s.connKey(c.ID), raw, ttl)
 	})
+	if err == nil && ttl > 0 {
+		err = s.expireDerivedScope(ctx, c.ID, ttl) // another hash tag: not in the transaction
+	}
+	return err
 }
 
 // Connection reads a connection.
@@ -220,11 +224,23 @@ func (s *Store) UpdateConnection(ctx context.Context, id string, fn func(*oauth.
 // ConnectionsOfPairing lists a pairing's connections, revoked ones too,
 // by id.
 func (s *Store) ConnectionsOfPairing(ctx context.Context, pairing string) ([]oauth.Connection, error) {
-	ids, err := s.rdb.SMembers(ctx, s.pairingConns(pairing)).Result()
+	set := s.pairingConns(pairing)
+	ids, err := s.rdb.SMembers(ctx, set).Result()
 	if err != nil {
 		return nil, err
 	}
 	conns, err := readAll[oauth.Connection](ctx, s, ids, s.connKey, "connection")
+	if err == nil && len(conns) < len(ids) {
+		// Derived connections whose records expired with their tokens
+		// leave the list now.
+		ended := make([]any, 0, len(ids)-len(conns))
+		for _, id := range ids {
+			if !slices.ContainsFunc(conns, func(c oauth.Connection) bool { return c.ID == id }) {
+				ended = append(ended, id)
+			}
+		}
+		_ = s.rdb.SRem(ctx, set, ended...).Err() // failed: the next listing tries again
+	}
 	conns = slices.DeleteFunc(conns, func(c oauth.Connection) bool { return c.PairingID != pairing })
 	return conns, err
 }

@@ -142,6 +142,59 @@ func checkTTL(t *testing.T, client goredis.UniversalClient, want time.Duration, 
 	}
 }
 
+// TestDerivedConnectionsLeaveNothingBehind: a derived connection (a
+// sub-agent's token exchange) and its own scope end with its token, and
+// what they left in the shared sets goes when a query finds it.
+func TestDerivedConnectionsLeaveNothingBehind(t *testing.T) {
+	client := startRedis(t)
+	ctx := context.Background()
+	s := newStore(client)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter := oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}
+	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1"}))
+	must(s.PutScope(ctx, "conn-a", counter))
+	// As oauth's exchange writes a scoped child: its scope, then itself.
+	const life = 300 * time.Millisecond
+	must(s.PutScope(ctx, "conn-d", counter))
+	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-d", PairingID: "p1", ParentID: "conn-a", ExpiresAt: suiteNow.Add(life)}))
+	checkTTL(t, client, life, s.connKey("conn-d"), s.scopeKey("conn-d"), s.scopeIn("conn-d"))
+	must(s.PutScope(ctx, "conn-d", counter)) // changed later: it keeps its end
+	checkTTL(t, client, life, s.scopeKey("conn-d"), s.scopeIn("conn-d"))
+	checkTTL(t, client, 0, s.scopeKey("conn-a"), s.scopeIn("conn-a"))
+
+	for deadline := time.Now().Add(10 * time.Second); client.Exists(ctx, s.connKey("conn-d"), s.scopeKey("conn-d"), s.scopeIn("conn-d")).Val() > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the derived connection's keys did not expire")
+		}
+	}
+	for _, q := range []struct{ action, set string }{
+		{"get", s.scopeSet(actionMember("counter", "get"))},
+		{"", s.scopeSet(toolMember("counter"))},
+	} {
+		holders, err := s.ScopeHolders(ctx, "counter", q.action)
+		must(err)
+		if !slices.Equal(holders, []string{"conn-a"}) {
+			t.Fatalf("holders of counter %q: %v, want conn-a alone", q.action, holders)
+		}
+		if client.SIsMember(ctx, q.set, "conn-d").Val() {
+			t.Fatalf("%s still lists the ended connection", q.set)
+		}
+	}
+	conns, err := s.ConnectionsOfPairing(ctx, "p1")
+	must(err)
+	if len(conns) != 1 || conns[0].ID != "conn-a" {
+		t.Fatalf("connections %v, want conn-a alone", conns)
+	}
+	if client.SIsMember(ctx, s.pairingConns("p1"), "conn-d").Val() {
+		t.Fatal("the pairing's set still lists the ended connection")
+	}
+}
+
 // TestIndexesFollowRecords looks at the keys themselves: the contract can
 // not see an index entry left behind, since readers check the record.
 func TestIndexesFollowRecords(t *testing.T) {

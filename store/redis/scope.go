@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -63,6 +64,12 @@ func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope)
 		if err != nil {
 			return nil, err
 		}
+		// A derived connection's record ends with it (expireDerivedScope):
+		// a new record keeps that end.
+		left, err := tx.PTTL(ctx, rec).Result()
+		if err != nil {
+			return nil, err
+		}
 		return func(p goredis.Pipeliner) {
 			for _, m := range old {
 				p.SRem(ctx, s.scopeSet(m), connection)
@@ -72,9 +79,28 @@ func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope)
 				p.SAdd(ctx, s.scopeSet(m), connection)
 				p.SAdd(ctx, in, m)
 			}
-			p.Set(ctx, rec, raw, 0)
+			if left > 0 {
+				p.Set(ctx, rec, raw, left)
+				p.PExpire(ctx, in, left)
+			} else {
+				p.Set(ctx, rec, raw, 0)
+			}
 		}, nil
 	})
+}
+
+// expireDerivedScope gives a derived connection's scope record (written
+// before the connection, oauth's exchange) the connection's end. The index
+// entries it leaves in the shared sets go when a query finds them
+// (ScopeHolders). A connection without a scope record of its own has
+// nothing to expire.
+func (s *Store) expireDerivedScope(ctx context.Context, connection string, ttl time.Duration) error {
+	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		p.PExpire(ctx, s.scopeKey(connection), ttl)
+		p.PExpire(ctx, s.scopeIn(connection), ttl)
+		return nil
+	})
+	return err
 }
 
 // ScopeHolders lists, sorted, the connections whose records grant tool
@@ -82,11 +108,54 @@ func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope)
 func (s *Store) ScopeHolders(ctx context.Context, tool, action string) ([]string, error) {
 	var out []string
 	var err error
+	sets := []string{s.scopeSet(toolMember(tool))}
 	if action == "" {
-		out, err = s.rdb.SMembers(ctx, s.scopeSet(toolMember(tool))).Result()
+		out, err = s.rdb.SMembers(ctx, sets[0]).Result()
 	} else {
-		out, err = s.rdb.SUnion(ctx, s.scopeSet(actionMember(tool, action)), s.scopeSet(actionMember(tool, "*"))).Result()
+		sets = []string{s.scopeSet(actionMember(tool, action)), s.scopeSet(actionMember(tool, "*"))}
+		out, err = s.rdb.SUnion(ctx, sets...).Result()
 	}
+	if err != nil {
+		return nil, err
+	}
+	out, err = s.dropEnded(ctx, out, sets)
 	slices.Sort(out)
 	return out, err
+}
+
+// dropEnded removes from ids, and from the index sets, the connections
+// whose scope keys expired with them (derived connections): every other
+// connection in an index set has its in:<id> set.
+func (s *Store) dropEnded(ctx context.Context, ids, sets []string) ([]string, error) {
+	if len(ids) == 0 {
+		return ids, nil
+	}
+	exists := make([]*goredis.IntCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, id := range ids {
+			exists[i] = p.Exists(ctx, s.scopeIn(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ended []any
+	kept := ids[:0]
+	for i, id := range ids {
+		if exists[i].Val() == 1 {
+			kept = append(kept, id)
+		} else {
+			ended = append(ended, id)
+		}
+	}
+	if len(ended) > 0 {
+		_, err = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, set := range sets {
+				p.SRem(ctx, set, ended...)
+			}
+			return nil
+		})
+	}
+	return kept, err
 }

@@ -51,8 +51,11 @@
 // request until max(ExpiresAt, AuthCodeExpiresAt) + oauth.AuthCodeTTL, an
 // access token until ExpiresAt, a family until the earlier of its
 // AbsoluteExpiry and LastUsed + oauth.FamilyIdleTTL. A record whose end has
-// passed is deleted by the write instead. Clients, connections, scopes and
-// pairings have no TTL.
+// passed is deleted by the write instead. A derived connection and its own
+// scope record end with its token; the entries they leave in shared sets
+// (the pairing's connections, the scope index) go when a read finds them
+// without their record. Clients, the person's connections, their scopes
+// and pairings have no TTL.
 package redis
 
 import (
