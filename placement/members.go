@@ -356,13 +356,16 @@ return {added, now}
 `)
 
 // removeScript removes a member whose lease is still expired at now, and
-// leaves its tombstone (an hour). KEYS: members, info, gone. ARGV: id, now.
+// leaves its tombstone for a week: longer than a node cut off from Redis
+// stays up unnoticed (it answers 503 meanwhile), so that it cannot come
+// back under the id protoactor blocked. KEYS: members, info, gone. ARGV:
+// id, now.
 var removeScript = goredis.NewScript(`
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[3], '1', 'PX', 3600000)
+redis.call('SET', KEYS[3], '1', 'PX', 604800000)
 return 1
 `)
 
@@ -371,6 +374,6 @@ return 1
 var leaveScript = goredis.NewScript(`
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[3], '1', 'PX', 3600000)
+redis.call('SET', KEYS[3], '1', 'PX', 604800000)
 return 1
 `)
