@@ -50,8 +50,9 @@ type Lookup struct {
 	seed     maphash.Seed
 	stripes  [64]sync.Mutex // one activation of a pairing at a time here
 
-	mu   sync.Mutex // guards the fields below
-	last []string   // members at the last change, for purging the ones that left
+	mu        sync.Mutex // guards the fields below
+	last      []string   // members at the last change, for purging the ones that left
+	lastSweep time.Time  // when sweep last ran
 	// seen caches where pairings of other members live, so that a call
 	// does not read Redis each time. An entry goes when a caller finds its
 	// actor gone (stale) or its member leaves.
@@ -380,6 +381,54 @@ func (l *Lookup) MembersChanged(ids []string) {
 			go l.purge(id)
 		}
 	}
+	l.mu.Lock()
+	due := time.Since(l.lastSweep) >= sweepEvery
+	if due {
+		l.lastSweep = time.Now()
+	}
+	l.mu.Unlock()
+	if due {
+		go l.sweep()
+	}
+}
+
+// sweepEvery is how often a node looks for record sets nobody purged.
+const sweepEvery = 10 * time.Minute
+
+// sweep purges the record sets of members that hold no lease at all and
+// that nobody purged: members that died while no node up now listed them
+// (every node restarted at once), and purges that failed. A member with a
+// lease entry, even an expired one, is left to the removal that follows.
+func (l *Lookup) sweep() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	prefix := l.keys.of("")
+	iter := l.client.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		member := strings.TrimPrefix(iter.Val(), prefix)
+		if member == l.members.Self() || l.members.Alive(member) {
+			continue
+		}
+		if err := l.client.ZScore(ctx, l.keys.members(), member).Err(); errors.Is(err, goredis.Nil) {
+			l.purge(member)
+		}
+	}
+	if err := iter.Err(); err != nil {
+		l.metrics.RedisErrors.Inc()
+		l.log.Warn("placement: looking for records nobody purged failed; trying again later", "err", err)
+	}
+}
+
+// globEscape quotes the characters SCAN's MATCH pattern gives a meaning.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // purge deletes the records that still name member, in batches.

@@ -353,6 +353,48 @@ func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
 	}
 }
 
+// TestRecordsNobodyPurgedAreSwept: a member that died while no node up now
+// listed it (every node restarted at once) left its records; the sweep
+// purges them, and leaves those of a member that still has a lease entry.
+func TestRecordsNobodyPurgedAreSwept(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	nodes := newTestNodes(t, client, nil, "a", "b")
+	a, b := nodes[0], nodes[1]
+	ctx := context.Background()
+	for _, id := range []string{"p1", "p2"} {
+		if _, err := b.lookup.Pairing(ctx, id, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// c holds a lease entry (expired or not, its removal is not a's to
+	// judge here) and a record.
+	k := keys("t:")
+	client.ZAdd(ctx, k.members(), goredis.Z{Score: 1, Member: "c"})
+	client.SAdd(ctx, k.of("c"), "p3")
+	client.Set(ctx, k.record("p3"), "c 127.0.0.1:1 pairing/p3/1", 0)
+	// b died unseen: a never listed it, and it has no lease entry.
+	a.lookup.members.mu.Lock()
+	delete(a.lookup.members.alive, "b")
+	a.lookup.members.mu.Unlock()
+
+	a.lookup.sweep()
+	for _, id := range []string{"p1", "p2"} {
+		if rec := client.Get(ctx, k.record(id)).Val(); rec != "moved b" {
+			t.Fatalf("%s's record is %q, want the moved mark", id, rec)
+		}
+		if ttl := client.PTTL(ctx, k.record(id)).Val(); ttl <= 0 {
+			t.Fatalf("%s's mark has no end (%v)", id, ttl)
+		}
+	}
+	if n := client.Exists(ctx, k.of("b")).Val(); n != 0 {
+		t.Fatal("b's set is still there")
+	}
+	if rec := client.Get(ctx, k.record("p3")).Val(); rec != "c 127.0.0.1:1 pairing/p3/1" {
+		t.Fatalf("c's record became %q; c has a lease entry", rec)
+	}
+}
+
 // TestAStoppedPairingLeavesItsRecordRight: a pairing that passivated
 // leaves no record; one that handed off (its node drains) leaves a mark
 // that expires, so that the next activation waits for its tabs.
