@@ -172,6 +172,14 @@ func (w *waiter) Receive(ctx actor.Context) {
 		}
 	case *wire.CallAccepted:
 		w.accepted = true
+	case *wire.PairingMoved:
+		// The pairing moved to another node with the call (its node
+		// drains): watch and probe the actor that holds it now.
+		if ctx.Sender().Equal(w.pairing) {
+			ctx.Unwatch(w.pairing)
+			w.pairing = actor.NewPID(m.GetAddress(), m.GetId())
+			ctx.Watch(w.pairing)
+		}
 	case *wire.CallEvent:
 		w.put(m)
 	case *wire.CallDone:

@@ -34,10 +34,6 @@ type idleCheck struct {
 // the pairing removes the tab only after reading those.
 type tabGone struct{ Tab *actor.PID }
 
-// handOff (node → pairing): the node drains; stop as soon as no call is in
-// flight, so that the pairing is activated again where its tabs are.
-type handOff struct{}
-
 // Snapshot is a pairing's state as seen from outside.
 type Snapshot struct {
 	Tabs     []string // tab ids, focused last first

@@ -35,6 +35,14 @@ type pairing struct {
 	// tabsBackBy: the last tab went away; until then, a call waits for a
 	// tab to come back rather than being told that none is open.
 	tabsBackBy time.Time
+
+	// A move to another node (pairing_move.go): adopted is the state this
+	// actor starts from; moving, the move is under way (messages are
+	// held); movedTo, the actor that holds the pairing now.
+	adopted *wire.PairingState
+	moving  bool
+	held    []held
+	movedTo *actor.PID
 }
 
 type tabEntry struct {
@@ -64,9 +72,10 @@ type turn struct {
 // newPairing makes the actor of pairing id. rebuilt says it replaces an
 // actor that went away (its node drained or died): its tabs are on their
 // way back, and calls wait TabGrace for them.
-func newPairing(id string, cfg Config, rebuilt bool, released func(string, *actor.PID, bool)) actor.Producer {
+func newPairing(id string, cfg Config, rebuilt bool, adopted *wire.PairingState, released func(string, *actor.PID, bool)) actor.Producer {
 	return func() actor.Actor {
-		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{}, released: released}
+		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{},
+			released: released, adopted: adopted}
 		if rebuilt {
 			p.tabsBackBy = cfg.Clock.Now().Add(cfg.RebuildGrace)
 		}
@@ -76,9 +85,16 @@ func newPairing(id string, cfg Config, rebuilt bool, released func(string, *acto
 
 // Receive handles one message at a time: the actor's state needs no lock.
 func (p *pairing) Receive(ctx actor.Context) {
+	if p.intercept(ctx) {
+		return
+	}
 	switch m := ctx.Message().(type) {
 	case *actor.Started:
 		p.cfg.Metrics.PairingsActive.Inc()
+		if p.adopted != nil {
+			p.adopt(ctx, p.adopted)
+			p.adopted = nil
+		}
 		p.armIdle(ctx)
 	case *actor.Stopped:
 		p.cfg.Metrics.PairingsActive.Dec()
@@ -129,6 +145,10 @@ func (p *pairing) Receive(ctx actor.Context) {
 		ctx.Respond(p.snapshot())
 	case *handOff:
 		p.handingOff = true
+		if len(p.calls) > 0 && m.adopter != nil {
+			p.move(ctx, m)
+			return
+		}
 		p.stopWhenIdle(ctx)
 	case *wire.Superseded:
 		// Another actor holds this pairing's record (this one was taken

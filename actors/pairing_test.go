@@ -740,3 +740,105 @@ func TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces(t *testing.T) {
 		t.Fatalf("the accepted call was sent %d times", n)
 	}
 }
+
+// adopterOf is another node's activator as far as a move goes: it starts
+// the pairing in acts with the state it is sent.
+func adopterOf(r *rig, acts *Activations) *actor.PID {
+	return r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		m, ok := ctx.Message().(*wire.Adopt)
+		if !ok {
+			return
+		}
+		pid, err := acts.Adopt(m.GetState())
+		if err != nil {
+			ctx.Respond(&wire.Activated{Error: err.Error()})
+			return
+		}
+		ctx.Respond(&wire.Activated{Address: pid.Address, Id: pid.Id})
+	}))
+}
+
+// TestAPairingWithACallMovesWithIt: a draining node's pairing that holds a
+// call moves, state and all, to another node's activations; the tab's
+// answer reaches the waiter there, the call runs once, and the old actor
+// stops after forwarding for a while.
+func TestAPairingWithACallMovesWithIt(t *testing.T) {
+	r := newRig(t, nil)
+	other := NewActivations(r.system, r.cfg, nil) // the other node's
+	a := r.connect("p1", "tab-a", epoch)
+	first := r.call("p1", "c1", "whoami")
+	c := a.nextCall()
+	old, _ := r.hub.router.(*LocalRouter).Active("p1")
+
+	r.hub.router.(*LocalRouter).HandOff(func() *actor.PID { return adopterOf(r, other) }, "node-a")
+	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
+	moved, _ := other.Active("p1")
+	if moved.Equal(old) {
+		t.Fatal("adopted under the old actor's pid")
+	}
+	res, err := r.system.Root.RequestFuture(moved, &wire.SnapshotRequest{}, patience).Result()
+	if got, ok := res.(*wire.Snapshot); err != nil || !ok || got.GetCalls() != 1 || len(got.GetTabs()) != 1 || got.GetTabs()[0] != "tab-a" {
+		t.Fatalf("adopted state %v, %v; want the call and tab-a", res, err)
+	}
+	// The tab answers after the move: the answer goes to the new actor.
+	a.answer(c.ID, "from a")
+	if text := answerText(t, first.outcome(t)); text != "from a" {
+		t.Fatalf("answered %q", text)
+	}
+	select {
+	case m := <-a.in:
+		t.Fatalf("the tab got %+v after the move; the call must not be sent again", m)
+	default:
+	}
+	// A call sent to the old actor while it forwards reaches the tab too.
+	late := make(chan Outcome, 1)
+	go func() {
+		o, _, _ := r.caller.await(context.Background(), old, "late-1", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		late <- o
+	}()
+	lc := a.nextCall()
+	a.answer(lc.ID, "late")
+	select {
+	case o := <-late:
+		if text := answerText(t, o); text != "late" {
+			t.Fatalf("late call answered %q", text)
+		}
+	case <-time.After(patience):
+		t.Fatal("the late call did not end")
+	}
+	r.clock.Advance(moveLinger)
+	r.eventually(func() bool { _, ok := r.hub.router.(*LocalRouter).Active("p1"); return !ok }, "the old actor stops")
+	if _, ok := other.Active("p1"); !ok {
+		t.Fatal("the new actor stopped too")
+	}
+}
+
+// TestAPairingThatCannotMoveFinishesItsCalls: the other node refuses the
+// move (it drains too): the pairing stays, its call is answered here, and
+// it stops once it holds no call.
+func TestAPairingThatCannotMoveFinishesItsCalls(t *testing.T) {
+	r := newRig(t, nil)
+	refuser := r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if _, ok := ctx.Message().(*wire.Adopt); ok {
+			ctx.Respond(&wire.Activated{Error: "draining"})
+		}
+	}))
+	a := r.connect("p1", "tab-a", epoch)
+	first := r.call("p1", "c1", "whoami")
+	c := a.nextCall()
+	router := r.hub.router.(*LocalRouter)
+	old, _ := router.Active("p1")
+	router.HandOff(func() *actor.PID { return refuser }, "node-a")
+	second := r.call("p1", "c1", "whoami") // during the move or after it failed: taken here
+	c2 := a.nextCall()
+	a.answer(c.ID, "one")
+	a.answer(c2.ID, "two")
+	if text := answerText(t, first.outcome(t)); text != "one" {
+		t.Fatalf("first answered %q", text)
+	}
+	if text := answerText(t, second.outcome(t)); text != "two" {
+		t.Fatalf("second answered %q", text)
+	}
+	// (Its tab then activates it again: on one node, here.)
+	r.eventually(func() bool { now, ok := router.Active("p1"); return !ok || !now.Equal(old) }, "the pairing stops once its calls are done")
+}

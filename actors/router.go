@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/tabrelay/tabrelay/actors/wire"
 )
 
 // Router finds, or activates, the actor of a pairing. On one node it is
@@ -48,8 +51,11 @@ type Activations struct {
 
 	mu     sync.Mutex // guards the fields below
 	active map[string]*actor.PID
-	seq    uint64
 }
+
+// activationSeq numbers activations across the process, so that two
+// Activations of one actor system (tests of a move) never share a name.
+var activationSeq atomic.Uint64
 
 // NewActivations returns the activations of system; released, when not
 // nil, is told of each pairing actor that stopped.
@@ -83,7 +89,21 @@ func (a *Activations) Activate(id string, rebuilt bool) (*actor.PID, error) {
 	if a.system.IsStopped() {
 		return nil, ErrUnavailable
 	}
-	props := actor.PropsFromProducer(newPairing(id, a.cfg, rebuilt, a.release), actor.WithGuardian(a.stop))
+	return a.spawn(id, newPairing(id, a.cfg, rebuilt, nil, a.release))
+}
+
+// Adopt starts an actor of a pairing that moves here from a draining node,
+// with the state it had there (Activate's rules apply).
+func (a *Activations) Adopt(state *wire.PairingState) (*actor.PID, error) {
+	if a.system.IsStopped() {
+		return nil, ErrUnavailable
+	}
+	id := state.GetPairing()
+	return a.spawn(id, newPairing(id, a.cfg, false, state, a.release))
+}
+
+func (a *Activations) spawn(id string, producer actor.Producer) (*actor.PID, error) {
+	props := actor.PropsFromProducer(producer, actor.WithGuardian(a.stop))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	old, alive := a.activeLocked(id)
@@ -93,8 +113,7 @@ func (a *Activations) Activate(id string, rebuilt bool) (*actor.PID, error) {
 	if alive {
 		a.system.Root.Stop(old)
 	}
-	a.seq++
-	started, err := a.system.Root.SpawnNamed(props, fmt.Sprintf("pairing/%s/%d", id, a.seq))
+	started, err := a.system.Root.SpawnNamed(props, fmt.Sprintf("pairing/%s/%d", id, activationSeq.Add(1)))
 	if err != nil {
 		return nil, fmt.Errorf("activate pairing: %w", err)
 	}
@@ -134,9 +153,11 @@ func (a *Activations) Each(fn func(id string, pid *actor.PID)) {
 	}
 }
 
-// HandOff tells every pairing active here to stop once its calls are done
-// (the node drains; their tabs activate them again where they are now).
-func (a *Activations) HandOff() {
+// HandOff tells every pairing active here that the node drains: one
+// without calls stops (its tabs activate it again where they are now); one
+// with calls moves to the node whose activator adopter returns (nil: none,
+// it stops once its calls are done). member is this node's member id.
+func (a *Activations) HandOff(adopter func() *actor.PID, member string) {
 	a.mu.Lock()
 	pids := make([]*actor.PID, 0, len(a.active))
 	for _, pid := range a.active {
@@ -144,7 +165,11 @@ func (a *Activations) HandOff() {
 	}
 	a.mu.Unlock()
 	for _, pid := range pids {
-		a.system.Root.Send(pid, &handOff{})
+		h := &handOff{member: member}
+		if adopter != nil {
+			h.adopter = adopter()
+		}
+		a.system.Root.Send(pid, h)
 	}
 }
 

@@ -135,6 +135,15 @@ func (a *tabActor) Receive(ctx actor.Context) {
 		if a.pairing != nil && m.Who.Equal(a.pairing) {
 			a.register(ctx, m.Who) // the pairing went away: rebuild it
 		}
+	case *wire.PairingMoved:
+		// The pairing moved to another node (its node drains), this tab
+		// among its tabs: talk to the actor that holds it now.
+		if a.pairing != nil && ctx.Sender().Equal(a.pairing) {
+			ctx.Unwatch(a.pairing)
+			a.pairing = actor.NewPID(m.GetAddress(), m.GetId())
+			ctx.Watch(a.pairing)
+			a.confirmLater(ctx, a.pairing)
+		}
 	case *wire.TabFocus:
 		a.info.FocusedAt = fromUnixNano(m.GetAtUnixNano())
 		a.forward(ctx, m)
@@ -194,17 +203,22 @@ func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID) {
 				return
 			}
 			a.failures = 0
-			if a.confirm != nil {
-				a.confirm.Stop()
-			}
-			root := ctx.ActorSystem().Root
-			a.confirm = a.hub.cfg.Clock.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
+			a.confirmLater(ctx, pid)
 		default:
 			// A dead letter (the pairing had stopped), or no answer in
 			// time (lost on the way): look it up again, past that actor.
 			a.register(ctx, pid)
 		}
 	})
+}
+
+// confirmLater arms the next confirmation of the registration with pid.
+func (a *tabActor) confirmLater(ctx actor.Context, pid *actor.PID) {
+	if a.confirm != nil {
+		a.confirm.Stop()
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	a.confirm = a.hub.cfg.Clock.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
 }
 
 // confirmTick is the tab actor's note to itself to confirm its

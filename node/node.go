@@ -332,16 +332,17 @@ func (n *Node) shutdownAlone(ctx context.Context) {
 
 // shutdownMember drains a cluster member: it stops activating pairings;
 // its tabs are told to reconnect (to other nodes, spread over the drain
-// window), where they register with their pairings, still here; its
-// pairings then stop as soon as their calls are done, and their tabs
-// activate them again where they are now. Calls still in flight near the
-// grace's end are ended with the restarting sentence. Last, the node
-// leaves the cluster (its lease deleted, the others told).
+// window), where they register with their pairings, still here; then its
+// pairings without calls stop (their tabs activate them again where they
+// are now) and those with calls move, calls and all, to other members.
+// Calls still in flight on this front end near the grace's end are ended
+// with the restarting sentence. Last, the node leaves the cluster (its
+// lease deleted, the others told).
 func (n *Node) shutdownMember(ctx context.Context) {
 	n.cluster.Drain()
 	n.events.Close()
 	n.tabs.Drain(ctx, n.window(ctx))
-	n.acts.HandOff()
+	n.acts.HandOff(n.cluster.Lookup.Adopter, n.cluster.Members.Self())
 	// Requests in flight may go on until a tenth of the grace (at most
 	// 2 s) is left; then what is left ends with the restarting sentence.
 	margin := min(n.cfg.Grace/10, 2*time.Second)

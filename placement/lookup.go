@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -295,11 +296,20 @@ func (l *Lookup) activateElsewhere(ctx context.Context, id string, stale *actor.
 	return nil, fmt.Errorf("%w: this node drains and no other member took the pairing", actors.ErrUnavailable)
 }
 
-// activator activates pairings for draining members. It answers from a
-// goroutine: an activation waits on Redis, and the mailbox must not.
+// activator activates pairings for draining members, and adopts the
+// pairings they move here with their calls. It answers from a goroutine:
+// an activation waits on Redis, and the mailbox must not.
 func (l *Lookup) activator(ctx actor.Context) {
-	m, ok := ctx.Message().(*wire.Activate)
-	if !ok || ctx.Sender() == nil {
+	if ctx.Sender() == nil {
+		return
+	}
+	var do func(context.Context) (*actor.PID, error)
+	switch m := ctx.Message().(type) {
+	case *wire.Activate:
+		do = func(actx context.Context) (*actor.PID, error) { return l.Pairing(actx, m.GetPairing(), staleOf(m)) }
+	case *wire.Adopt:
+		do = func(actx context.Context) (*actor.PID, error) { return l.adopt(actx, m) }
+	default:
 		return
 	}
 	sender, root := ctx.Sender(), ctx.ActorSystem().Root
@@ -309,13 +319,55 @@ func (l *Lookup) activator(ctx actor.Context) {
 		var res *wire.Activated
 		if l.draining.Load() {
 			res = &wire.Activated{Error: "draining"}
-		} else if pid, err := l.Pairing(actx, m.GetPairing(), staleOf(m)); err != nil {
+		} else if pid, err := do(actx); err != nil {
 			res = &wire.Activated{Error: err.Error()}
 		} else {
 			res = &wire.Activated{Address: pid.Address, Id: pid.Id}
 		}
 		root.Send(sender, res)
 	}()
+}
+
+// adopt starts here a pairing that a draining member moves, with its
+// state, and swaps its record from the moving actor to the new one. If the
+// record names anything else, the new actor stops and the move fails.
+func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
+	id := m.GetState().GetPairing()
+	mu := &l.stripes[maphash.String(l.seed, id)%uint64(len(l.stripes))]
+	mu.Lock()
+	defer mu.Unlock()
+	pid, err := l.acts.Adopt(m.GetState())
+	if err != nil {
+		return nil, err
+	}
+	expected := m.GetFromMember() + " " + m.GetFromAddress() + " " + m.GetFromId()
+	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self()), l.keys.of(m.GetFromMember())},
+		expected, value, id).Slice()
+	if err != nil || len(res) != 2 {
+		l.system.Root.Stop(pid)
+		if err == nil {
+			err = fmt.Errorf("claim answered %v", res)
+		}
+		return nil, l.failed(err)
+	}
+	if n, _ := res[0].(int64); n != 1 {
+		l.system.Root.Stop(pid)
+		return nil, errors.New("the pairing's record names another actor")
+	}
+	l.metrics.Activations.Inc()
+	l.log.Info("placement: adopted a pairing with its calls", "pairing", id, "from", m.GetFromMember(), "calls", len(m.GetState().GetCalls()))
+	return pid, nil
+}
+
+// Adopter returns the activator of another member, chosen at random, to
+// take a pairing over (nil when there is none).
+func (l *Lookup) Adopter() *actor.PID {
+	others := l.members.Others()
+	if len(others) == 0 {
+		return nil
+	}
+	return actor.NewPID(others[rand.N(len(others))], activatorName)
 }
 
 // Released deletes the record of a pairing actor of this node that

@@ -427,7 +427,7 @@ func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
 	if _, err := a.lookup.Pairing(ctx, "moving", nil); err != nil {
 		t.Fatal(err)
 	}
-	a.acts.HandOff() // no call in flight: it stops at once
+	a.acts.HandOff(a.lookup.Adopter, "a") // no call in flight: it stops at once
 	waitFor("no moved mark", func() bool { return client.Get(ctx, keys("t:").record("moving")).Val() == "moved a" })
 	if ttl := client.PTTL(ctx, keys("t:").record("moving")).Val(); ttl <= 0 || ttl > movedLife {
 		t.Fatalf("the mark lives %v", ttl)

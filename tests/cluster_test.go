@@ -883,3 +883,65 @@ func TestClusterListenTakenSaysWhich(t *testing.T) {
 		t.Fatalf("exit %d, output:\n%s\nwant exit 1 and a line naming RELAY_CLUSTER_LISTEN", code, out)
 	}
 }
+
+// TestClusterDrainMovesCallsInFlight: a node drains (SIGTERM) while its
+// pairing holds a call that takes longer than the node's whole grace: the
+// pairing moves to another member with the call, the tab (which reconnects
+// elsewhere through the balancer) answers it there, the host gets the
+// result, the node exits within its grace, and the call ran once.
+func TestClusterDrainMovesCallsInFlight(t *testing.T) {
+	const grace = 5 * time.Second
+	c := startCluster(t, clusterOptions{nodes: 3, drainWindow: time.Second, grace: grace, callWait: 30 * time.Second})
+	c.lb.setPrefer(0) // the tab lands on node 0, and its pairing with it
+	h, err := registerHost(c.public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	b.startTab(c.public, "mover", "--focus")
+	b.waitSecret()
+	tok, err := h.connect(approveByProcess(b, c.nodes[0].url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := c.nodes[0]
+	eventually(t, func() bool { return victim.metric("tabrelay_pairings_active") == 1 }, "the pairing on node 0 (%s)", c.perNode("tabrelay_pairings_active"))
+
+	const ms = 8000 // longer than the grace
+	type answer struct {
+		a   rpcReply
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+		defer cancel()
+		a, err := c.nodes[1].callTool(ctx, tok.Access, "wait", map[string]any{"ms": ms})
+		done <- answer{a, err}
+	}()
+	eventually(t, func() bool {
+		raw, _ := os.ReadFile(b.execLog)
+		return strings.Contains(string(raw), " wait\n")
+	}, "the tab runs the wait")
+
+	c.lb.setPrefer(-1)
+	took, err := victim.terminate(grace + 2*time.Second)
+	t.Logf("node 0 drained and exited in %v (%v)", took.Round(time.Millisecond), err)
+	if err != nil {
+		t.Errorf("node 0 exited with %v", err)
+	}
+	select {
+	case got := <-done:
+		if got.err != nil || got.a.data()["waited"] != float64(ms) {
+			t.Fatalf("the call across the drain answered %v, %v; want its result (waited %d)", got.a, got.err, ms)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call across the drain did not end")
+	}
+	for id, k := range b.execCounts() {
+		if k != 1 {
+			t.Errorf("call %s ran %d times", id, k)
+		}
+	}
+	t.Logf("pairings active: %s; activations: %s", c.perNode("tabrelay_pairings_active"), c.perNode("tabrelay_placement_activations_total"))
+}

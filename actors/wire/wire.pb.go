@@ -1702,6 +1702,405 @@ func (x *Activated) GetError() string {
 	return ""
 }
 
+// PairingState is a pairing actor's state, moved to another node when its
+// node drains while the pairing holds calls in flight.
+type PairingState struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Pairing            string                 `protobuf:"bytes,1,opt,name=pairing,proto3" json:"pairing,omitempty"`
+	Tabs               []*TabState            `protobuf:"bytes,2,rep,name=tabs,proto3" json:"tabs,omitempty"`
+	Calls              []*CallState           `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	Detached           []string               `protobuf:"bytes,4,rep,name=detached,proto3" json:"detached,omitempty"`
+	TurnId             string                 `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	TurnConn           string                 `protobuf:"bytes,6,opt,name=turn_conn,json=turnConn,proto3" json:"turn_conn,omitempty"`
+	TurnLastUnixNano   int64                  `protobuf:"varint,7,opt,name=turn_last_unix_nano,json=turnLastUnixNano,proto3" json:"turn_last_unix_nano,omitempty"`
+	TabsBackByUnixNano int64                  `protobuf:"varint,8,opt,name=tabs_back_by_unix_nano,json=tabsBackByUnixNano,proto3" json:"tabs_back_by_unix_nano,omitempty"` // 0: none
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *PairingState) Reset() {
+	*x = PairingState{}
+	mi := &file_wire_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PairingState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PairingState) ProtoMessage() {}
+
+func (x *PairingState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PairingState.ProtoReflect.Descriptor instead.
+func (*PairingState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PairingState) GetPairing() string {
+	if x != nil {
+		return x.Pairing
+	}
+	return ""
+}
+
+func (x *PairingState) GetTabs() []*TabState {
+	if x != nil {
+		return x.Tabs
+	}
+	return nil
+}
+
+func (x *PairingState) GetCalls() []*CallState {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *PairingState) GetDetached() []string {
+	if x != nil {
+		return x.Detached
+	}
+	return nil
+}
+
+func (x *PairingState) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *PairingState) GetTurnConn() string {
+	if x != nil {
+		return x.TurnConn
+	}
+	return ""
+}
+
+func (x *PairingState) GetTurnLastUnixNano() int64 {
+	if x != nil {
+		return x.TurnLastUnixNano
+	}
+	return 0
+}
+
+func (x *PairingState) GetTabsBackByUnixNano() int64 {
+	if x != nil {
+		return x.TabsBackByUnixNano
+	}
+	return 0
+}
+
+// TabState is a tab the pairing holds.
+type TabState struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Address           string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Id                string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	TabId             string                 `protobuf:"bytes,3,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
+	FocusedAtUnixNano int64                  `protobuf:"varint,4,opt,name=focused_at_unix_nano,json=focusedAtUnixNano,proto3" json:"focused_at_unix_nano,omitempty"`
+	JoinedUnixNano    int64                  `protobuf:"varint,5,opt,name=joined_unix_nano,json=joinedUnixNano,proto3" json:"joined_unix_nano,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *TabState) Reset() {
+	*x = TabState{}
+	mi := &file_wire_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TabState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TabState) ProtoMessage() {}
+
+func (x *TabState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TabState.ProtoReflect.Descriptor instead.
+func (*TabState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TabState) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *TabState) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TabState) GetTabId() string {
+	if x != nil {
+		return x.TabId
+	}
+	return ""
+}
+
+func (x *TabState) GetFocusedAtUnixNano() int64 {
+	if x != nil {
+		return x.FocusedAtUnixNano
+	}
+	return 0
+}
+
+func (x *TabState) GetJoinedUnixNano() int64 {
+	if x != nil {
+		return x.JoinedUnixNano
+	}
+	return 0
+}
+
+// CallState is a call in flight: its message (the deadline is in it), its
+// waiter, the tab that has it (none: it waits for a tab).
+type CallState struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Call            *Call                  `protobuf:"bytes,1,opt,name=call,proto3" json:"call,omitempty"`
+	WaiterAddress   string                 `protobuf:"bytes,2,opt,name=waiter_address,json=waiterAddress,proto3" json:"waiter_address,omitempty"`
+	WaiterId        string                 `protobuf:"bytes,3,opt,name=waiter_id,json=waiterId,proto3" json:"waiter_id,omitempty"`
+	TabAddress      string                 `protobuf:"bytes,4,opt,name=tab_address,json=tabAddress,proto3" json:"tab_address,omitempty"`
+	TabId           string                 `protobuf:"bytes,5,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
+	Asking          bool                   `protobuf:"varint,6,opt,name=asking,proto3" json:"asking,omitempty"`
+	StartedUnixNano int64                  `protobuf:"varint,7,opt,name=started_unix_nano,json=startedUnixNano,proto3" json:"started_unix_nano,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CallState) Reset() {
+	*x = CallState{}
+	mi := &file_wire_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallState) ProtoMessage() {}
+
+func (x *CallState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallState.ProtoReflect.Descriptor instead.
+func (*CallState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CallState) GetCall() *Call {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *CallState) GetWaiterAddress() string {
+	if x != nil {
+		return x.WaiterAddress
+	}
+	return ""
+}
+
+func (x *CallState) GetWaiterId() string {
+	if x != nil {
+		return x.WaiterId
+	}
+	return ""
+}
+
+func (x *CallState) GetTabAddress() string {
+	if x != nil {
+		return x.TabAddress
+	}
+	return ""
+}
+
+func (x *CallState) GetTabId() string {
+	if x != nil {
+		return x.TabId
+	}
+	return ""
+}
+
+func (x *CallState) GetAsking() bool {
+	if x != nil {
+		return x.Asking
+	}
+	return false
+}
+
+func (x *CallState) GetStartedUnixNano() int64 {
+	if x != nil {
+		return x.StartedUnixNano
+	}
+	return 0
+}
+
+// Adopt (a draining node's pairing → another node's activator), as a
+// request: start the pairing there with this state, in place of the
+// actor from_address/from_id, whose record names from_member. Answered
+// with Activated.
+type Adopt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         *PairingState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	FromMember    string                 `protobuf:"bytes,2,opt,name=from_member,json=fromMember,proto3" json:"from_member,omitempty"`
+	FromAddress   string                 `protobuf:"bytes,3,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
+	FromId        string                 `protobuf:"bytes,4,opt,name=from_id,json=fromId,proto3" json:"from_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Adopt) Reset() {
+	*x = Adopt{}
+	mi := &file_wire_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Adopt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Adopt) ProtoMessage() {}
+
+func (x *Adopt) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Adopt.ProtoReflect.Descriptor instead.
+func (*Adopt) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Adopt) GetState() *PairingState {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *Adopt) GetFromMember() string {
+	if x != nil {
+		return x.FromMember
+	}
+	return ""
+}
+
+func (x *Adopt) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
+func (x *Adopt) GetFromId() string {
+	if x != nil {
+		return x.FromId
+	}
+	return ""
+}
+
+// PairingMoved (pairing → its tabs and waiters): the pairing's actor is
+// this one from now on.
+type PairingMoved struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PairingMoved) Reset() {
+	*x = PairingMoved{}
+	mi := &file_wire_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PairingMoved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PairingMoved) ProtoMessage() {}
+
+func (x *PairingMoved) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PairingMoved.ProtoReflect.Descriptor instead.
+func (*PairingMoved) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PairingMoved) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *PairingMoved) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 var File_wire_proto protoreflect.FileDescriptor
 
 const file_wire_proto_rawDesc = "" +
@@ -1825,7 +2224,40 @@ const file_wire_proto_rawDesc = "" +
 	"\tActivated\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error*@\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xc0\x02\n" +
+	"\fPairingState\x12\x18\n" +
+	"\apairing\x18\x01 \x01(\tR\apairing\x12.\n" +
+	"\x04tabs\x18\x02 \x03(\v2\x1a.tabrelay.wire.v1.TabStateR\x04tabs\x121\n" +
+	"\x05calls\x18\x03 \x03(\v2\x1b.tabrelay.wire.v1.CallStateR\x05calls\x12\x1a\n" +
+	"\bdetached\x18\x04 \x03(\tR\bdetached\x12\x17\n" +
+	"\aturn_id\x18\x05 \x01(\tR\x06turnId\x12\x1b\n" +
+	"\tturn_conn\x18\x06 \x01(\tR\bturnConn\x12-\n" +
+	"\x13turn_last_unix_nano\x18\a \x01(\x03R\x10turnLastUnixNano\x122\n" +
+	"\x16tabs_back_by_unix_nano\x18\b \x01(\x03R\x12tabsBackByUnixNano\"\xa6\x01\n" +
+	"\bTabState\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x15\n" +
+	"\x06tab_id\x18\x03 \x01(\tR\x05tabId\x12/\n" +
+	"\x14focused_at_unix_nano\x18\x04 \x01(\x03R\x11focusedAtUnixNano\x12(\n" +
+	"\x10joined_unix_nano\x18\x05 \x01(\x03R\x0ejoinedUnixNano\"\xf7\x01\n" +
+	"\tCallState\x12*\n" +
+	"\x04call\x18\x01 \x01(\v2\x16.tabrelay.wire.v1.CallR\x04call\x12%\n" +
+	"\x0ewaiter_address\x18\x02 \x01(\tR\rwaiterAddress\x12\x1b\n" +
+	"\twaiter_id\x18\x03 \x01(\tR\bwaiterId\x12\x1f\n" +
+	"\vtab_address\x18\x04 \x01(\tR\n" +
+	"tabAddress\x12\x15\n" +
+	"\x06tab_id\x18\x05 \x01(\tR\x05tabId\x12\x16\n" +
+	"\x06asking\x18\x06 \x01(\bR\x06asking\x12*\n" +
+	"\x11started_unix_nano\x18\a \x01(\x03R\x0fstartedUnixNano\"\x9a\x01\n" +
+	"\x05Adopt\x124\n" +
+	"\x05state\x18\x01 \x01(\v2\x1e.tabrelay.wire.v1.PairingStateR\x05state\x12\x1f\n" +
+	"\vfrom_member\x18\x02 \x01(\tR\n" +
+	"fromMember\x12!\n" +
+	"\ffrom_address\x18\x03 \x01(\tR\vfromAddress\x12\x17\n" +
+	"\afrom_id\x18\x04 \x01(\tR\x06fromId\"8\n" +
+	"\fPairingMoved\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id*@\n" +
 	"\tEventKind\x12\x10\n" +
 	"\fEVENT_ASKING\x10\x00\x12\x12\n" +
 	"\x0eEVENT_PROGRESS\x10\x01\x12\r\n" +
@@ -1854,7 +2286,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -1885,8 +2317,13 @@ var file_wire_proto_goTypes = []any{
 	(*Activate)(nil),           // 26: tabrelay.wire.v1.Activate
 	(*Superseded)(nil),         // 27: tabrelay.wire.v1.Superseded
 	(*Activated)(nil),          // 28: tabrelay.wire.v1.Activated
-	nil,                        // 29: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 30: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*PairingState)(nil),       // 29: tabrelay.wire.v1.PairingState
+	(*TabState)(nil),           // 30: tabrelay.wire.v1.TabState
+	(*CallState)(nil),          // 31: tabrelay.wire.v1.CallState
+	(*Adopt)(nil),              // 32: tabrelay.wire.v1.Adopt
+	(*PairingMoved)(nil),       // 33: tabrelay.wire.v1.PairingMoved
+	nil,                        // 34: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 35: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
@@ -1894,16 +2331,20 @@ var file_wire_proto_depIdxs = []int32{
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
 	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	29, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	34, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
 	20, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
 	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
 	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	30, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	35, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	30, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
+	31, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
+	20, // 12: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
+	29, // 13: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1917,7 +2358,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

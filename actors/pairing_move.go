@@ -1,0 +1,205 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tabrelay/tabrelay/actors/wire"
+)
+
+// A pairing whose node drains while it holds calls moves to another node,
+// state and all, rather than holding the drain up until its calls end (a
+// call may wait minutes for the person). The other node's activator starts
+// an actor with the state, which takes the pairing's record; the old actor
+// tells its tabs and waiters where the pairing is now and, for a while,
+// forwards what still reaches it.
+
+// handOff (node → pairing): the node drains. A pairing without calls stops
+// at once: its tabs activate it again where they are. One with calls moves
+// to the node whose activator adopter is; without an adopter (one node), or
+// when the move fails, it stops once its calls are done.
+type handOff struct {
+	adopter *actor.PID // another node's activator; nil: none
+	member  string     // this node's member id, which the pairing's record names
+}
+
+// adoptWait bounds the wait for the other node to start the pairing.
+const adoptWait = 5 * time.Second
+
+// moveLinger is how long a moved actor forwards what still reaches it:
+// messages its tabs and waiters sent before they heard of the move.
+const moveLinger = 2 * time.Second
+
+// moveOver (timer → moved pairing): stop forwarding.
+type moveOver struct{}
+
+// held is a message a moving pairing keeps until it knows whether the move
+// worked: then it goes to the new actor, or is handled here after all.
+type held struct {
+	msg    any
+	sender *actor.PID
+}
+
+// intercept takes the messages of a pairing that is moving or has moved;
+// it returns false for those the pairing handles as usual.
+func (p *pairing) intercept(ctx actor.Context) bool {
+	if !p.moving && p.movedTo == nil {
+		return false
+	}
+	switch ctx.Message().(type) {
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		return false
+	case *moveOver:
+		ctx.Stop(ctx.Self())
+		return true
+	}
+	if p.moving {
+		p.held = append(p.held, held{msg: ctx.Message(), sender: ctx.Sender()})
+		return true
+	}
+	// Moved: what the tabs and waiters send goes on; its own timers and
+	// watches are the new actor's business now.
+	p.forward(ctx, ctx.Message(), ctx.Sender())
+	return true
+}
+
+// isWire tells the relay's messages (which the new actor handles) from
+// protoactor's and the actor's own.
+func isWire(msg any) bool {
+	m, ok := msg.(proto.Message)
+	return ok && m.ProtoReflect().Descriptor().ParentFile().Package() == "tabrelay.wire.v1"
+}
+
+func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
+	if !isWire(msg) {
+		return
+	}
+	if _, ok := msg.(*wire.CallRequest); ok && sender != nil {
+		// A waiter that found this actor: it must watch the new one.
+		ctx.Request(sender, movedNote(p.movedTo))
+	}
+	ctx.RequestWithCustomSender(p.movedTo, msg, sender)
+}
+
+func movedNote(to *actor.PID) *wire.PairingMoved {
+	return &wire.PairingMoved{Address: to.Address, Id: to.Id}
+}
+
+// move asks adopter's node to take the pairing over.
+func (p *pairing) move(ctx actor.Context, h *handOff) {
+	p.moving = true
+	ask := &wire.Adopt{State: p.export(), FromMember: h.member, FromAddress: ctx.Self().Address, FromId: ctx.Self().Id}
+	f := ctx.RequestFuture(h.adopter, ask, adoptWait)
+	ctx.ReenterAfter(f, func(res any, err error) {
+		p.moving = false
+		a, ok := res.(*wire.Activated)
+		if err != nil || !ok || a.GetError() != "" {
+			why := "no answer"
+			if ok {
+				why = a.GetError()
+			}
+			p.log.Warn("pairing could not move; it stays until its calls end", "calls", len(p.calls), "why", why)
+			p.replay(ctx)
+			p.stopWhenIdle(ctx)
+			return
+		}
+		p.movedTo = actor.NewPID(a.GetAddress(), a.GetId())
+		p.handOver(ctx)
+	})
+}
+
+// replay hands the held messages back to the pairing itself, after a move
+// that failed.
+func (p *pairing) replay(ctx actor.Context) {
+	for _, h := range p.held {
+		ctx.RequestWithCustomSender(ctx.Self(), h.msg, h.sender)
+	}
+	p.held = nil
+}
+
+// handOver completes a move: the tabs and waiters hear of the new actor,
+// the held messages go to it, and this actor forwards for moveLinger.
+func (p *pairing) handOver(ctx actor.Context) {
+	note := movedNote(p.movedTo)
+	for _, t := range p.tabs {
+		ctx.Unwatch(t.pid)
+		ctx.Request(t.pid, note)
+	}
+	for _, c := range p.calls {
+		if c.waiter != nil {
+			ctx.Unwatch(c.waiter)
+			ctx.Request(c.waiter, note)
+		}
+	}
+	for _, h := range p.held {
+		p.forward(ctx, h.msg, h.sender)
+	}
+	p.log.Info("pairing moved with its calls", "to", p.movedTo.Address, "calls", len(p.calls), "tabs", len(p.tabs))
+	p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
+	p.stopTimers()
+	p.held, p.tabs, p.calls = nil, nil, map[string]*call{}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	p.cfg.Clock.AfterFunc(moveLinger, func() { root.Send(self, &moveOver{}) })
+}
+
+// export is the pairing's state, for the actor that takes it over.
+func (p *pairing) export() *wire.PairingState {
+	s := &wire.PairingState{Pairing: p.id, Detached: p.detached, TurnId: p.turn.id, TurnConn: p.turn.conn,
+		TurnLastUnixNano: unixNano(p.turn.last), TabsBackByUnixNano: unixNano(p.tabsBackBy)}
+	for _, t := range p.tabs {
+		s.Tabs = append(s.Tabs, &wire.TabState{Address: t.pid.Address, Id: t.pid.Id, TabId: t.tabID,
+			FocusedAtUnixNano: unixNano(t.focusedAt), JoinedUnixNano: unixNano(t.joined)})
+	}
+	for _, c := range p.calls {
+		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started)}
+		if c.waiter != nil {
+			cs.WaiterAddress, cs.WaiterId = c.waiter.Address, c.waiter.Id
+		}
+		if c.tab != nil {
+			cs.TabAddress, cs.TabId = c.tab.Address, c.tab.Id
+		}
+		s.Calls = append(s.Calls, cs)
+	}
+	return s
+}
+
+// adopt takes over the state of a pairing actor that moved here: its tabs
+// and waiters are watched, and its calls' deadlines run on.
+func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
+	now := p.cfg.Clock.Now()
+	p.detached = s.GetDetached()
+	p.turn = turn{id: s.GetTurnId(), conn: s.GetTurnConn(), last: fromUnixNano(s.GetTurnLastUnixNano())}
+	p.tabsBackBy = fromUnixNano(s.GetTabsBackByUnixNano())
+	for _, t := range s.GetTabs() {
+		pid := actor.NewPID(t.GetAddress(), t.GetId())
+		p.tabs = append(p.tabs, &tabEntry{pid: pid, tabID: t.GetTabId(), focusedAt: fromUnixNano(t.GetFocusedAtUnixNano()),
+			joined: fromUnixNano(t.GetJoinedUnixNano())})
+		ctx.Watch(pid)
+	}
+	p.sortTabs()
+	p.cfg.Metrics.TabsConnected.Add(float64(len(p.tabs)))
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	for _, cs := range s.GetCalls() {
+		if cs.GetWaiterId() == "" || cs.GetCall() == nil {
+			continue
+		}
+		c := &call{msg: fromWireCall(cs.GetCall()), waiter: actor.NewPID(cs.GetWaiterAddress(), cs.GetWaiterId()),
+			asking: cs.GetAsking(), started: fromUnixNano(cs.GetStartedUnixNano())}
+		if cs.GetTabId() != "" {
+			c.tab = actor.NewPID(cs.GetTabAddress(), cs.GetTabId())
+		}
+		id := c.msg.ID
+		p.calls[id] = c
+		ctx.Watch(c.waiter)
+		c.timer = p.cfg.Clock.AfterFunc(max(time.UnixMilli(c.msg.DeadlineMs).Sub(now), 0), func() { root.Send(self, &callDeadline{ID: id}) })
+		if c.tab == nil {
+			if len(p.tabs) > 0 {
+				p.redeliver(ctx, c)
+			} else {
+				c.grace = p.cfg.Clock.AfterFunc(max(p.tabsBackBy.Sub(now), 0), func() { root.Send(self, &tabGraceOver{ID: id}) })
+			}
+		}
+	}
+}
