@@ -51,7 +51,8 @@ func (p *pairing) intercept(ctx actor.Context) bool {
 	switch ctx.Message().(type) {
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 		return false
-	case *moveOver:
+	case *moveOver, *wire.Superseded:
+		// (Superseded names this actor: it is not the new one's.)
 		ctx.Stop(ctx.Self())
 		return true
 	}
@@ -76,9 +77,17 @@ func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
 	if !isWire(msg) {
 		return
 	}
-	if _, ok := msg.(*wire.CallRequest); ok && sender != nil {
-		// A waiter that found this actor: it must watch the new one.
-		ctx.Request(sender, movedNote(p.movedTo))
+	// Whoever still talks to this actor (a waiter that found it, a tab
+	// that registered meanwhile) must talk to the new one: tell it. A note
+	// from an actor it does not talk to is ignored.
+	switch m := msg.(type) {
+	case *wire.TabRegister: // its sender is a future: the tab is named inside
+		ctx.Request(actor.NewPID(m.GetTabAddress(), m.GetTabActor()), movedNote(p.movedTo))
+	case *wire.CallRequest, *wire.CallProbe, *wire.CancelCall, *wire.TabFocus, *wire.TabResult, *wire.TabAsking,
+		*wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
+		if sender != nil {
+			ctx.Request(sender, movedNote(p.movedTo))
+		}
 	}
 	ctx.RequestWithCustomSender(p.movedTo, msg, sender)
 }

@@ -806,10 +806,28 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("the late call did not end")
 	}
+	// A tab that registers with the old actor meanwhile ends up with the
+	// new one, and stays with it once the old actor stops.
+	b := r.connect("p1", "tab-b", epoch.Add(time.Second))
 	r.clock.Advance(moveLinger)
 	r.eventually(func() bool { _, ok := r.hub.router.(*LocalRouter).Active("p1"); return !ok }, "the old actor stops")
 	if _, ok := other.Active("p1"); !ok {
 		t.Fatal("the new actor stopped too")
+	}
+	last := make(chan Outcome, 1)
+	go func() {
+		o, _, _ := r.caller.await(context.Background(), moved, "last-1", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		last <- o
+	}()
+	bc := b.nextCall()
+	b.answer(bc.ID, "from b")
+	select {
+	case o := <-last:
+		if text := answerText(t, o); text != "from b" {
+			t.Fatalf("last call answered %q", text)
+		}
+	case <-time.After(patience):
+		t.Fatal("the last call did not end")
 	}
 }
 
