@@ -132,8 +132,9 @@ type pairingGone struct{ accepted bool }
 // checkGone is the waiter's note to itself that its pairing stopped.
 // Terminated is a system message and overtakes user messages already in
 // the mailbox, a callAccepted among them: the waiter decides whether the
-// call was taken only once those are read.
-type checkGone struct{}
+// call was taken only once those are read. who is the pairing actor that
+// stopped: a note that the pairing moved, read meanwhile, makes it moot.
+type checkGone struct{ who *actor.PID }
 
 // waiter is where a call's answer goes: a short-lived actor on the front
 // end's node that watches the pairing, so that a pairing that dies with the
@@ -175,7 +176,7 @@ func (w *waiter) Receive(ctx actor.Context) {
 	case *wire.PairingMoved:
 		// The pairing moved to another node with the call (its node
 		// drains): watch and probe the actor that holds it now.
-		if ctx.Sender().Equal(w.pairing) {
+		if sender := ctx.Sender(); sender != nil && sender.Equal(w.pairing) {
 			ctx.Unwatch(w.pairing)
 			w.pairing = actor.NewPID(m.GetAddress(), m.GetId())
 			ctx.Watch(w.pairing)
@@ -193,11 +194,13 @@ func (w *waiter) Receive(ctx actor.Context) {
 		ctx.Stop(ctx.Self())
 	case *actor.Terminated:
 		if m.Who.Equal(w.pairing) {
-			ctx.Send(ctx.Self(), &checkGone{})
+			ctx.Send(ctx.Self(), &checkGone{who: m.Who})
 		}
 	case *checkGone:
-		w.put(pairingGone{accepted: w.accepted})
-		ctx.Stop(ctx.Self())
+		if m.who.Equal(w.pairing) {
+			w.put(pairingGone{accepted: w.accepted})
+			ctx.Stop(ctx.Self())
+		}
 	}
 }
 

@@ -145,7 +145,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 		ctx.Respond(p.snapshot())
 	case *handOff:
 		p.handingOff = true
-		if len(p.calls) > 0 && m.adopter != nil {
+		if len(p.calls) > 0 && len(m.adopters) > 0 {
 			p.move(ctx, m)
 			return
 		}

@@ -21,12 +21,14 @@ import (
 // to the node whose activator adopter is; without an adopter (one node), or
 // when the move fails, it stops once its calls are done.
 type handOff struct {
-	adopter *actor.PID // another node's activator; nil: none
-	member  string     // this node's member id, which the pairing's record names
+	adopters []*actor.PID // other nodes' activators, tried in turn; none: no move
+	member   string       // this node's member id, which the pairing's record names
 }
 
-// adoptWait bounds the wait for the other node to start the pairing.
-const adoptWait = 5 * time.Second
+// adoptWait bounds the wait for another node to start the pairing. An
+// adopter answers the same ask again with the same actor, so an ask whose
+// answer was lost is asked once more before the next adopter is tried.
+const adoptWait = 3 * time.Second
 
 // moveLinger is how long a moved actor forwards what still reaches it:
 // messages its tabs and waiters sent before they heard of the move.
@@ -51,13 +53,15 @@ func (p *pairing) intercept(ctx actor.Context) bool {
 	switch ctx.Message().(type) {
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 		return false
-	case *moveOver, *wire.Superseded:
-		// (Superseded names this actor: it is not the new one's.)
-		ctx.Stop(ctx.Self())
-		return true
 	}
 	if p.moving {
 		p.held = append(p.held, held{msg: ctx.Message(), sender: ctx.Sender()})
+		return true
+	}
+	switch ctx.Message().(type) {
+	case *moveOver, *wire.Superseded:
+		// (Superseded names this actor: it is not the new one's.)
+		ctx.Stop(ctx.Self())
 		return true
 	}
 	// Moved: what the tabs and waiters send goes on; its own timers and
@@ -74,7 +78,7 @@ func isWire(msg any) bool {
 }
 
 func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
-	if !isWire(msg) {
+	if _, ok := msg.(*wire.Superseded); ok || !isWire(msg) {
 		return
 	}
 	// Whoever still talks to this actor (a waiter that found it, a tab
@@ -96,26 +100,40 @@ func movedNote(to *actor.PID) *wire.PairingMoved {
 	return &wire.PairingMoved{Address: to.Address, Id: to.Id}
 }
 
-// move asks adopter's node to take the pairing over.
+// move asks the adopters' nodes, in turn, to take the pairing over: each
+// is asked twice when no answer comes (the answer may have been lost), and
+// the next one is tried when an adopter refuses (it drains too, say).
 func (p *pairing) move(ctx actor.Context, h *handOff) {
 	p.moving = true
 	ask := &wire.Adopt{State: p.export(), FromMember: h.member, FromAddress: ctx.Self().Address, FromId: ctx.Self().Id}
-	f := ctx.RequestFuture(h.adopter, ask, adoptWait)
+	p.askAdopter(ctx, ask, h.adopters, 0)
+}
+
+func (p *pairing) askAdopter(ctx actor.Context, ask *wire.Adopt, adopters []*actor.PID, attempt int) {
+	f := ctx.RequestFuture(adopters[0], ask, adoptWait)
 	ctx.ReenterAfter(f, func(res any, err error) {
-		p.moving = false
 		a, ok := res.(*wire.Activated)
-		if err != nil || !ok || a.GetError() != "" {
-			why := "no answer"
-			if ok {
-				why = a.GetError()
-			}
-			p.log.Warn("pairing could not move; it stays until its calls end", "calls", len(p.calls), "why", why)
-			p.replay(ctx)
-			p.stopWhenIdle(ctx)
+		switch {
+		case ok && a.GetError() == "":
+			p.moving = false
+			p.movedTo = actor.NewPID(a.GetAddress(), a.GetId())
+			p.handOver(ctx)
+			return
+		case !ok && attempt == 0: // no answer: once more, to the same
+			p.askAdopter(ctx, ask, adopters, 1)
+			return
+		case len(adopters) > 1:
+			p.askAdopter(ctx, ask, adopters[1:], 0)
 			return
 		}
-		p.movedTo = actor.NewPID(a.GetAddress(), a.GetId())
-		p.handOver(ctx)
+		why := "no answer"
+		if ok {
+			why = a.GetError()
+		}
+		p.moving = false
+		p.log.Warn("pairing could not move; it stays until its calls end", "calls", len(p.calls), "why", why)
+		p.replay(ctx)
+		p.stopWhenIdle(ctx)
 	})
 }
 
@@ -131,6 +149,11 @@ func (p *pairing) replay(ctx actor.Context) {
 // handOver completes a move: the tabs and waiters hear of the new actor,
 // the held messages go to it, and this actor forwards for moveLinger.
 func (p *pairing) handOver(ctx actor.Context) {
+	// What was held goes first: it was sent before anything the tabs and
+	// waiters send the new actor once they hear of it.
+	for _, h := range p.held {
+		p.forward(ctx, h.msg, h.sender)
+	}
 	note := movedNote(p.movedTo)
 	for _, t := range p.tabs {
 		ctx.Unwatch(t.pid)
@@ -141,9 +164,6 @@ func (p *pairing) handOver(ctx actor.Context) {
 			ctx.Unwatch(c.waiter)
 			ctx.Request(c.waiter, note)
 		}
-	}
-	for _, h := range p.held {
-		p.forward(ctx, h.msg, h.sender)
 	}
 	p.log.Info("pairing moved with its calls", "to", p.movedTo.Address, "calls", len(p.calls), "tabs", len(p.tabs))
 	p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))

@@ -15,7 +15,14 @@ func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 	}
 	tab := actor.NewPID(m.GetTabAddress(), m.GetTabActor())
 	if i := p.tabIndex(tab); i >= 0 {
-		ctx.Respond(&wire.TabRegistered{Accepted: true}) // registered already (a retried request)
+		ctx.Respond(&wire.TabRegistered{Accepted: true}) // registered already (a retried request, a confirmation)
+		if m.GetLookedUp() {
+			// The tab found its pairing actor gone, and this one held it
+			// already (it moved here): what the tab answered meanwhile
+			// may have gone to the old actor. Its calls go to it again;
+			// the tab answers them from memory.
+			p.moveCalls(ctx, tab, tab)
+		}
 		return
 	}
 	var old *tabEntry

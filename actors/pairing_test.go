@@ -770,7 +770,12 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	c := a.nextCall()
 	old, _ := r.hub.router.(*LocalRouter).Active("p1")
 
-	r.hub.router.(*LocalRouter).HandOff(func() *actor.PID { return adopterOf(r, other) }, "node-a")
+	refuser := r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if _, ok := ctx.Message().(*wire.Adopt); ok {
+			ctx.Respond(&wire.Activated{Error: "draining"}) // drains too: the next one is asked
+		}
+	}))
+	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{refuser, adopterOf(r, other)} }, "node-a")
 	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
 	moved, _ := other.Active("p1")
 	if moved.Equal(old) {
@@ -845,8 +850,7 @@ func TestAPairingThatCannotMoveFinishesItsCalls(t *testing.T) {
 	first := r.call("p1", "c1", "whoami")
 	c := a.nextCall()
 	router := r.hub.router.(*LocalRouter)
-	old, _ := router.Active("p1")
-	router.HandOff(func() *actor.PID { return refuser }, "node-a")
+	router.HandOff(func() []*actor.PID { return []*actor.PID{refuser} }, "node-a")
 	second := r.call("p1", "c1", "whoami") // during the move or after it failed: taken here
 	c2 := a.nextCall()
 	a.answer(c.ID, "one")
@@ -857,6 +861,40 @@ func TestAPairingThatCannotMoveFinishesItsCalls(t *testing.T) {
 	if text := answerText(t, second.outcome(t)); text != "two" {
 		t.Fatalf("second answered %q", text)
 	}
-	// (Its tab then activates it again: on one node, here.)
-	r.eventually(func() bool { now, ok := router.Active("p1"); return !ok || !now.Equal(old) }, "the pairing stops once its calls are done")
+	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the pairing stops once its calls are done")
+	if pid, err := router.Pairing(context.Background(), "p1", nil); err == nil {
+		t.Fatalf("a handed-off node activated %v", pid)
+	}
+}
+
+// TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain: a tab that found
+// its pairing actor gone registers with the actor that holds the pairing
+// now; if that one held the tab already (it moved there), the tab's calls
+// go to it again, since its answers may have gone to the gone actor. A
+// confirmation sends nothing.
+func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
+	r := newRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	r.call("p1", "c1", "whoami")
+	c := a.nextCall()
+	pid, _ := r.hub.router.(*LocalRouter).Active("p1")
+	register := func(lookedUp bool) {
+		t.Helper()
+		res, err := r.system.Root.RequestFuture(pid, &wire.TabRegister{TabId: "tab-a", TabAddress: a.tab.pid.Address,
+			TabActor: a.tab.pid.Id, LookedUp: lookedUp}, patience).Result()
+		if ok, _ := res.(*wire.TabRegistered); err != nil || ok == nil || !ok.GetAccepted() {
+			t.Fatalf("registration answered %v, %v", res, err)
+		}
+	}
+	register(false)
+	register(true)
+	again := a.nextCall()
+	if again.ID != c.ID || again.Redelivery != 1 {
+		t.Fatalf("got %s (redelivery %d), want %s again once", again.ID, again.Redelivery, c.ID)
+	}
+	select {
+	case m := <-a.in:
+		t.Fatalf("the tab got %+v; a confirmation sends nothing", m)
+	default:
+	}
 }

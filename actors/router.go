@@ -51,6 +51,9 @@ type Activations struct {
 
 	mu     sync.Mutex // guards the fields below
 	active map[string]*actor.PID
+	// closed: the node handed its pairings off; an activation that comes
+	// after would never be told to.
+	closed atomic.Bool
 }
 
 // activationSeq numbers activations across the process, so that two
@@ -106,6 +109,9 @@ func (a *Activations) spawn(id string, producer actor.Producer) (*actor.PID, err
 	props := actor.PropsFromProducer(producer, actor.WithGuardian(a.stop))
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.closed.Load() {
+		return nil, fmt.Errorf("%w: this node drains", ErrUnavailable)
+	}
 	old, alive := a.activeLocked(id)
 	if !alive && len(a.active) >= a.cfg.MaxPairings {
 		return nil, fmt.Errorf("%w: this node holds %d pairings, its limit", ErrUnavailable, a.cfg.MaxPairings)
@@ -155,9 +161,11 @@ func (a *Activations) Each(fn func(id string, pid *actor.PID)) {
 
 // HandOff tells every pairing active here that the node drains: one
 // without calls stops (its tabs activate it again where they are now); one
-// with calls moves to the node whose activator adopter returns (nil: none,
-// it stops once its calls are done). member is this node's member id.
-func (a *Activations) HandOff(adopter func() *actor.PID, member string) {
+// with calls moves to one of the nodes whose activators adopters returns
+// (none: it stops once its calls are done). member is this node's member
+// id. From now on nothing is activated here.
+func (a *Activations) HandOff(adopters func() []*actor.PID, member string) {
+	a.closed.Store(true)
 	a.mu.Lock()
 	pids := make([]*actor.PID, 0, len(a.active))
 	for _, pid := range a.active {
@@ -166,8 +174,8 @@ func (a *Activations) HandOff(adopter func() *actor.PID, member string) {
 	a.mu.Unlock()
 	for _, pid := range pids {
 		h := &handOff{member: member}
-		if adopter != nil {
-			h.adopter = adopter()
+		if adopters != nil {
+			h.adopters = adopters()
 		}
 		a.system.Root.Send(pid, h)
 	}

@@ -126,7 +126,7 @@ func (a *tabActor) Receive(ctx actor.Context) {
 		}
 	case *confirmTick:
 		if m.pairing.Equal(a.pairing) {
-			a.requestRegistration(ctx, a.pairing)
+			a.requestRegistration(ctx, a.pairing, false)
 		}
 	case *actor.DeadLetterResponse:
 		// A forwarded message reached a stopped pairing: it is lost with
@@ -138,7 +138,7 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case *wire.PairingMoved:
 		// The pairing moved to another node (its node drains), this tab
 		// among its tabs: talk to the actor that holds it now.
-		if a.pairing != nil && ctx.Sender().Equal(a.pairing) {
+		if sender := ctx.Sender(); sender != nil && sender.Equal(a.pairing) {
 			ctx.Unwatch(a.pairing)
 			a.pairing = actor.NewPID(m.GetAddress(), m.GetId())
 			ctx.Watch(a.pairing)
@@ -181,17 +181,17 @@ func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
 	}
 	a.pairing = pid
 	ctx.Watch(pid)
-	a.requestRegistration(ctx, pid)
+	a.requestRegistration(ctx, pid, true)
 }
 
 // requestRegistration asks pid to hold this tab. Accepted, the tab asks
 // again every Config.ConfirmEvery: a pairing on another node may have dropped it
 // (a broken connection between the nodes looks to protoactor like every
 // actor there stopping) while the tab itself heard nothing.
-func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID) {
+func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID, lookedUp bool) {
 	self := ctx.Self()
 	f := ctx.RequestFuture(pid, &wire.TabRegister{TabId: a.info.TabID, FocusedAtUnixNano: unixNano(a.info.FocusedAt),
-		TabAddress: self.Address, TabActor: self.Id}, registerWait)
+		TabAddress: self.Address, TabActor: self.Id, LookedUp: lookedUp}, registerWait)
 	ctx.ReenterAfter(f, func(res any, err error) {
 		if !pid.Equal(a.pairing) {
 			return // an answer to an earlier registration

@@ -342,7 +342,7 @@ func (n *Node) shutdownMember(ctx context.Context) {
 	n.cluster.Drain()
 	n.events.Close()
 	n.tabs.Drain(ctx, n.window(ctx))
-	n.acts.HandOff(n.cluster.Lookup.Adopter, n.cluster.Members.Self())
+	n.acts.HandOff(n.cluster.Lookup.Adopters, n.cluster.Members.Self())
 	// Requests in flight may go on until a tenth of the grace (at most
 	// 2 s) is left; then what is left ends with the restarting sentence.
 	margin := min(n.cfg.Grace/10, 2*time.Second)

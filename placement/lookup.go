@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -54,6 +53,9 @@ type Lookup struct {
 	mu        sync.Mutex // guards the fields below
 	last      []string   // members at the last change, for purging the ones that left
 	lastSweep time.Time  // when sweep last ran
+	// adopted: the actor each moving actor (by id) was adopted as, so
+	// that an ask asked again gets the same answer.
+	adopted map[string]*actor.PID
 	// seen caches where pairings of other members live, so that a call
 	// does not read Redis each time. An entry goes when a caller finds its
 	// actor gone (stale) or its member leaves.
@@ -75,7 +77,7 @@ func NewLookup(client goredis.UniversalClient, prefix string, members *Members, 
 		log = slog.Default()
 	}
 	return &Lookup{client: client, keys: keys(prefix), members: members, metrics: metrics, log: log, seed: maphash.MakeSeed(),
-		seen: map[string]seenAt{}}
+		seen: map[string]seenAt{}, adopted: map[string]*actor.PID{}}
 }
 
 // Use sets the activations this node starts pairings with; their stops
@@ -331,11 +333,20 @@ func (l *Lookup) activator(ctx actor.Context) {
 // adopt starts here a pairing that a draining member moves, with its
 // state, and swaps its record from the moving actor to the new one. If the
 // record names anything else, the new actor stops and the move fails.
+//
+// An ask asked again (its answer was lost) gets the same actor: while
+// that actor holds the pairing, the record names it.
 func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 	id := m.GetState().GetPairing()
 	mu := &l.stripes[maphash.String(l.seed, id)%uint64(len(l.stripes))]
 	mu.Lock()
 	defer mu.Unlock()
+	l.mu.Lock()
+	prev := l.adopted[m.GetFromId()]
+	l.mu.Unlock()
+	if pid, ok := l.acts.Active(id); ok && pid.Equal(prev) && l.recordNames(ctx, id, pid) {
+		return pid, nil // adopted already: the first answer went missing
+	}
 	pid, err := l.acts.Adopt(m.GetState())
 	if err != nil {
 		return nil, err
@@ -344,30 +355,44 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 	value := l.members.Self() + " " + pid.Address + " " + pid.Id
 	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self()), l.keys.of(m.GetFromMember())},
 		expected, value, id).Slice()
-	if err != nil || len(res) != 2 {
-		l.system.Root.Stop(pid)
-		if err == nil {
-			err = fmt.Errorf("claim answered %v", res)
-		}
-		return nil, l.failed(err)
+	won := err == nil && len(res) == 2 && res[0] == int64(1)
+	if err != nil && l.recordNames(ctx, id, pid) {
+		won = true // the script ran; its answer was lost
 	}
-	if n, _ := res[0].(int64); n != 1 {
+	if !won {
 		l.system.Root.Stop(pid)
+		if err != nil {
+			return nil, l.failed(err)
+		}
 		return nil, errors.New("the pairing's record names another actor")
 	}
+	l.mu.Lock()
+	if len(l.adopted) >= seenMax {
+		clear(l.adopted)
+	}
+	l.adopted[m.GetFromId()] = pid
+	l.mu.Unlock()
 	l.metrics.Activations.Inc()
 	l.log.Info("placement: adopted a pairing with its calls", "pairing", id, "from", m.GetFromMember(), "calls", len(m.GetState().GetCalls()))
 	return pid, nil
 }
 
-// Adopter returns the activator of another member, chosen at random, to
-// take a pairing over (nil when there is none).
-func (l *Lookup) Adopter() *actor.PID {
-	others := l.members.Others()
-	if len(others) == 0 {
-		return nil
+// recordNames reports whether the pairing's record names this member's
+// actor pid (false when it cannot be read).
+func (l *Lookup) recordNames(ctx context.Context, id string, pid *actor.PID) bool {
+	rec, err := l.client.Get(ctx, l.keys.record(id)).Result()
+	return err == nil && rec == l.members.Self()+" "+pid.Address+" "+pid.Id
+}
+
+// Adopters returns the activators of the other members, in random order,
+// to take a pairing over: a member that refuses (it drains too) is
+// followed by the next.
+func (l *Lookup) Adopters() []*actor.PID {
+	var out []*actor.PID
+	for _, addr := range l.members.Others() {
+		out = append(out, actor.NewPID(addr, activatorName))
 	}
-	return actor.NewPID(others[rand.N(len(others))], activatorName)
+	return out
 }
 
 // Released deletes the record of a pairing actor of this node that

@@ -16,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/redistest"
 )
@@ -427,7 +428,7 @@ func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
 	if _, err := a.lookup.Pairing(ctx, "moving", nil); err != nil {
 		t.Fatal(err)
 	}
-	a.acts.HandOff(a.lookup.Adopter, "a") // no call in flight: it stops at once
+	a.acts.HandOff(a.lookup.Adopters, "a") // no call in flight: it stops at once
 	waitFor("no moved mark", func() bool { return client.Get(ctx, keys("t:").record("moving")).Val() == "moved a" })
 	if ttl := client.PTTL(ctx, keys("t:").record("moving")).Val(); ttl <= 0 || ttl > movedLife {
 		t.Fatalf("the mark lives %v", ttl)
@@ -443,5 +444,51 @@ func TestADrainingNodeActivatesNothingItself(t *testing.T) {
 	}
 	if a.acts.Count() != 0 {
 		t.Fatal("a draining node started an actor")
+	}
+}
+
+// TestAdoptTakesTheRecordOnceAndOnlyFromTheMover: a member adopts a
+// pairing a draining member moves by swapping the record from the mover's
+// actor to its own; the same ask again gets the same actor; an ask whose
+// mover the record does not name starts nothing.
+func TestAdoptTakesTheRecordOnceAndOnlyFromTheMover(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	nodes := newTestNodes(t, client, nil, "a", "b")
+	a, b := nodes[0], nodes[1]
+	ctx := context.Background()
+	mover, err := a.lookup.Pairing(ctx, "p1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := &wire.Adopt{State: &wire.PairingState{Pairing: "p1"}, FromMember: "a", FromAddress: mover.Address, FromId: mover.Id}
+	pid, err := b.lookup.adopt(ctx, ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := client.Get(ctx, keys("t:").record("p1")).Val(); rec != "b "+pid.Address+" "+pid.Id {
+		t.Fatalf("record %q, want b's adopted actor", rec)
+	}
+	if !client.SIsMember(ctx, keys("t:").of("b"), "p1").Val() || client.SIsMember(ctx, keys("t:").of("a"), "p1").Val() {
+		t.Fatal("p1 did not move from a's set to b's")
+	}
+	again, err := b.lookup.adopt(ctx, ask)
+	if err != nil || !again.Equal(pid) {
+		t.Fatalf("the same ask again: %v, %v; want %v", again, err, pid)
+	}
+	if _, err := a.lookup.Pairing(ctx, "p2", nil); err != nil {
+		t.Fatal(err)
+	}
+	wrong := &wire.Adopt{State: &wire.PairingState{Pairing: "p2"}, FromMember: "a", FromAddress: mover.Address, FromId: "pairing/p2/0"}
+	if pid, err := b.lookup.adopt(ctx, wrong); err == nil {
+		t.Fatalf("adopted p2 as %v from an actor its record does not name", pid)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok := b.acts.Active("p2"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refused adoption left an actor running")
+		}
 	}
 }

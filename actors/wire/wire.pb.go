@@ -722,8 +722,13 @@ type TabRegister struct {
 	FocusedAtUnixNano int64                  `protobuf:"varint,2,opt,name=focused_at_unix_nano,json=focusedAtUnixNano,proto3" json:"focused_at_unix_nano,omitempty"` // 0: never focused
 	TabAddress        string                 `protobuf:"bytes,3,opt,name=tab_address,json=tabAddress,proto3" json:"tab_address,omitempty"`
 	TabActor          string                 `protobuf:"bytes,4,opt,name=tab_actor,json=tabActor,proto3" json:"tab_actor,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// looked_up: the tab looked its pairing up (it started, or found its
+	// pairing actor gone), rather than confirming a registration. A pairing
+	// that holds the tab already sends it its calls again: what the tab sent
+	// meanwhile may have gone to an actor that is gone.
+	LookedUp      bool `protobuf:"varint,5,opt,name=looked_up,json=lookedUp,proto3" json:"looked_up,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TabRegister) Reset() {
@@ -782,6 +787,13 @@ func (x *TabRegister) GetTabActor() string {
 		return x.TabActor
 	}
 	return ""
+}
+
+func (x *TabRegister) GetLookedUp() bool {
+	if x != nil {
+		return x.LookedUp
+	}
+	return false
 }
 
 // TabRegistered (pairing → tab) answers TabRegister.
@@ -2148,13 +2160,14 @@ const file_wire_proto_rawDesc = "" +
 	"\x04turn\x18\x03 \x01(\tR\x04turn\x12\x16\n" +
 	"\x06result\x18\x04 \x01(\fR\x06result\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\x05R\x05limit\x12\x17\n" +
-	"\await_ms\x18\x06 \x01(\x03R\x06waitMs\"\x93\x01\n" +
+	"\await_ms\x18\x06 \x01(\x03R\x06waitMs\"\xb0\x01\n" +
 	"\vTabRegister\x12\x15\n" +
 	"\x06tab_id\x18\x01 \x01(\tR\x05tabId\x12/\n" +
 	"\x14focused_at_unix_nano\x18\x02 \x01(\x03R\x11focusedAtUnixNano\x12\x1f\n" +
 	"\vtab_address\x18\x03 \x01(\tR\n" +
 	"tabAddress\x12\x1b\n" +
-	"\ttab_actor\x18\x04 \x01(\tR\btabActor\"+\n" +
+	"\ttab_actor\x18\x04 \x01(\tR\btabActor\x12\x1b\n" +
+	"\tlooked_up\x18\x05 \x01(\bR\blookedUp\"+\n" +
 	"\rTabRegistered\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\",\n" +
 	"\bTabFocus\x12 \n" +
