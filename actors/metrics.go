@@ -14,6 +14,7 @@ type Metrics struct {
 	Detaches       prometheus.Counter
 	LateAnswers    prometheus.Counter
 	Redeliveries   prometheus.Counter
+	Moves          *prometheus.CounterVec // by result: moved, stayed
 }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not
@@ -35,12 +36,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tabrelay_call_late_answers_total", Help: "Results that arrived after their call ended (dropped)."}),
 		Redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_call_redeliveries_total", Help: "Calls sent again to a tab after the tab they were on went away."}),
+		Moves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_pairing_moves_total",
+			Help: "Pairings with calls in flight that a draining node moved to another (moved), or kept because no other took them (stayed)."},
+			[]string{"result"}),
 	}
+	m.Moves.WithLabelValues("moved")
+	m.Moves.WithLabelValues("stayed")
 	for k := Answered; k <= Cancelled; k++ {
 		m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {
-		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries)
+		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.Moves)
 	}
 	return m
 }

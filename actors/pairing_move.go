@@ -117,6 +117,7 @@ func (p *pairing) askAdopter(ctx actor.Context, ask *wire.Adopt, adopters []*act
 		case ok && a.GetError() == "":
 			p.moving = false
 			p.movedTo = actor.NewPID(a.GetAddress(), a.GetId())
+			p.cfg.Metrics.Moves.WithLabelValues("moved").Inc()
 			p.handOver(ctx)
 			return
 		case !ok && attempt == 0: // no answer: once more, to the same
@@ -131,6 +132,7 @@ func (p *pairing) askAdopter(ctx actor.Context, ask *wire.Adopt, adopters []*act
 			why = a.GetError()
 		}
 		p.moving = false
+		p.cfg.Metrics.Moves.WithLabelValues("stayed").Inc()
 		p.log.Warn("pairing could not move; it stays until its calls end", "calls", len(p.calls), "why", why)
 		p.replay(ctx)
 		p.stopWhenIdle(ctx)

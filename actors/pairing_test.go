@@ -777,6 +777,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	}))
 	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{refuser, adopterOf(r, other)} }, "node-a")
 	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move counted")
 	moved, _ := other.Active("p1")
 	if moved.Equal(old) {
 		t.Fatal("adopted under the old actor's pid")
@@ -862,6 +863,9 @@ func TestAPairingThatCannotMoveFinishesItsCalls(t *testing.T) {
 		t.Fatalf("second answered %q", text)
 	}
 	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the pairing stops once its calls are done")
+	if got := testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("stayed")); got != 1 {
+		t.Fatalf("stayed counted %v, want 1", got)
+	}
 	if pid, err := router.Pairing(context.Background(), "p1", nil); err == nil {
 		t.Fatalf("a handed-off node activated %v", pid)
 	}
