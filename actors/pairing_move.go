@@ -183,6 +183,9 @@ func (p *pairing) export() *wire.PairingState {
 		s.Tabs = append(s.Tabs, &wire.TabState{Address: t.pid.Address, Id: t.pid.Id, TabId: t.tabID,
 			FocusedAtUnixNano: unixNano(t.focusedAt), JoinedUnixNano: unixNano(t.joined)})
 	}
+	for id, q := range p.queries {
+		s.Queries = append(s.Queries, &wire.QueryState{Id: id, AskerAddress: q.asker.Address, AskerId: q.asker.Id, AtUnixNano: unixNano(q.at)})
+	}
 	for _, c := range p.calls {
 		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started)}
 		if c.waiter != nil {
@@ -211,6 +214,9 @@ func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
 	}
 	p.sortTabs()
 	p.cfg.Metrics.TabsConnected.Add(float64(len(p.tabs)))
+	for _, q := range s.GetQueries() {
+		p.queries[q.GetId()] = pendingQuery{asker: actor.NewPID(q.GetAskerAddress(), q.GetAskerId()), at: fromUnixNano(q.GetAtUnixNano())}
+	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	for _, cs := range s.GetCalls() {
 		if cs.GetWaiterId() == "" || cs.GetCall() == nil {

@@ -769,6 +769,16 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	first := r.call("p1", "c1", "whoami")
 	c := a.nextCall()
 	old, _ := r.hub.router.(*LocalRouter).Active("p1")
+	// A tool list's question to the tab, answered after the move.
+	perms := make(chan bool, 1)
+	go func() {
+		got, ok := r.caller.Permissions(context.Background(), "p1", protocol.Connection{ID: "c1"}, []string{"whoami"}, patience)
+		perms <- ok && got["whoami"] == protocol.PermissionRuns
+	}()
+	query, ok := (<-a.in).(protocol.PermissionsQuery)
+	if !ok {
+		t.Fatal("the tab was not asked for permissions")
+	}
 
 	refuser := r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		if _, ok := ctx.Message().(*wire.Adopt); ok {
@@ -786,7 +796,11 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	if got, ok := res.(*wire.Snapshot); err != nil || !ok || got.GetCalls() != 1 || len(got.GetTabs()) != 1 || got.GetTabs()[0] != "tab-a" {
 		t.Fatalf("adopted state %v, %v; want the call and tab-a", res, err)
 	}
-	// The tab answers after the move: the answer goes to the new actor.
+	// The tab answers after the move: the answers go to the new actor.
+	a.tab.Permissions(protocol.Permissions{ID: query.ID, Tools: map[string]string{"whoami": protocol.PermissionRuns}})
+	if !<-perms {
+		t.Fatal("the permissions answer sent after the move did not reach the asker")
+	}
 	a.answer(c.ID, "from a")
 	if text := answerText(t, first.outcome(t)); text != "from a" {
 		t.Fatalf("answered %q", text)

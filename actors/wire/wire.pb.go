@@ -1726,6 +1726,7 @@ type PairingState struct {
 	TurnConn           string                 `protobuf:"bytes,6,opt,name=turn_conn,json=turnConn,proto3" json:"turn_conn,omitempty"`
 	TurnLastUnixNano   int64                  `protobuf:"varint,7,opt,name=turn_last_unix_nano,json=turnLastUnixNano,proto3" json:"turn_last_unix_nano,omitempty"`
 	TabsBackByUnixNano int64                  `protobuf:"varint,8,opt,name=tabs_back_by_unix_nano,json=tabsBackByUnixNano,proto3" json:"tabs_back_by_unix_nano,omitempty"` // 0: none
+	Queries            []*QueryState          `protobuf:"bytes,9,rep,name=queries,proto3" json:"queries,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -1816,6 +1817,82 @@ func (x *PairingState) GetTabsBackByUnixNano() int64 {
 	return 0
 }
 
+func (x *PairingState) GetQueries() []*QueryState {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
+// QueryState is a permissions question on its way to a tab.
+type QueryState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AskerAddress  string                 `protobuf:"bytes,2,opt,name=asker_address,json=askerAddress,proto3" json:"asker_address,omitempty"`
+	AskerId       string                 `protobuf:"bytes,3,opt,name=asker_id,json=askerId,proto3" json:"asker_id,omitempty"`
+	AtUnixNano    int64                  `protobuf:"varint,4,opt,name=at_unix_nano,json=atUnixNano,proto3" json:"at_unix_nano,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryState) Reset() {
+	*x = QueryState{}
+	mi := &file_wire_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryState) ProtoMessage() {}
+
+func (x *QueryState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryState.ProtoReflect.Descriptor instead.
+func (*QueryState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *QueryState) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *QueryState) GetAskerAddress() string {
+	if x != nil {
+		return x.AskerAddress
+	}
+	return ""
+}
+
+func (x *QueryState) GetAskerId() string {
+	if x != nil {
+		return x.AskerId
+	}
+	return ""
+}
+
+func (x *QueryState) GetAtUnixNano() int64 {
+	if x != nil {
+		return x.AtUnixNano
+	}
+	return 0
+}
+
 // TabState is a tab the pairing holds.
 type TabState struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
@@ -1830,7 +1907,7 @@ type TabState struct {
 
 func (x *TabState) Reset() {
 	*x = TabState{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1842,7 +1919,7 @@ func (x *TabState) String() string {
 func (*TabState) ProtoMessage() {}
 
 func (x *TabState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1855,7 +1932,7 @@ func (x *TabState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabState.ProtoReflect.Descriptor instead.
 func (*TabState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TabState) GetAddress() string {
@@ -1910,7 +1987,7 @@ type CallState struct {
 
 func (x *CallState) Reset() {
 	*x = CallState{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +1999,7 @@ func (x *CallState) String() string {
 func (*CallState) ProtoMessage() {}
 
 func (x *CallState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2012,7 @@ func (x *CallState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallState.ProtoReflect.Descriptor instead.
 func (*CallState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CallState) GetCall() *Call {
@@ -2003,7 +2080,7 @@ type Adopt struct {
 
 func (x *Adopt) Reset() {
 	*x = Adopt{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2092,7 @@ func (x *Adopt) String() string {
 func (*Adopt) ProtoMessage() {}
 
 func (x *Adopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2105,7 @@ func (x *Adopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adopt.ProtoReflect.Descriptor instead.
 func (*Adopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Adopt) GetState() *PairingState {
@@ -2071,7 +2148,7 @@ type PairingMoved struct {
 
 func (x *PairingMoved) Reset() {
 	*x = PairingMoved{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2160,7 @@ func (x *PairingMoved) String() string {
 func (*PairingMoved) ProtoMessage() {}
 
 func (x *PairingMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2173,7 @@ func (x *PairingMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingMoved.ProtoReflect.Descriptor instead.
 func (*PairingMoved) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PairingMoved) GetAddress() string {
@@ -2237,7 +2314,7 @@ const file_wire_proto_rawDesc = "" +
 	"\tActivated\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xc0\x02\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\xf8\x02\n" +
 	"\fPairingState\x12\x18\n" +
 	"\apairing\x18\x01 \x01(\tR\apairing\x12.\n" +
 	"\x04tabs\x18\x02 \x03(\v2\x1a.tabrelay.wire.v1.TabStateR\x04tabs\x121\n" +
@@ -2246,7 +2323,15 @@ const file_wire_proto_rawDesc = "" +
 	"\aturn_id\x18\x05 \x01(\tR\x06turnId\x12\x1b\n" +
 	"\tturn_conn\x18\x06 \x01(\tR\bturnConn\x12-\n" +
 	"\x13turn_last_unix_nano\x18\a \x01(\x03R\x10turnLastUnixNano\x122\n" +
-	"\x16tabs_back_by_unix_nano\x18\b \x01(\x03R\x12tabsBackByUnixNano\"\xa6\x01\n" +
+	"\x16tabs_back_by_unix_nano\x18\b \x01(\x03R\x12tabsBackByUnixNano\x126\n" +
+	"\aqueries\x18\t \x03(\v2\x1c.tabrelay.wire.v1.QueryStateR\aqueries\"~\n" +
+	"\n" +
+	"QueryState\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
+	"\rasker_address\x18\x02 \x01(\tR\faskerAddress\x12\x19\n" +
+	"\basker_id\x18\x03 \x01(\tR\aaskerId\x12 \n" +
+	"\fat_unix_nano\x18\x04 \x01(\x03R\n" +
+	"atUnixNano\"\xa6\x01\n" +
 	"\bTabState\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x15\n" +
@@ -2299,7 +2384,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -2331,12 +2416,13 @@ var file_wire_proto_goTypes = []any{
 	(*Superseded)(nil),         // 27: tabrelay.wire.v1.Superseded
 	(*Activated)(nil),          // 28: tabrelay.wire.v1.Activated
 	(*PairingState)(nil),       // 29: tabrelay.wire.v1.PairingState
-	(*TabState)(nil),           // 30: tabrelay.wire.v1.TabState
-	(*CallState)(nil),          // 31: tabrelay.wire.v1.CallState
-	(*Adopt)(nil),              // 32: tabrelay.wire.v1.Adopt
-	(*PairingMoved)(nil),       // 33: tabrelay.wire.v1.PairingMoved
-	nil,                        // 34: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 35: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*QueryState)(nil),         // 30: tabrelay.wire.v1.QueryState
+	(*TabState)(nil),           // 31: tabrelay.wire.v1.TabState
+	(*CallState)(nil),          // 32: tabrelay.wire.v1.CallState
+	(*Adopt)(nil),              // 33: tabrelay.wire.v1.Adopt
+	(*PairingMoved)(nil),       // 34: tabrelay.wire.v1.PairingMoved
+	nil,                        // 35: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 36: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
@@ -2344,20 +2430,21 @@ var file_wire_proto_depIdxs = []int32{
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
 	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	34, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	35, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
 	20, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
 	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
 	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	35, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
-	30, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
-	31, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
-	20, // 12: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
-	29, // 13: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	36, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	31, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
+	32, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
+	30, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
+	20, // 13: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
+	29, // 14: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -2371,7 +2458,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
