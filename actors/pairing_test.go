@@ -916,3 +916,41 @@ func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
 	default:
 	}
 }
+
+// TestASupersededNoticeDuringAMoveStaysWithTheOldActor: a Superseded that
+// reaches the moving actor names that actor, not the one that adopts it:
+// it is held, and never passed on to the new actor.
+func TestASupersededNoticeDuringAMoveStaysWithTheOldActor(t *testing.T) {
+	r := newRig(t, nil)
+	other := NewActivations(r.system, r.cfg, nil)
+	release := make(chan struct{})
+	slow := r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		m, ok := ctx.Message().(*wire.Adopt)
+		if !ok {
+			return
+		}
+		<-release // the move is under way until the test says
+		pid, err := other.Adopt(m.GetState())
+		if err != nil {
+			ctx.Respond(&wire.Activated{Error: err.Error()})
+			return
+		}
+		ctx.Respond(&wire.Activated{Address: pid.Address, Id: pid.Id})
+	}))
+	a := r.connect("p1", "tab-a", epoch)
+	first := r.call("p1", "c1", "whoami")
+	c := a.nextCall()
+	router := r.hub.router.(*LocalRouter)
+	old, _ := router.Active("p1")
+	router.HandOff(func() []*actor.PID { return []*actor.PID{slow} }, "node-a")
+	r.system.Root.Send(old, &wire.Superseded{})
+	close(release)
+	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
+	a.answer(c.ID, "after")
+	if text := answerText(t, first.outcome(t)); text != "after" {
+		t.Fatalf("answered %q", text)
+	}
+	if _, ok := other.Active("p1"); !ok {
+		t.Fatal("the held Superseded stopped the new actor")
+	}
+}
