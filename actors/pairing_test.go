@@ -811,21 +811,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	default:
 	}
 	// A call sent to the old actor while it forwards reaches the tab too.
-	late := make(chan Outcome, 1)
-	go func() {
-		o, _, _ := r.caller.await(context.Background(), old, "late-1", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
-		late <- o
-	}()
-	lc := a.nextCall()
-	a.answer(lc.ID, "late")
-	select {
-	case o := <-late:
-		if text := answerText(t, o); text != "late" {
-			t.Fatalf("late call answered %q", text)
-		}
-	case <-time.After(patience):
-		t.Fatal("the late call did not end")
-	}
+	r.callVia(old, "late-1", a)
 	// A tab that registers with the old actor meanwhile ends up with the
 	// new one, and stays with it once the old actor stops.
 	b := r.connect("p1", "tab-b", epoch.Add(time.Second))
@@ -834,20 +820,27 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	if _, ok := other.Active("p1"); !ok {
 		t.Fatal("the new actor stopped too")
 	}
-	last := make(chan Outcome, 1)
+	r.callVia(moved, "last-1", b)
+}
+
+// callVia sends call id to the pairing actor pid, and checks that tab gets
+// it and that its answer reaches the caller.
+func (r *rig) callVia(pid *actor.PID, id string, tab *testTab) {
+	r.t.Helper()
+	ended := make(chan Outcome, 1)
 	go func() {
-		o, _, _ := r.caller.await(context.Background(), moved, "last-1", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
-		last <- o
+		o, _, _ := r.caller.await(context.Background(), pid, id, CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		ended <- o
 	}()
-	bc := b.nextCall()
-	b.answer(bc.ID, "from b")
+	c := tab.nextCall()
+	tab.answer(c.ID, id)
 	select {
-	case o := <-last:
-		if text := answerText(t, o); text != "from b" {
-			t.Fatalf("last call answered %q", text)
+	case o := <-ended:
+		if o.Kind != Answered || !strings.Contains(string(o.Result.Data), id) {
+			r.t.Fatalf("call %s ended %v %+v", id, o.Kind, o.Result)
 		}
 	case <-time.After(patience):
-		t.Fatal("the last call did not end")
+		r.t.Fatalf("call %s did not end", id)
 	}
 }
 
