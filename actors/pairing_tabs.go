@@ -20,8 +20,15 @@ func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 			// The tab found its pairing actor gone, and this one held it
 			// already (it moved here): what the tab answered meanwhile
 			// may have gone to the old actor. Its calls go to it again;
-			// the tab answers them from memory.
-			p.moveCalls(ctx, tab, tab)
+			// the tab answers them from memory. The same tab: a question
+			// it asks the person is still open.
+			for _, c := range p.calls {
+				if c.tab != nil && c.tab.Equal(tab) {
+					c.msg.Redelivery++
+					p.cfg.Metrics.Redeliveries.Inc()
+					ctx.Send(tab, toTab(c.msg))
+				}
+			}
 		}
 		return
 	}

@@ -897,6 +897,8 @@ func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
 			t.Fatalf("registration answered %v, %v", res, err)
 		}
 	}
+	a.tab.Asking(c.ID, true)
+	r.eventually(func() bool { return r.inspect("p1").Asking == 1 }, "the tab asks the person")
 	register(false)
 	register(true)
 	again := a.nextCall()
@@ -907,6 +909,9 @@ func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
 	case m := <-a.in:
 		t.Fatalf("the tab got %+v; a confirmation sends nothing", m)
 	default:
+	}
+	if got := r.inspect("p1").Asking; got != 1 {
+		t.Fatalf("asking %d after the call went to the same tab again, want 1: the person's question is still open", got)
 	}
 }
 
