@@ -95,13 +95,7 @@ func TestAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t *testing.T) {
 	if err := b.beat(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !b.lost.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("b rejoined instead of exiting")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	within(t, 5*time.Second, b.lost.Load, "b rejoined instead of exiting")
 	if a.lost.Load() {
 		t.Fatal("a lost its lease")
 	}
@@ -141,13 +135,7 @@ func TestRedisAwayLongerThanALeaseLosesNobody(t *testing.T) {
 	}
 	a.sees(t, "a", "b") // the last list is kept meanwhile
 	srv.Restart()
-	deadline := time.Now().Add(5 * time.Second)
-	for !(a.Healthy() && b.Healthy()) {
-		if time.Now().After(deadline) {
-			t.Fatal("members did not reach Redis again within 5 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	within(t, 5*time.Second, func() bool { return a.Healthy() && b.Healthy() }, "members did not reach Redis again within 5 s")
 	time.Sleep(2 * lease) // two leases' life: removal would have happened
 	a.sees(t, "a", "b")
 	b.sees(t, "a", "b")
@@ -193,15 +181,10 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*acto
 		out = append(out, &testNode{system: system, acts: acts, lookup: l})
 	}
 	// Wait for every node's subscription: a notice sent before it is lost.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	within(t, 10*time.Second, func() bool {
 		subs, err := client.PubSubNumSub(context.Background(), keys("t:").hint()).Result()
-		if err == nil && subs[keys("t:").hint()] >= int64(len(ids)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the nodes did not subscribe: %v %v", subs, err)
-		}
-	}
+		return err == nil && subs[keys("t:").hint()] >= int64(len(ids))
+	}, "the nodes did not subscribe to the members' channel")
 	return out
 }
 
@@ -222,14 +205,8 @@ func TestASupersededActorHearsItOverRedis(t *testing.T) {
 	if _, err := a.lookup.Pairing(ctx, "p1", old); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, ok := b.acts.Active("p1"); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("b's superseded actor still runs: the pairing has two live actors")
-		}
-	}
+	within(t, 10*time.Second, func() bool { _, ok := b.acts.Active("p1"); return !ok },
+		"b's superseded actor still runs: the pairing has two live actors")
 	if _, ok := a.acts.Active("p1"); !ok {
 		t.Fatal("a's actor stopped too")
 	}
@@ -265,13 +242,8 @@ func TestTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T) {
 	if failed.Load() > 0 {
 		t.Fatalf("%d lookups failed", failed.Load())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for nodes[0].acts.Count()+nodes[1].acts.Count() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d + %d pairing actors active, want %d in all", nodes[0].acts.Count(), nodes[1].acts.Count(), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	within(t, 10*time.Second, func() bool { return nodes[0].acts.Count()+nodes[1].acts.Count() == n },
+		"the pairing actors active never came to %d in all", n)
 	won := map[string]int{}
 	for i := 0; i < n; i++ {
 		rec, err := client.Get(context.Background(), keys("t:").record(fmt.Sprintf("p%d", i))).Result()
@@ -339,13 +311,8 @@ func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
 	delete(a.lookup.members.alive, "b")
 	a.lookup.members.mu.Unlock()
 	a.lookup.MembersChanged([]string{"a"})
-	deadline := time.Now().Add(5 * time.Second)
-	for client.Get(ctx, keys("t:").record("p2")).Val() != "moved b" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the left member's record was not purged: %q", client.Get(ctx, keys("t:").record("p2")).Val())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	within(t, 5*time.Second, func() bool { return client.Get(ctx, keys("t:").record("p2")).Val() == "moved b" },
+		"the left member's record was not purged")
 	if _, err := a.lookup.Pairing(ctx, "p2", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -408,19 +375,9 @@ func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
 	if _, err := a.lookup.Pairing(ctx, "idle", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal(what)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitFor("idle timer armed", func() bool { return fake.Pending() >= 1 })
+	within(t, 5*time.Second, func() bool { return fake.Pending() >= 1 }, "idle timer armed")
 	fake.Advance(actors.DefaultPairingIdle)
-	waitFor("the idle pairing's record outlived it", func() bool { return client.Exists(ctx, keys("t:").record("idle")).Val() == 0 })
+	within(t, 5*time.Second, func() bool { return client.Exists(ctx, keys("t:").record("idle")).Val() == 0 }, "the idle pairing's record outlived it")
 	if a.acts.Count() != 0 {
 		t.Fatalf("%d pairings still active", a.acts.Count())
 	}
@@ -429,7 +386,7 @@ func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.acts.HandOff(a.lookup.Adopters, "a") // no call in flight: it stops at once
-	waitFor("no moved mark", func() bool { return client.Get(ctx, keys("t:").record("moving")).Val() == "moved a" })
+	within(t, 5*time.Second, func() bool { return client.Get(ctx, keys("t:").record("moving")).Val() == "moved a" }, "no moved mark")
 	if ttl := client.PTTL(ctx, keys("t:").record("moving")).Val(); ttl <= 0 || ttl > movedLife {
 		t.Fatalf("the mark lives %v", ttl)
 	}
@@ -483,12 +440,15 @@ func TestAdoptTakesTheRecordOnceAndOnlyFromTheMover(t *testing.T) {
 	if pid, err := b.lookup.adopt(ctx, wrong); err == nil {
 		t.Fatalf("adopted p2 as %v from an actor its record does not name", pid)
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, ok := b.acts.Active("p2"); !ok {
-			break
-		}
+	within(t, 5*time.Second, func() bool { _, ok := b.acts.Active("p2"); return !ok }, "the refused adoption left an actor running")
+}
+
+// within waits until cond holds, failing with the message after d.
+func within(t *testing.T, d time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the refused adoption left an actor running")
+			t.Fatalf(format, args...)
 		}
 	}
 }
