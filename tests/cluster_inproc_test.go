@@ -52,9 +52,12 @@ func startMembers(t testing.TB, srv *redistest.Server, n int) []*relay {
 	return out
 }
 
-func TestInProcessMembersCallAcross(t *testing.T) {
-	srv := redistest.Start(t)
-	nodes := startMembers(t, srv, 2)
+// tabOnSecondMember starts two members on one Redis and a tab process
+// "on-b" on the second, and returns them with the tab's pairing once it is
+// registered. Their logs are printed when the test fails.
+func tabOnSecondMember(t *testing.T) ([]*relay, string) {
+	t.Helper()
+	nodes := startMembers(t, redistest.Start(t), 2)
 	a, b := nodes[0], nodes[1]
 	br := newBrowser(t)
 	br.startTab(b.url, "on-b")
@@ -66,6 +69,12 @@ func TestInProcessMembersCallAcross(t *testing.T) {
 		}
 	})
 	b.waitTabs(pairing, 1)
+	return nodes, pairing
+}
+
+func TestInProcessMembersCallAcross(t *testing.T) {
+	nodes, pairing := tabOnSecondMember(t)
+	a := nodes[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{})
@@ -238,14 +247,8 @@ func BenchmarkInProcessMCPToolsCallOnRedis(b *testing.B) {
 // node that drains, for a pairing on another node, is answered, not cut
 // when the draining node has handed off its own pairings (it holds none).
 func TestInProcessADrainingNodeFinishesTheCallsItServes(t *testing.T) {
-	srv := redistest.Start(t)
-	nodes := startMembers(t, srv, 2)
+	nodes, pairing := tabOnSecondMember(t)
 	a, b := nodes[0], nodes[1]
-	br := newBrowser(t)
-	br.startTab(b.url, "on-b")
-	br.waitSecret()
-	pairing := br.pairing(b.key)
-	b.waitTabs(pairing, 1)
 	done := make(chan callResult, 1)
 	go func() { done <- a.call(context.Background(), pairing, "conn-1", "wait", map[string]any{"ms": 1500}) }()
 	eventually(t, func() bool {
