@@ -204,6 +204,17 @@ func (tt *testTab) nextCancel() protocol.Cancel {
 	return protocol.Cancel{}
 }
 
+// nothingQueued fails, with format and args (the last verb is for the
+// message), if the tab has a message waiting.
+func (tt *testTab) nothingQueued(format string, args ...any) {
+	tt.t.Helper()
+	select {
+	case m := <-tt.in:
+		tt.t.Fatalf(format, append(args, m)...)
+	default:
+	}
+}
+
 func (tt *testTab) answer(id, text string) {
 	data, _ := json.Marshal(map[string]string{"text": text})
 	tt.tab.Result(id, tabResult(tt.t, protocol.TabResult{Data: data}))
@@ -499,11 +510,7 @@ func TestAResultSentJustBeforeTheTabClosesCounts(t *testing.T) {
 		if got := answerText(t, p.outcome(t)); got != "a" {
 			t.Fatalf("round %d: got %q", i, got)
 		}
-		select {
-		case m := <-b.in:
-			t.Fatalf("round %d: tab b got %T: the answered call was sent again", i, m)
-		default:
-		}
+		b.nothingQueued("round %d: tab b got %v: the answered call was sent again", i)
 	}
 }
 
@@ -532,11 +539,7 @@ func TestAReconnectingTabGetsItsOwnCallsBack(t *testing.T) {
 	if got := answerText(t, p.outcome(t)); got != "a again" {
 		t.Fatalf("got %q", got)
 	}
-	select {
-	case m := <-b.in:
-		t.Fatalf("tab b got %T: another tab's call", m)
-	default:
-	}
+	b.nothingQueued("tab b got %v: another tab's call")
 }
 
 func TestDeadLettersLogNoMessageContent(t *testing.T) {
@@ -805,11 +808,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	if text := answerText(t, first.outcome(t)); text != "from a" {
 		t.Fatalf("answered %q", text)
 	}
-	select {
-	case m := <-a.in:
-		t.Fatalf("the tab got %+v after the move; the call must not be sent again", m)
-	default:
-	}
+	a.nothingQueued("the tab got %+v after the move; the call must not be sent again")
 	// A call sent to the old actor while it forwards reaches the tab too.
 	r.callVia(old, "late-1", a)
 	// A tab that registers with the old actor meanwhile ends up with the
@@ -905,11 +904,7 @@ func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
 	if again.ID != c.ID || again.Redelivery != 1 {
 		t.Fatalf("got %s (redelivery %d), want %s again once", again.ID, again.Redelivery, c.ID)
 	}
-	select {
-	case m := <-a.in:
-		t.Fatalf("the tab got %+v; a confirmation sends nothing", m)
-	default:
-	}
+	a.nothingQueued("the tab got %+v; a confirmation sends nothing")
 	if got := r.inspect("p1").Asking; got != 1 {
 		t.Fatalf("asking %d after the call went to the same tab again, want 1: the person's question is still open", got)
 	}
