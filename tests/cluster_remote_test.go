@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -24,10 +25,10 @@ func TestAMessageANodeDoesNotKnowDoesNotCrashIt(t *testing.T) {
 	n := c.nodes[0]
 
 	file, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{
-		Name: strPtr("unknown.proto"), Package: strPtr("nowhere.v1"), Syntax: strPtr("proto3"),
-		MessageType: []*descriptorpb.DescriptorProto{{Name: strPtr("Unknown"), Field: []*descriptorpb.FieldDescriptorProto{{
-			Name: strPtr("x"), Number: int32Ptr(1), Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(),
-			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), JsonName: strPtr("x")}}}},
+		Name: proto.String("unknown.proto"), Package: proto.String("nowhere.v1"), Syntax: proto.String("proto3"),
+		MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("Unknown"), Field: []*descriptorpb.FieldDescriptorProto{{
+			Name: proto.String("x"), Number: proto.Int32(1), Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(),
+			Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), JsonName: proto.String("x")}}}},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,3 @@ func TestAMessageANodeDoesNotKnowDoesNotCrashIt(t *testing.T) {
 		t.Fatalf("a good request after the bad one: %v %v", res, err)
 	}
 }
-
-func strPtr(s string) *string { return &s }
-func int32Ptr(i int32) *int32 { return &i }
