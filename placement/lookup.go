@@ -226,7 +226,7 @@ func (l *Lookup) activateHere(ctx context.Context, id, expected string) (pid *ac
 	if err != nil {
 		return nil, false, "", err
 	}
-	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	value := record(l.members.Self(), pid)
 	prevSet := l.keys.of(l.members.Self()) // the set the pairing leaves, if any
 	if member, _, ok := parseRecord(expected); ok {
 		prevSet = l.keys.of(member)
@@ -351,8 +351,8 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 	if err != nil {
 		return nil, err
 	}
-	expected := m.GetFromMember() + " " + m.GetFromAddress() + " " + m.GetFromId()
-	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	expected := record(m.GetFromMember(), actor.NewPID(m.GetFromAddress(), m.GetFromId()))
+	value := record(l.members.Self(), pid)
 	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self()), l.keys.of(m.GetFromMember())},
 		expected, value, id).Slice()
 	won := err == nil && len(res) == 2 && res[0] == int64(1)
@@ -381,7 +381,7 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 // actor pid (false when it cannot be read).
 func (l *Lookup) recordNames(ctx context.Context, id string, pid *actor.PID) bool {
 	rec, err := l.client.Get(ctx, l.keys.record(id)).Result()
-	return err == nil && rec == l.members.Self()+" "+pid.Address+" "+pid.Id
+	return err == nil && rec == record(l.members.Self(), pid)
 }
 
 // Adopters returns the activators of the other members, in random order,
@@ -400,7 +400,7 @@ func (l *Lookup) Adopters() []*actor.PID {
 // node drains) leaves a "moved" mark instead, for movedLife: the next
 // activation knows the pairing's tabs are on their way back.
 func (l *Lookup) Released(id string, pid *actor.PID, handedOff bool) {
-	value := l.members.Self() + " " + pid.Address + " " + pid.Id
+	value := record(l.members.Self(), pid)
 	mark := ""
 	if handedOff {
 		mark = movedMark + l.members.Self()
@@ -529,6 +529,12 @@ func (l *Lookup) purge(member string) {
 	if total > 0 {
 		l.log.Info("placement: records of a member that left purged", "member", member, "records", total)
 	}
+}
+
+// record is the activation record naming member's actor pid; parseRecord
+// reads it back.
+func record(member string, pid *actor.PID) string {
+	return member + " " + pid.Address + " " + pid.Id
 }
 
 func parseRecord(rec string) (member string, pid *actor.PID, ok bool) {
