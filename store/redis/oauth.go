@@ -233,9 +233,13 @@ func (s *Store) ConnectionsOfPairing(ctx context.Context, pairing string) ([]oau
 	if err == nil && len(conns) < len(ids) {
 		// Derived connections whose records expired with their tokens
 		// leave the list now.
+		found := make(map[string]bool, len(conns))
+		for _, c := range conns {
+			found[c.ID] = true
+		}
 		ended := make([]any, 0, len(ids)-len(conns))
 		for _, id := range ids {
-			if !slices.ContainsFunc(conns, func(c oauth.Connection) bool { return c.ID == id }) {
+			if !found[id] {
 				ended = append(ended, id)
 			}
 		}
