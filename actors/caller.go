@@ -157,9 +157,7 @@ func (w *waiter) Receive(ctx actor.Context) {
 		ctx.Request(w.pairing, w.req)
 		w.armProbe(ctx)
 	case *actor.Stopping:
-		if w.probe != nil {
-			w.probe.Stop()
-		}
+		w.stopProbe()
 		ctx.Unwatch(w.pairing) // stopped from outside (cancelled): the pairing need not keep the watch
 	case *probeTick:
 		ctx.Request(w.pairing, &wire.CallProbe{Id: w.req.GetId()})
@@ -168,8 +166,7 @@ func (w *waiter) Receive(ctx actor.Context) {
 		if !m.GetHeld() {
 			// The pairing does not hold this call: its end, or the
 			// request itself, was lost on the way.
-			w.put(pairingGone{accepted: w.accepted})
-			ctx.Stop(ctx.Self())
+			w.finish(ctx, pairingGone{accepted: w.accepted})
 		}
 	case *wire.CallAccepted:
 		w.accepted = true
@@ -184,22 +181,19 @@ func (w *waiter) Receive(ctx actor.Context) {
 	case *wire.CallEvent:
 		w.put(m)
 	case *wire.CallDone:
-		w.put(m)
 		ctx.Unwatch(w.pairing) // or the pairing keeps a watcher per call it ever ran
-		ctx.Stop(ctx.Self())
+		w.finish(ctx, m)
 	case *actor.DeadLetterResponse:
 		// The call request, or a later probe, reached no pairing: a call it
 		// had accepted is not sent anew.
-		w.put(pairingGone{accepted: w.accepted})
-		ctx.Stop(ctx.Self())
+		w.finish(ctx, pairingGone{accepted: w.accepted})
 	case *actor.Terminated:
 		if m.Who.Equal(w.pairing) {
 			ctx.Send(ctx.Self(), &checkGone{who: m.Who})
 		}
 	case *checkGone:
 		if m.who.Equal(w.pairing) {
-			w.put(pairingGone{accepted: w.accepted})
-			ctx.Stop(ctx.Self())
+			w.finish(ctx, pairingGone{accepted: w.accepted})
 		}
 	}
 }
@@ -210,6 +204,21 @@ type probeTick struct{}
 func (w *waiter) armProbe(ctx actor.Context) {
 	self, root := ctx.Self(), ctx.ActorSystem().Root
 	w.probe = w.clock.AfterFunc(w.every, func() { root.Send(self, &probeTick{}) })
+}
+
+// finish hands the caller its last message m and stops the waiter. The
+// probe timer stops first, so that nothing of the call is left pending by
+// the time the caller has its answer.
+func (w *waiter) finish(ctx actor.Context, m any) {
+	w.stopProbe()
+	w.put(m)
+	ctx.Stop(ctx.Self())
+}
+
+func (w *waiter) stopProbe() {
+	if w.probe != nil {
+		w.probe.Stop()
+	}
 }
 
 func (w *waiter) put(m any) {
