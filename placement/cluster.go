@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"runtime/debug"
 	"strconv"
@@ -68,7 +69,14 @@ func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivat
 	members.Superseded = lookup.Superseded
 	lookup.Use(newActivations(lookup.Released))
 
-	ropts := []remote.ConfigOption{remote.WithServerOptions(grpc.ChainStreamInterceptor(recovering(cfg.Logger)))}
+	// protoactor sends a peer the messages queued for it as one gRPC
+	// message (a batch of up to 1,000), and a call's arguments or a tab's
+	// result may be megabytes (4 MiB from a host, 16 MiB from a tab): at
+	// grpc's default 4 MiB receive limit such a batch broke the link, and
+	// every actor behind it looked gone. The peers are our own nodes (the
+	// remote port is private): no limit below grpc's own.
+	ropts := []remote.ConfigOption{remote.WithServerOptions(grpc.ChainStreamInterceptor(recovering(cfg.Logger)),
+		grpc.MaxRecvMsgSize(math.MaxInt32))}
 	if cfg.Advertise != "" {
 		ropts = append(ropts, remote.WithAdvertisedHost(cfg.Advertise))
 	}

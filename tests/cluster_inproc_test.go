@@ -262,3 +262,33 @@ func TestInProcessADrainingNodeFinishesTheCallsItServes(t *testing.T) {
 		t.Fatalf("the call through the draining node ended %v: %+v", res.outcome.Kind, res.result)
 	}
 }
+
+// TestInProcessMembersCarryLargeCalls sends calls with arguments of a few
+// MiB across nodes, several at once, and back as results: what a host may
+// send (MCP bodies up to 4 MiB) and a tab may answer (16 MiB) must cross
+// the nodes' link, which protoactor batches into one gRPC message.
+func TestInProcessMembersCarryLargeCalls(t *testing.T) {
+	nodes, pairing := tabOnSecondMember(t)
+	a := nodes[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	big := strings.Repeat("x", 3<<20)
+	results := make(chan callResult, 4)
+	for i := 0; i < cap(results); i++ {
+		go func() { results <- a.call(ctx, pairing, "conn-1", "echo", map[string]any{"value": big}) }()
+	}
+	for i := 0; i < cap(results); i++ {
+		// The host sees the first part of so large a result, and its size.
+		res := <-results
+		var text string
+		if len(res.result.Content) > 0 {
+			text = res.result.Content[0].Text
+		}
+		if res.outcome.Kind != actors.Answered || !strings.Contains(text, "has 3,145,740 characters") {
+			t.Fatalf("echo of 3 MiB ended %v: %.300q", res.outcome.Kind, text)
+		}
+	}
+	if res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{}); res.outcome.Kind != actors.Answered {
+		t.Fatalf("a small call after the large ones ended %v", res.outcome.Kind)
+	}
+}
