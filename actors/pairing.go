@@ -39,10 +39,13 @@ type pairing struct {
 	// A move to another node (pairing_move.go): adopted is the state this
 	// actor starts from; moving, the move is under way (messages are
 	// held); movedTo, the actor that holds the pairing now.
-	adopted *wire.PairingState
-	moving  bool
-	held    []held
-	movedTo *actor.PID
+	// settling, the actor adopted a moved pairing and waits for the old
+	// actor's MoveDone before it acts on what it adopted.
+	adopted  *wire.PairingState
+	settling clock.Timer
+	moving   bool
+	held     []held
+	movedTo  *actor.PID
 }
 
 type tabEntry struct {
@@ -59,7 +62,8 @@ type call struct {
 	asking  bool
 	started time.Time
 	timer   clock.Timer
-	grace   clock.Timer // while it waits for a tab that went away lately
+	grace   clock.Timer // while it waits for a tab that went away lately,
+	until   time.Time   // until then
 }
 
 // turn is the connection whose calls share a turn id now (SPEC §1).
@@ -112,6 +116,8 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.onDeadline(ctx, m.ID)
 	case *tabGraceOver:
 		p.onTabGraceOver(ctx, m.ID)
+	case *wire.MoveDone, *settleOver:
+		p.settle(ctx)
 	case *wire.TabRegister:
 		p.onRegister(ctx, m)
 	case *wire.TabFocus:
@@ -185,16 +191,28 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	c.msg.DeadlineMs = deadline.UnixMilli()
 	p.calls[c.msg.ID] = c
 	ctx.Watch(waiter)
-	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
-	c.timer = p.cfg.Clock.AfterFunc(p.cfg.CallWait, func() { root.Send(self, &callDeadline{ID: id}) })
-	ctx.Send(waiter, &wire.CallAccepted{Id: id, Turn: c.msg.Turn})
+	p.armDeadline(ctx, c, deadline)
+	ctx.Send(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
 	if c.tab == nil {
 		// No tab, but one went away lately: wait for it, not past the
 		// grace.
-		c.grace = p.cfg.Clock.AfterFunc(p.tabsBackBy.Sub(now), func() { root.Send(self, &tabGraceOver{ID: id}) })
+		p.armGrace(ctx, c, p.tabsBackBy)
 	}
 	p.disarmIdle()
+}
+
+// armDeadline ends c at its deadline.
+func (p *pairing) armDeadline(ctx actor.Context, c *call, deadline time.Time) {
+	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
+	c.timer = p.cfg.Clock.AfterFunc(max(deadline.Sub(p.cfg.Clock.Now()), 0), func() { root.Send(self, &callDeadline{ID: id}) })
+}
+
+// armGrace ends c at until if it has no tab then.
+func (p *pairing) armGrace(ctx actor.Context, c *call, until time.Time) {
+	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
+	c.until = until
+	c.grace = p.cfg.Clock.AfterFunc(max(until.Sub(p.cfg.Clock.Now()), 0), func() { root.Send(self, &tabGraceOver{ID: id}) })
 }
 
 // onTabGraceOver answers a call still waiting for a tab when the grace
@@ -415,6 +433,9 @@ func (p *pairing) onIdleCheck(ctx actor.Context, m *idleCheck) {
 
 func (p *pairing) stopTimers() {
 	p.disarmIdle()
+	if p.settling != nil {
+		p.settling.Stop()
+	}
 	for _, c := range p.calls {
 		if c.timer != nil {
 			c.timer.Stop()

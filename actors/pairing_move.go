@@ -37,6 +37,10 @@ const moveLinger = 2 * time.Second
 // moveOver (timer → moved pairing): stop forwarding.
 type moveOver struct{}
 
+// moveFlushed (moved pairing → itself): what was in its mailbox when the
+// move was done has been forwarded.
+type moveFlushed struct{}
+
 // held is a message a moving pairing keeps until it knows whether the move
 // worked: then it goes to the new actor, or is handled here after all.
 type held struct {
@@ -62,6 +66,9 @@ func (p *pairing) intercept(ctx actor.Context) bool {
 	case *moveOver, *wire.Superseded:
 		// (Superseded names this actor: it is not the new one's.)
 		ctx.Stop(ctx.Self())
+		return true
+	case *moveFlushed:
+		ctx.Send(p.movedTo, &wire.MoveDone{})
 		return true
 	}
 	// Moved: what the tabs and waiters send goes on; its own timers and
@@ -152,10 +159,15 @@ func (p *pairing) replay(ctx actor.Context) {
 // the held messages go to it, and this actor forwards for moveLinger.
 func (p *pairing) handOver(ctx actor.Context) {
 	// What was held goes first: it was sent before anything the tabs and
-	// waiters send the new actor once they hear of it.
+	// waiters send the new actor once they hear of it. Then the new actor
+	// may act on what it adopted.
 	for _, h := range p.held {
 		p.forward(ctx, h.msg, h.sender)
 	}
+	// This runs as the answer's continuation, ahead of messages still in
+	// the mailbox: they are forwarded before the note to self comes
+	// round, and MoveDone after them.
+	ctx.Send(ctx.Self(), &moveFlushed{})
 	note := movedNote(p.movedTo)
 	for _, t := range p.tabs {
 		ctx.Unwatch(t.pid)
@@ -188,6 +200,9 @@ func (p *pairing) export() *wire.PairingState {
 	}
 	for _, c := range p.calls {
 		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started)}
+		if c.grace != nil {
+			cs.GraceUntilUnixNano = unixNano(c.until)
+		}
 		if c.waiter != nil {
 			cs.WaiterAddress, cs.WaiterId = c.waiter.Address, c.waiter.Id
 		}
@@ -199,44 +214,70 @@ func (p *pairing) export() *wire.PairingState {
 	return s
 }
 
-// adopt takes over the state of a pairing actor that moved here: its tabs
-// and waiters are watched, and its calls' deadlines run on.
+// settleWait bounds how long an adopted pairing waits for the old actor's
+// MoveDone: the old actor sends it once the adopter's answer reaches it,
+// which may take its second ask.
+const settleWait = 2*adoptWait + time.Second
+
+// settleOver (timer → adopted pairing): no MoveDone came; act anyway.
+type settleOver struct{}
+
+// adopt takes over the state of a pairing actor that moved here. It acts
+// on that state (watches the tabs and waiters, runs the deadlines and
+// graces, hands waiting calls to a tab) only once the old actor has
+// forwarded what it held during the move: a tab's answer held there must
+// come before the news that the tab closed, or the call would go to
+// another tab, and before the call's deadline.
 func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
-	now := p.cfg.Clock.Now()
 	p.detached = s.GetDetached()
 	p.turn = turn{id: s.GetTurnId(), conn: s.GetTurnConn(), last: fromUnixNano(s.GetTurnLastUnixNano())}
 	p.tabsBackBy = fromUnixNano(s.GetTabsBackByUnixNano())
 	for _, t := range s.GetTabs() {
-		pid := actor.NewPID(t.GetAddress(), t.GetId())
-		p.tabs = append(p.tabs, &tabEntry{pid: pid, tabID: t.GetTabId(), focusedAt: fromUnixNano(t.GetFocusedAtUnixNano()),
-			joined: fromUnixNano(t.GetJoinedUnixNano())})
-		ctx.Watch(pid)
+		p.tabs = append(p.tabs, &tabEntry{pid: actor.NewPID(t.GetAddress(), t.GetId()), tabID: t.GetTabId(),
+			focusedAt: fromUnixNano(t.GetFocusedAtUnixNano()), joined: fromUnixNano(t.GetJoinedUnixNano())})
 	}
 	p.sortTabs()
 	p.cfg.Metrics.TabsConnected.Add(float64(len(p.tabs)))
 	for _, q := range s.GetQueries() {
 		p.queries[q.GetId()] = pendingQuery{asker: actor.NewPID(q.GetAskerAddress(), q.GetAskerId()), at: fromUnixNano(q.GetAtUnixNano())}
 	}
-	self, root := ctx.Self(), ctx.ActorSystem().Root
 	for _, cs := range s.GetCalls() {
 		if cs.GetWaiterId() == "" || cs.GetCall() == nil {
 			continue
 		}
 		c := &call{msg: fromWireCall(cs.GetCall()), waiter: actor.NewPID(cs.GetWaiterAddress(), cs.GetWaiterId()),
-			asking: cs.GetAsking(), started: fromUnixNano(cs.GetStartedUnixNano())}
+			asking: cs.GetAsking(), started: fromUnixNano(cs.GetStartedUnixNano()), until: fromUnixNano(cs.GetGraceUntilUnixNano())}
 		if cs.GetTabId() != "" {
 			c.tab = actor.NewPID(cs.GetTabAddress(), cs.GetTabId())
 		}
-		id := c.msg.ID
-		p.calls[id] = c
+		p.calls[c.msg.ID] = c
+	}
+	self, root := ctx.Self(), ctx.ActorSystem().Root
+	p.settling = p.cfg.Clock.AfterFunc(settleWait, func() { root.Send(self, &settleOver{}) })
+}
+
+// settle acts on the adopted state, as it is now: what was forwarded
+// meanwhile has been handled (calls answered, tabs replaced).
+func (p *pairing) settle(ctx actor.Context) {
+	if p.settling == nil {
+		return
+	}
+	p.settling.Stop()
+	p.settling = nil
+	for _, t := range p.tabs {
+		ctx.Watch(t.pid)
+	}
+	for _, c := range p.calls {
+		if c.timer != nil {
+			continue // taken here after the move: its own timers run
+		}
 		ctx.Watch(c.waiter)
-		c.timer = p.cfg.Clock.AfterFunc(max(time.UnixMilli(c.msg.DeadlineMs).Sub(now), 0), func() { root.Send(self, &callDeadline{ID: id}) })
+		p.armDeadline(ctx, c, time.UnixMilli(c.msg.DeadlineMs))
+		if !c.until.IsZero() {
+			p.armGrace(ctx, c, c.until)
+		}
 		if c.tab == nil {
-			if len(p.tabs) > 0 {
-				p.redeliver(ctx, c)
-			} else {
-				c.grace = p.cfg.Clock.AfterFunc(max(p.tabsBackBy.Sub(now), 0), func() { root.Send(self, &tabGraceOver{ID: id}) })
-			}
+			p.redeliver(ctx, c)
 		}
 	}
 }

@@ -745,12 +745,17 @@ func TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces(t *testing.T) {
 }
 
 // adopterOf is another node's activator as far as a move goes: it starts
-// the pairing in acts with the state it is sent.
-func adopterOf(r *rig, acts *Activations) *actor.PID {
+// the pairing in acts with the state it is sent. With a gate, it holds
+// the move under way until the test releases it.
+func adopterOf(r *rig, acts *Activations, g *adoptGate) *actor.PID {
 	return r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
 		m, ok := ctx.Message().(*wire.Adopt)
 		if !ok {
 			return
+		}
+		if g != nil {
+			close(g.asked)
+			<-g.release
 		}
 		pid, err := acts.Adopt(m.GetState())
 		if err != nil {
@@ -759,6 +764,33 @@ func adopterOf(r *rig, acts *Activations) *actor.PID {
 		}
 		ctx.Respond(&wire.Activated{Address: pid.Address, Id: pid.Id})
 	}))
+}
+
+// activeIn waits until acts holds pairing id, and returns its actor.
+func (r *rig) activeIn(acts *Activations, id string) *actor.PID {
+	r.t.Helper()
+	r.eventually(func() bool { _, ok := acts.Active(id); return ok }, "%s active", id)
+	pid, _ := acts.Active(id)
+	return pid
+}
+
+// snapshotOf asks the pairing actor pid for its state.
+func (r *rig) snapshotOf(pid *actor.PID) *wire.Snapshot {
+	r.t.Helper()
+	res, err := r.system.Root.RequestFuture(pid, &wire.SnapshotRequest{}, patience).Result()
+	s, ok := res.(*wire.Snapshot)
+	if err != nil || !ok {
+		r.t.Fatalf("snapshot of %s: %v %v", pid.Id, res, err)
+	}
+	return s
+}
+
+// adoptGate holds a move under way: asked is closed when the adopter is
+// asked, and it answers once release is closed.
+type adoptGate struct{ asked, release chan struct{} }
+
+func newAdoptGate() *adoptGate {
+	return &adoptGate{asked: make(chan struct{}), release: make(chan struct{})}
 }
 
 // TestAPairingWithACallMovesWithIt: a draining node's pairing that holds a
@@ -788,7 +820,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 			ctx.Respond(&wire.Activated{Error: "draining"}) // drains too: the next one is asked
 		}
 	}))
-	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{refuser, adopterOf(r, other)} }, "node-a")
+	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{refuser, adopterOf(r, other, nil)} }, "node-a")
 	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
 	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move counted")
 	moved, _ := other.Active("p1")
@@ -916,20 +948,8 @@ func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
 func TestASupersededNoticeDuringAMoveStaysWithTheOldActor(t *testing.T) {
 	r := newRig(t, nil)
 	other := NewActivations(r.system, r.cfg, nil)
-	release := make(chan struct{})
-	slow := r.system.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
-		m, ok := ctx.Message().(*wire.Adopt)
-		if !ok {
-			return
-		}
-		<-release // the move is under way until the test says
-		pid, err := other.Adopt(m.GetState())
-		if err != nil {
-			ctx.Respond(&wire.Activated{Error: err.Error()})
-			return
-		}
-		ctx.Respond(&wire.Activated{Address: pid.Address, Id: pid.Id})
-	}))
+	gate := newAdoptGate()
+	slow := adopterOf(r, other, gate)
 	a := r.connect("p1", "tab-a", epoch)
 	first := r.call("p1", "c1", "whoami")
 	c := a.nextCall()
@@ -937,7 +957,7 @@ func TestASupersededNoticeDuringAMoveStaysWithTheOldActor(t *testing.T) {
 	old, _ := router.Active("p1")
 	router.HandOff(func() []*actor.PID { return []*actor.PID{slow} }, "node-a")
 	r.system.Root.Send(old, &wire.Superseded{})
-	close(release)
+	close(gate.release)
 	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
 	a.answer(c.ID, "after")
 	if text := answerText(t, first.outcome(t)); text != "after" {
@@ -945,5 +965,65 @@ func TestASupersededNoticeDuringAMoveStaysWithTheOldActor(t *testing.T) {
 	}
 	if _, ok := other.Active("p1"); !ok {
 		t.Fatal("the held Superseded stopped the new actor")
+	}
+}
+
+// TestAnAnswerHeldDuringAMoveIsNotRunAgain: a tab answers and closes while
+// its pairing moves; the browser has another tab. The new actor reads the
+// held answer before it acts on the tab's close, so the call is not sent
+// to the other tab.
+func TestAnAnswerHeldDuringAMoveIsNotRunAgain(t *testing.T) {
+	r := newRig(t, nil)
+	other := NewActivations(r.system, r.cfg, nil)
+	b := r.connect("p1", "tab-b", epoch)
+	a := r.connect("p1", "tab-a", epoch.Add(time.Second)) // focused last
+	first := r.call("p1", "c1", "whoami")
+	c := a.nextCall()
+	gate := newAdoptGate()
+	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, other, gate)} }, "node-a")
+	<-gate.asked
+	a.answer(c.ID, "from a")
+	if err := r.system.Root.PoisonFuture(a.tab.pid).Wait(); err != nil { // as Close, and the tab actor has stopped
+		t.Fatal(err)
+	}
+	close(gate.release)
+	if text := answerText(t, first.outcome(t)); text != "from a" {
+		t.Fatalf("answered %q", text)
+	}
+	moved := r.activeIn(other, "p1")
+	r.eventually(func() bool { return len(r.snapshotOf(moved).GetTabs()) == 1 }, "the new actor dropped tab-a")
+	if n := testutil.ToFloat64(r.cfg.Metrics.Redeliveries); n != 0 {
+		t.Fatalf("%v redeliveries: the call tab-a answered was sent again", n)
+	}
+	b.nothingQueued("tab-b got %+v: the call tab-a answered was run again")
+}
+
+// TestACallWaitingForItsTabStillWaitsAfterAMove: the call's only tab went
+// away after it took the call, so the call waits for a tab until its
+// deadline; it does so on the actor that adopted the pairing too.
+func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
+	r := newRig(t, nil)
+	other := NewActivations(r.system, r.cfg, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	first := r.call("p1", "c1", "whoami")
+	a.nextCall()
+	a.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-a gone")
+	r.clock.Advance(r.cfg.TabGrace + time.Second)
+	router := r.hub.router.(*LocalRouter)
+	old, _ := router.Active("p1")
+	router.HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, other, nil)} }, "node-a")
+	moved := r.activeIn(other, "p1")
+	if n := r.snapshotOf(moved).GetCalls(); n != 1 {
+		t.Fatalf("%d calls adopted, want 1", n)
+	}
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move done")
+	r.snapshotOf(old)           // read after the move's end: its linger is armed (the new actor answers)
+	r.clock.Advance(moveLinger) // the old actor has forwarded all and stops
+	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the old actor stops")
+	r.snapshotOf(moved) // the new one has read the old one's MoveDone
+	r.clock.Advance(r.cfg.CallWait)
+	if o := first.outcome(t); o.Kind != TimedOut {
+		t.Fatalf("the call ended %v after the move; it waits for a tab until its deadline", o.Kind)
 	}
 }

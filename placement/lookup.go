@@ -356,8 +356,13 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 	res, err := claimScript.Run(ctx, l.client, []string{l.keys.record(id), l.keys.of(l.members.Self()), l.keys.of(m.GetFromMember())},
 		expected, value, id).Slice()
 	won := err == nil && len(res) == 2 && res[0] == int64(1)
-	if err != nil && l.recordNames(ctx, id, pid) {
-		won = true // the script ran; its answer was lost
+	if err != nil {
+		// The script may have run and its answer been lost, the ask's
+		// own time being up among the reasons: read again on time of
+		// our own.
+		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		won = l.recordNames(rctx, id, pid)
+		cancel()
 	}
 	if !won {
 		l.system.Root.Stop(pid)

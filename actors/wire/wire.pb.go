@@ -1981,8 +1981,11 @@ type CallState struct {
 	TabId           string                 `protobuf:"bytes,5,opt,name=tab_id,json=tabId,proto3" json:"tab_id,omitempty"`
 	Asking          bool                   `protobuf:"varint,6,opt,name=asking,proto3" json:"asking,omitempty"`
 	StartedUnixNano int64                  `protobuf:"varint,7,opt,name=started_unix_nano,json=startedUnixNano,proto3" json:"started_unix_nano,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The call waits for a tab that went away lately until then (0: it
+	// waits until its deadline).
+	GraceUntilUnixNano int64 `protobuf:"varint,8,opt,name=grace_until_unix_nano,json=graceUntilUnixNano,proto3" json:"grace_until_unix_nano,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *CallState) Reset() {
@@ -2064,6 +2067,13 @@ func (x *CallState) GetStartedUnixNano() int64 {
 	return 0
 }
 
+func (x *CallState) GetGraceUntilUnixNano() int64 {
+	if x != nil {
+		return x.GraceUntilUnixNano
+	}
+	return 0
+}
+
 // Adopt (a draining node's pairing → another node's activator), as a
 // request: start the pairing there with this state, in place of the
 // actor from_address/from_id, whose record names from_member. Answered
@@ -2136,6 +2146,45 @@ func (x *Adopt) GetFromId() string {
 	return ""
 }
 
+// MoveDone (moved pairing → the actor that adopted it): everything the
+// old actor held during the move has been forwarded; the new one may now
+// act on what it adopted (watch the tabs, run the deadlines).
+type MoveDone struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveDone) Reset() {
+	*x = MoveDone{}
+	mi := &file_wire_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveDone) ProtoMessage() {}
+
+func (x *MoveDone) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveDone.ProtoReflect.Descriptor instead.
+func (*MoveDone) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{32}
+}
+
 // PairingMoved (pairing → its tabs and waiters): the pairing's actor is
 // this one from now on.
 type PairingMoved struct {
@@ -2148,7 +2197,7 @@ type PairingMoved struct {
 
 func (x *PairingMoved) Reset() {
 	*x = PairingMoved{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2209,7 @@ func (x *PairingMoved) String() string {
 func (*PairingMoved) ProtoMessage() {}
 
 func (x *PairingMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2222,7 @@ func (x *PairingMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingMoved.ProtoReflect.Descriptor instead.
 func (*PairingMoved) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PairingMoved) GetAddress() string {
@@ -2337,7 +2386,7 @@ const file_wire_proto_rawDesc = "" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x15\n" +
 	"\x06tab_id\x18\x03 \x01(\tR\x05tabId\x12/\n" +
 	"\x14focused_at_unix_nano\x18\x04 \x01(\x03R\x11focusedAtUnixNano\x12(\n" +
-	"\x10joined_unix_nano\x18\x05 \x01(\x03R\x0ejoinedUnixNano\"\xf7\x01\n" +
+	"\x10joined_unix_nano\x18\x05 \x01(\x03R\x0ejoinedUnixNano\"\xaa\x02\n" +
 	"\tCallState\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.tabrelay.wire.v1.CallR\x04call\x12%\n" +
 	"\x0ewaiter_address\x18\x02 \x01(\tR\rwaiterAddress\x12\x1b\n" +
@@ -2346,13 +2395,16 @@ const file_wire_proto_rawDesc = "" +
 	"tabAddress\x12\x15\n" +
 	"\x06tab_id\x18\x05 \x01(\tR\x05tabId\x12\x16\n" +
 	"\x06asking\x18\x06 \x01(\bR\x06asking\x12*\n" +
-	"\x11started_unix_nano\x18\a \x01(\x03R\x0fstartedUnixNano\"\x9a\x01\n" +
+	"\x11started_unix_nano\x18\a \x01(\x03R\x0fstartedUnixNano\x121\n" +
+	"\x15grace_until_unix_nano\x18\b \x01(\x03R\x12graceUntilUnixNano\"\x9a\x01\n" +
 	"\x05Adopt\x124\n" +
 	"\x05state\x18\x01 \x01(\v2\x1e.tabrelay.wire.v1.PairingStateR\x05state\x12\x1f\n" +
 	"\vfrom_member\x18\x02 \x01(\tR\n" +
 	"fromMember\x12!\n" +
 	"\ffrom_address\x18\x03 \x01(\tR\vfromAddress\x12\x17\n" +
-	"\afrom_id\x18\x04 \x01(\tR\x06fromId\"8\n" +
+	"\afrom_id\x18\x04 \x01(\tR\x06fromId\"\n" +
+	"\n" +
+	"\bMoveDone\"8\n" +
 	"\fPairingMoved\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id*@\n" +
@@ -2384,7 +2436,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -2420,9 +2472,10 @@ var file_wire_proto_goTypes = []any{
 	(*TabState)(nil),           // 31: tabrelay.wire.v1.TabState
 	(*CallState)(nil),          // 32: tabrelay.wire.v1.CallState
 	(*Adopt)(nil),              // 33: tabrelay.wire.v1.Adopt
-	(*PairingMoved)(nil),       // 34: tabrelay.wire.v1.PairingMoved
-	nil,                        // 35: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 36: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*MoveDone)(nil),           // 34: tabrelay.wire.v1.MoveDone
+	(*PairingMoved)(nil),       // 35: tabrelay.wire.v1.PairingMoved
+	nil,                        // 36: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 37: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
@@ -2430,11 +2483,11 @@ var file_wire_proto_depIdxs = []int32{
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
 	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	35, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	36, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
 	20, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
 	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
 	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	36, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	37, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 	31, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
 	32, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
 	30, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
@@ -2458,7 +2511,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
