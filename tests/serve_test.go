@@ -1,15 +1,16 @@
 package tests
 
 import (
-	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tabrelay/tabrelay/internal/redistest"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 )
 
 // serveProc is a running `tabrelay serve` process.
@@ -24,12 +25,7 @@ type serveProc struct {
 
 func freePort(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + redistest.FreePort(t)
 }
 
 func startServe(t *testing.T, listen, admin, dataDir string, env ...string) *serveProc {

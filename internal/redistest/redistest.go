@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -168,13 +170,52 @@ func (s *Server) Output() string {
 	return s.out.String()
 }
 
-// FreePort returns a loopback port nothing listens on now.
+// FreePort returns a loopback port nothing listens on now and that this
+// process has not handed out before. Servers started later bind it, so
+// it is chosen below the kernel's ephemeral range where there is room:
+// the kernel then never gives it meanwhile to a connection or to another
+// ":0" listener (node 0's admin port was once node 2's too).
 func FreePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := portRange()
+	given.Lock()
+	defer given.Unlock()
+	for range 1000 {
+		want := 0
+		if hi > lo {
+			want = lo + rand.IntN(hi-lo)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(want)))
+		if err != nil {
+			continue
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !given.ports[port] {
+			given.ports[port] = true
+			return strconv.Itoa(port)
+		}
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	t.Fatal("redistest: no free loopback port")
+	return ""
+}
+
+// given holds the ports FreePort handed out.
+var given = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// portRange is where FreePort picks: the 10,000 ports below the kernel's
+// ephemeral range, or none (the kernel picks) when that range starts low.
+func portRange() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	var first int
+	if _, err := fmt.Sscan(string(b), &first); err != nil || first < 12000 {
+		return 0, 0
+	}
+	return first - 10000, first
 }

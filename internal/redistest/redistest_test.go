@@ -32,3 +32,27 @@ func TestAnotherRedisOnThePortIsNotTakenForOurs(t *testing.T) {
 		t.Fatalf("launch where another redis-server listens: %v, want %v", err, errPortTaken)
 	}
 }
+
+// TestFreePortsAreDistinctAndOutsideTheKernelsPicks: ports handed out are
+// never handed out again, can be bound, and are not where the kernel picks
+// ports for connections and ":0" listeners.
+func TestFreePortsAreDistinctAndOutsideTheKernelsPicks(t *testing.T) {
+	lo, hi := portRange()
+	seen := map[string]bool{}
+	for range 200 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("port %s handed out twice", p)
+		}
+		seen[p] = true
+		n, _ := strconv.Atoi(p)
+		if hi > lo && (n < lo || n >= hi) {
+			t.Fatalf("port %d outside [%d, %d)", n, lo, hi)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+p)
+		if err != nil {
+			t.Fatalf("port %s cannot be bound: %v", p, err)
+		}
+		l.Close()
+	}
+}
