@@ -170,13 +170,16 @@ func (w *waiter) Receive(ctx actor.Context) {
 		}
 	case *wire.CallAccepted:
 		w.accepted = true
+		if sender := ctx.Sender(); sender != nil && !sender.Equal(w.pairing) {
+			// The call was forwarded (its pairing had moved): the actor
+			// that took it is the one to watch and probe.
+			w.follow(ctx, sender)
+		}
 	case *wire.PairingMoved:
 		// The pairing moved to another node with the call (its node
 		// drains): watch and probe the actor that holds it now.
 		if sender := ctx.Sender(); sender != nil && sender.Equal(w.pairing) {
-			ctx.Unwatch(w.pairing)
-			w.pairing = actor.NewPID(m.GetAddress(), m.GetId())
-			ctx.Watch(w.pairing)
+			w.follow(ctx, actor.NewPID(m.GetAddress(), m.GetId()))
 		}
 	case *wire.CallEvent:
 		w.put(m)
@@ -196,6 +199,13 @@ func (w *waiter) Receive(ctx actor.Context) {
 			w.finish(ctx, pairingGone{accepted: w.accepted})
 		}
 	}
+}
+
+// follow makes pid the pairing actor the waiter watches and probes.
+func (w *waiter) follow(ctx actor.Context, pid *actor.PID) {
+	ctx.Unwatch(w.pairing)
+	w.pairing = pid
+	ctx.Watch(w.pairing)
 }
 
 // probeTick is the waiter's note to itself to probe its pairing.

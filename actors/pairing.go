@@ -192,7 +192,7 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	p.calls[c.msg.ID] = c
 	ctx.Watch(waiter)
 	p.armDeadline(ctx, c, deadline)
-	ctx.Send(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn})
+	ctx.Request(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn}) // from this actor: the one to watch
 	p.deliver(ctx, c)
 	if c.tab == nil {
 		// No tab, but one went away lately: wait for it, not past the

@@ -91,10 +91,13 @@ func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
 	// Whoever still talks to this actor (a waiter that found it, a tab
 	// that registered meanwhile) must talk to the new one: tell it. A note
 	// from an actor it does not talk to is ignored.
+	// A new call's waiter hears it from the new actor's CallAccepted
+	// instead: a note from here could make it probe the new actor before
+	// the forwarded call is there.
 	switch m := msg.(type) {
 	case *wire.TabRegister: // its sender is a future: the tab is named inside
 		ctx.Request(actor.NewPID(m.GetTabAddress(), m.GetTabActor()), movedNote(p.movedTo))
-	case *wire.CallRequest, *wire.CallProbe, *wire.CancelCall, *wire.TabFocus, *wire.TabResult, *wire.TabAsking,
+	case *wire.CallProbe, *wire.CancelCall, *wire.TabFocus, *wire.TabResult, *wire.TabAsking,
 		*wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
 		if sender != nil {
 			ctx.Request(sender, movedNote(p.movedTo))

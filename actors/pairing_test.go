@@ -843,11 +843,23 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	a.nothingQueued("the tab got %+v after the move; the call must not be sent again")
 	// A call sent to the old actor while it forwards reaches the tab too.
 	r.callVia(old, "late-1", a)
+	// One answered only after the old actor stopped still gets its
+	// answer: its waiter follows the actor that took the call.
+	late := make(chan Outcome, 1)
+	go func() {
+		o, _, _ := r.caller.await(context.Background(), old, "late-2", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		late <- o
+	}()
+	c3 := a.nextCall()
 	// A tab that registers with the old actor meanwhile ends up with the
 	// new one, and stays with it once the old actor stops.
 	b := r.connect("p1", "tab-b", epoch.Add(time.Second))
 	r.clock.Advance(moveLinger)
 	r.eventually(func() bool { _, ok := r.hub.router.(*LocalRouter).Active("p1"); return !ok }, "the old actor stops")
+	a.answer(c3.ID, "late-2")
+	if o := <-late; o.Kind != Answered {
+		t.Fatalf("a call forwarded by the old actor ended %v once it stopped", o.Kind)
+	}
 	if _, ok := other.Active("p1"); !ok {
 		t.Fatal("the new actor stopped too")
 	}
