@@ -344,8 +344,14 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 	l.mu.Lock()
 	prev := l.adopted[m.GetFromId()]
 	l.mu.Unlock()
-	if pid, ok := l.acts.Active(id); ok && pid.Equal(prev) && l.recordNames(ctx, id, pid) {
-		return pid, nil // adopted already: the first answer went missing
+	if pid, ok := l.acts.Active(id); ok {
+		if pid.Equal(prev) && l.recordNames(ctx, id, pid) {
+			return pid, nil // adopted already: the first answer went missing
+		}
+		// An actor of the pairing lives here already (the record named it
+		// once): starting the moved one would stop it, calls and all,
+		// before the claim even knows which of the two the record names.
+		return nil, errors.New("this node holds another actor of the pairing")
 	}
 	pid, err := l.acts.Adopt(m.GetState())
 	if err != nil {

@@ -441,6 +441,19 @@ func TestAdoptTakesTheRecordOnceAndOnlyFromTheMover(t *testing.T) {
 		t.Fatalf("adopted p2 as %v from an actor its record does not name", pid)
 	}
 	within(t, 5*time.Second, func() bool { _, ok := b.acts.Active("p2"); return !ok }, "the refused adoption left an actor running")
+	// b holds an actor of p3 already: an ask to adopt p3 is refused, and
+	// that actor lives on.
+	own, err := b.lookup.Pairing(ctx, "p3", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clash := &wire.Adopt{State: &wire.PairingState{Pairing: "p3"}, FromMember: "a", FromAddress: mover.Address, FromId: "pairing/p3/0"}
+	if pid, err := b.lookup.adopt(ctx, clash); err == nil {
+		t.Fatalf("adopted p3 as %v over the actor b holds", pid)
+	}
+	if pid, ok := b.acts.Active("p3"); !ok || !pid.Equal(own) {
+		t.Fatalf("b's own actor of p3 was replaced: %v", pid)
+	}
 }
 
 // within waits until cond holds, failing with the message after d.
