@@ -148,6 +148,7 @@ type waiter struct {
 	out      chan any
 	gone     chan struct{} // closed when nobody reads out any more
 	accepted bool          // the pairing took the call
+	missed   bool          // a probe found the call not (yet) there
 }
 
 func (w *waiter) Receive(ctx actor.Context) {
@@ -164,22 +165,25 @@ func (w *waiter) Receive(ctx actor.Context) {
 		w.armProbe(ctx)
 	case *wire.CallProbeReply:
 		if !m.GetHeld() {
+			if !w.accepted && !w.missed {
+				// A call its moved pairing forwards may not be there yet:
+				// a call not accepted is given one more probe.
+				w.missed = true
+				return
+			}
 			// The pairing does not hold this call: its end, or the
 			// request itself, was lost on the way.
 			w.finish(ctx, pairingGone{accepted: w.accepted})
 		}
 	case *wire.CallAccepted:
 		w.accepted = true
-		if sender := ctx.Sender(); sender != nil && !sender.Equal(w.pairing) {
-			// The call was forwarded (its pairing had moved): the actor
-			// that took it is the one to watch and probe.
-			w.follow(ctx, sender)
-		}
 	case *wire.PairingMoved:
 		// The pairing moved to another node with the call (its node
 		// drains): watch and probe the actor that holds it now.
 		if sender := ctx.Sender(); sender != nil && sender.Equal(w.pairing) {
-			w.follow(ctx, actor.NewPID(m.GetAddress(), m.GetId()))
+			ctx.Unwatch(w.pairing)
+			w.pairing = actor.NewPID(m.GetAddress(), m.GetId())
+			ctx.Watch(w.pairing)
 		}
 	case *wire.CallEvent:
 		w.put(m)
@@ -199,13 +203,6 @@ func (w *waiter) Receive(ctx actor.Context) {
 			w.finish(ctx, pairingGone{accepted: w.accepted})
 		}
 	}
-}
-
-// follow makes pid the pairing actor the waiter watches and probes.
-func (w *waiter) follow(ctx actor.Context, pid *actor.PID) {
-	ctx.Unwatch(w.pairing)
-	w.pairing = pid
-	ctx.Watch(w.pairing)
 }
 
 // probeTick is the waiter's note to itself to probe its pairing.

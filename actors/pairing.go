@@ -36,16 +36,19 @@ type pairing struct {
 	// tab to come back rather than being told that none is open.
 	tabsBackBy time.Time
 
-	// A move to another node (pairing_move.go): adopted is the state this
-	// actor starts from; moving, the move is under way (messages are
-	// held); movedTo, the actor that holds the pairing now.
-	// settling, the actor adopted a moved pairing and waits for the old
-	// actor's MoveDone before it acts on what it adopted.
-	adopted  *wire.PairingState
-	settling clock.Timer
-	moving   bool
-	held     []held
-	movedTo  *actor.PID
+	// A move to another node (pairing_move.go). Adopting: adopted is the
+	// state this actor starts from; settling runs until the old actor's
+	// MoveDone, and only then does the actor act on that state; deferred
+	// is a hand-off that came meanwhile. Moving away: moving, the move
+	// is under way (messages are held); movedTo, the actor that holds the
+	// pairing now.
+	adopted      *wire.PairingState
+	settling     clock.Timer
+	deferred     *handOff
+	moving       bool
+	held         []held
+	movedTo      *actor.PID
+	movedSettles bool // movedTo waits for a MoveDone
 }
 
 type tabEntry struct {
@@ -150,18 +153,26 @@ func (p *pairing) Receive(ctx actor.Context) {
 	case *wire.SnapshotRequest:
 		ctx.Respond(p.snapshot())
 	case *handOff:
-		p.handingOff = true
-		if len(p.calls) > 0 && len(m.adopters) > 0 {
-			p.move(ctx, m)
-			return
-		}
-		p.stopWhenIdle(ctx)
+		p.onHandOff(ctx, m)
 	case *wire.Superseded:
 		// Another actor holds this pairing's record (this one was taken
 		// for gone): stop, and the tabs and callers follow the record.
 		p.log.Info("pairing superseded by another activation; stopping", "calls", len(p.calls), "tabs", len(p.tabs))
 		ctx.Stop(ctx.Self())
 	}
+}
+
+func (p *pairing) onHandOff(ctx actor.Context, m *handOff) {
+	if p.settling != nil {
+		p.deferred = m
+		return
+	}
+	p.handingOff = true
+	if len(p.calls) > 0 && len(m.adopters) > 0 {
+		p.move(ctx, m)
+		return
+	}
+	p.stopWhenIdle(ctx)
 }
 
 func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
@@ -192,7 +203,7 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	p.calls[c.msg.ID] = c
 	ctx.Watch(waiter)
 	p.armDeadline(ctx, c, deadline)
-	ctx.Request(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn}) // from this actor: the one to watch
+	ctx.Send(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
 	if c.tab == nil {
 		// No tab, but one went away lately: wait for it, not past the
@@ -220,6 +231,14 @@ func (p *pairing) armGrace(ctx actor.Context, c *call, until time.Time) {
 func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
 	if c, ok := p.calls[id]; ok && c.tab == nil {
 		p.end(ctx, c, Outcome{Kind: NoTab}, nil)
+	}
+}
+
+// stopGrace ends c's wait for a tab that went away lately.
+func (p *pairing) stopGrace(c *call) {
+	if c.grace != nil {
+		c.grace.Stop()
+		c.grace, c.until = nil, time.Time{}
 	}
 }
 
@@ -263,6 +282,7 @@ func (p *pairing) deliver(ctx actor.Context, c *call) {
 		return
 	}
 	c.tab = p.tabs[0].pid
+	p.stopGrace(c) // a tab has it: should that tab go, it waits until its deadline
 	ctx.Send(c.tab, toTab(c.msg))
 }
 
@@ -334,9 +354,7 @@ func (p *pairing) end(ctx actor.Context, c *call, o Outcome, result []byte) {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
-	if c.grace != nil {
-		c.grace.Stop()
-	}
+	p.stopGrace(c)
 	o.CallID, o.Turn = c.msg.ID, c.msg.Turn
 	p.finish(ctx, c.waiter, c, o, result)
 	p.armIdle(ctx)
@@ -440,9 +458,7 @@ func (p *pairing) stopTimers() {
 		if c.timer != nil {
 			c.timer.Stop()
 		}
-		if c.grace != nil {
-			c.grace.Stop()
-		}
+		p.stopGrace(c)
 	}
 }
 

@@ -68,7 +68,9 @@ func (p *pairing) intercept(ctx actor.Context) bool {
 		ctx.Stop(ctx.Self())
 		return true
 	case *moveFlushed:
-		ctx.Send(p.movedTo, &wire.MoveDone{})
+		if p.movedSettles {
+			ctx.Send(p.movedTo, &wire.MoveDone{})
+		}
 		return true
 	}
 	// Moved: what the tabs and waiters send goes on; its own timers and
@@ -85,19 +87,20 @@ func isWire(msg any) bool {
 }
 
 func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
-	if _, ok := msg.(*wire.Superseded); ok || !isWire(msg) {
+	switch msg.(type) {
+	case *wire.Superseded, *wire.MoveDone: // they name this actor, not the new one
+		return
+	}
+	if !isWire(msg) {
 		return
 	}
 	// Whoever still talks to this actor (a waiter that found it, a tab
 	// that registered meanwhile) must talk to the new one: tell it. A note
 	// from an actor it does not talk to is ignored.
-	// A new call's waiter hears it from the new actor's CallAccepted
-	// instead: a note from here could make it probe the new actor before
-	// the forwarded call is there.
 	switch m := msg.(type) {
 	case *wire.TabRegister: // its sender is a future: the tab is named inside
 		ctx.Request(actor.NewPID(m.GetTabAddress(), m.GetTabActor()), movedNote(p.movedTo))
-	case *wire.CallProbe, *wire.CancelCall, *wire.TabFocus, *wire.TabResult, *wire.TabAsking,
+	case *wire.CallRequest, *wire.CallProbe, *wire.CancelCall, *wire.TabFocus, *wire.TabResult, *wire.TabAsking,
 		*wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
 		if sender != nil {
 			ctx.Request(sender, movedNote(p.movedTo))
@@ -127,6 +130,7 @@ func (p *pairing) askAdopter(ctx actor.Context, ask *wire.Adopt, adopters []*act
 		case ok && a.GetError() == "":
 			p.moving = false
 			p.movedTo = actor.NewPID(a.GetAddress(), a.GetId())
+			p.movedSettles = a.GetSettles()
 			p.cfg.Metrics.Moves.WithLabelValues("moved").Inc()
 			p.handOver(ctx)
 			return
@@ -282,5 +286,9 @@ func (p *pairing) settle(ctx actor.Context) {
 		if c.tab == nil {
 			p.redeliver(ctx, c)
 		}
+	}
+	if h := p.deferred; h != nil {
+		p.deferred = nil
+		p.onHandOff(ctx, h)
 	}
 }

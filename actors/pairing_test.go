@@ -753,7 +753,7 @@ func adopterOf(r *rig, acts *Activations, g *adoptGate) *actor.PID {
 		if !ok {
 			return
 		}
-		if g != nil {
+		if g != nil && g.asked != nil {
 			close(g.asked)
 			<-g.release
 		}
@@ -762,7 +762,7 @@ func adopterOf(r *rig, acts *Activations, g *adoptGate) *actor.PID {
 			ctx.Respond(&wire.Activated{Error: err.Error()})
 			return
 		}
-		ctx.Respond(&wire.Activated{Address: pid.Address, Id: pid.Id})
+		ctx.Respond(&wire.Activated{Address: pid.Address, Id: pid.Id, Settles: g == nil || !g.oldBuild})
 	}))
 }
 
@@ -786,8 +786,12 @@ func (r *rig) snapshotOf(pid *actor.PID) *wire.Snapshot {
 }
 
 // adoptGate holds a move under way: asked is closed when the adopter is
-// asked, and it answers once release is closed.
-type adoptGate struct{ asked, release chan struct{} }
+// asked, and it answers once release is closed (when they are not nil).
+// oldBuild: the adopter answers as a build that knows no MoveDone.
+type adoptGate struct {
+	asked, release chan struct{}
+	oldBuild       bool
+}
 
 func newAdoptGate() *adoptGate {
 	return &adoptGate{asked: make(chan struct{}), release: make(chan struct{})}
@@ -844,7 +848,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	// A call sent to the old actor while it forwards reaches the tab too.
 	r.callVia(old, "late-1", a)
 	// One answered only after the old actor stopped still gets its
-	// answer: its waiter follows the actor that took the call.
+	// answer: its waiter heard where the pairing is now.
 	late := make(chan Outcome, 1)
 	go func() {
 		o, _, _ := r.caller.await(context.Background(), old, "late-2", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
@@ -1010,15 +1014,21 @@ func TestAnAnswerHeldDuringAMoveIsNotRunAgain(t *testing.T) {
 	b.nothingQueued("tab-b got %+v: the call tab-a answered was run again")
 }
 
-// TestACallWaitingForItsTabStillWaitsAfterAMove: the call's only tab went
-// away after it took the call, so the call waits for a tab until its
-// deadline; it does so on the actor that adopted the pairing too.
+// TestACallWaitingForItsTabStillWaitsAfterAMove: the call's tab went away
+// after it took the call, so the call waits for a tab until its deadline;
+// it does so on the actor that adopted the pairing too. (It was taken in a
+// grace for an earlier tab, which ran out meanwhile: that is over.)
 func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r := newRig(t, nil)
 	other := NewActivations(r.system, r.cfg, nil)
+	gone := r.connect("p1", "tab-gone", epoch)
+	gone.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-gone gone")
+	first := r.call("p1", "c1", "whoami") // in the grace for tab-gone
+	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
 	a := r.connect("p1", "tab-a", epoch)
-	first := r.call("p1", "c1", "whoami")
 	a.nextCall()
+	r.clock.Advance(r.cfg.TabGrace + time.Second)
 	a.tab.Close()
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-a gone")
 	r.clock.Advance(r.cfg.TabGrace + time.Second)
@@ -1037,5 +1047,81 @@ func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r.clock.Advance(r.cfg.CallWait)
 	if o := first.outcome(t); o.Kind != TimedOut {
 		t.Fatalf("the call ended %v after the move; it waits for a tab until its deadline", o.Kind)
+	}
+}
+
+// TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces: a pairing
+// moves to B, whose node drains before B settled (its adopter was of an
+// older build: no MoveDone comes). B moves on only once settled, and its
+// call's wait for a tab that went away lately moves with it.
+func TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces(t *testing.T) {
+	r := newRig(t, nil)
+	b, c := NewActivations(r.system, r.cfg, nil), NewActivations(r.system, r.cfg, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	a.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-a gone")
+	first := r.call("p1", "c1", "whoami") // waits TabGrace for a tab
+	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
+	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, b, &adoptGate{oldBuild: true})} }, "node-a")
+	onB := r.activeIn(b, "p1")
+	b.HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, c, nil)} }, "node-b")
+	r.snapshotOf(onB) // B has read the hand-off
+	if _, ok := c.Active("p1"); ok {
+		t.Fatal("moved on before it settled")
+	}
+	r.clock.Advance(settleWait) // B settles without MoveDone, then moves on
+	onC := r.activeIn(c, "p1")
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 2 }, "the second move done")
+	r.snapshotOf(onB) // read after the move's end: C has B's MoveDone before this
+	if n := r.snapshotOf(onC).GetCalls(); n != 1 {
+		t.Fatalf("C holds %d calls, want 1", n)
+	}
+	r.clock.Advance(time.Millisecond)
+	if o := first.outcome(t); o.Kind != NoTab {
+		t.Fatalf("the call ended %v; its wait for a tab had run out", o.Kind)
+	}
+}
+
+// latePairing has not got the call yet (a moved pairing forwards it):
+// it answers probes that it does not hold it.
+type latePairing struct{}
+
+func (latePairing) Receive(ctx actor.Context) {
+	if m, ok := ctx.Message().(*wire.CallProbe); ok {
+		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: false})
+	}
+}
+
+// TestACallNotAcceptedYetIsProbedOnceMore: a probe that finds a call not
+// yet accepted missing may have overtaken the call on its way; the waiter
+// gives up at the second such probe.
+func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
+	r := newRig(t, nil)
+	late := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return latePairing{} }))
+	type ended struct {
+		o     Outcome
+		retry bool
+	}
+	done := make(chan ended, 1)
+	go func() {
+		o, retry, _ := NewCaller(r.system, fixedRouter{late}, r.cfg).await(context.Background(), late, "c1", CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+		done <- ended{o, retry}
+	}()
+	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the waiter's safety timer and probe armed")
+	r.clock.Advance(r.cfg.ProbeEvery)
+	select {
+	case e := <-done:
+		t.Fatalf("the first probe ended the call: %v", e.o.Kind)
+	case <-time.After(200 * time.Millisecond):
+	}
+	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the next probe armed")
+	r.clock.Advance(r.cfg.ProbeEvery)
+	select {
+	case e := <-done:
+		if e.o.Kind != Restarting || !e.retry {
+			t.Fatalf("ended %v (retry %v), want restarting with a retry", e.o.Kind, e.retry)
+		}
+	case <-time.After(patience):
+		t.Fatal("the second probe did not end the call")
 	}
 }

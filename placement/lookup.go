@@ -315,6 +315,7 @@ func (l *Lookup) activator(ctx actor.Context) {
 		return
 	}
 	sender, root := ctx.Sender(), ctx.ActorSystem().Root
+	_, adopt := ctx.Message().(*wire.Adopt)
 	go func() {
 		actx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -324,7 +325,7 @@ func (l *Lookup) activator(ctx actor.Context) {
 		} else if pid, err := do(actx); err != nil {
 			res = &wire.Activated{Error: err.Error()}
 		} else {
-			res = &wire.Activated{Address: pid.Address, Id: pid.Id}
+			res = &wire.Activated{Address: pid.Address, Id: pid.Id, Settles: adopt}
 		}
 		root.Send(sender, res)
 	}()
@@ -345,8 +346,12 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 	prev := l.adopted[m.GetFromId()]
 	l.mu.Unlock()
 	if pid, ok := l.acts.Active(id); ok {
-		if pid.Equal(prev) && l.recordNames(ctx, id, pid) {
-			return pid, nil // adopted already: the first answer went missing
+		if pid.Equal(prev) {
+			// Adopted already, the first answer lost. Its claim won: a
+			// record that cannot be read now is taken to name it still.
+			if names, err := l.recordNames(id, pid); names || err != nil {
+				return pid, nil
+			}
 		}
 		// An actor of the pairing lives here already (the record named it
 		// once): starting the moved one would stop it, calls and all,
@@ -363,15 +368,12 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 		expected, value, id).Slice()
 	won := err == nil && len(res) == 2 && res[0] == int64(1)
 	if err != nil {
-		// The script may have run and its answer been lost, the ask's
-		// own time being up among the reasons: read again on time of
-		// our own.
-		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		won = l.recordNames(rctx, id, pid)
-		cancel()
+		won, _ = l.recordNames(id, pid) // the script may have run, its answer lost
 	}
 	if !won {
-		l.system.Root.Stop(pid)
+		// Gone before the stripe is free: the mover's next ask finds no
+		// actor of the pairing here.
+		_ = l.system.Root.StopFuture(pid).Wait()
 		if err != nil {
 			return nil, l.failed(err)
 		}
@@ -389,10 +391,12 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 }
 
 // recordNames reports whether the pairing's record names this member's
-// actor pid (false when it cannot be read).
-func (l *Lookup) recordNames(ctx context.Context, id string, pid *actor.PID) bool {
+// actor pid. It reads on time of its own: the ask's may be up.
+func (l *Lookup) recordNames(id string, pid *actor.PID) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
 	rec, err := l.client.Get(ctx, l.keys.record(id)).Result()
-	return err == nil && rec == record(l.members.Self(), pid)
+	return err == nil && rec == record(l.members.Self(), pid), err
 }
 
 // Adopters returns the activators of the other members, in random order,

@@ -1655,10 +1655,13 @@ func (*Superseded) Descriptor() ([]byte, []int) {
 
 // Activated answers Activate: the pairing's actor, or why not.
 type Activated struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
-	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Address string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Id      string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Error   string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// The adopted actor waits for the mover's MoveDone (builds before it
+	// do not know MoveDone: they are not sent it).
+	Settles       bool `protobuf:"varint,4,opt,name=settles,proto3" json:"settles,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1712,6 +1715,13 @@ func (x *Activated) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *Activated) GetSettles() bool {
+	if x != nil {
+		return x.Settles
+	}
+	return false
 }
 
 // PairingState is a pairing actor's state, moved to another node when its
@@ -2359,11 +2369,12 @@ const file_wire_proto_rawDesc = "" +
 	"\rstale_address\x18\x02 \x01(\tR\fstaleAddress\x12\x19\n" +
 	"\bstale_id\x18\x03 \x01(\tR\astaleId\"\f\n" +
 	"\n" +
-	"Superseded\"K\n" +
+	"Superseded\"e\n" +
 	"\tActivated\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
-	"\x05error\x18\x03 \x01(\tR\x05error\"\xf8\x02\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
+	"\asettles\x18\x04 \x01(\bR\asettles\"\xf8\x02\n" +
 	"\fPairingState\x12\x18\n" +
 	"\apairing\x18\x01 \x01(\tR\apairing\x12.\n" +
 	"\x04tabs\x18\x02 \x03(\v2\x1a.tabrelay.wire.v1.TabStateR\x04tabs\x121\n" +
