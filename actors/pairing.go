@@ -234,12 +234,13 @@ func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
 	}
 }
 
-// stopGrace ends c's wait for a tab that went away lately.
+// stopGrace ends c's wait for a tab that went away lately (adopted calls
+// have its end before they have its timer).
 func (p *pairing) stopGrace(c *call) {
 	if c.grace != nil {
 		c.grace.Stop()
-		c.grace, c.until = nil, time.Time{}
 	}
+	c.grace, c.until = nil, time.Time{}
 }
 
 // queryLife bounds how long a permissions question is remembered; its

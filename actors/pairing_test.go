@@ -1125,3 +1125,34 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 		t.Fatal("the second probe did not end the call")
 	}
 }
+
+// TestATabThatTakesAnAdoptedCallEndsItsGrace: an adopted call waiting in
+// its grace is taken by a tab before the new actor settled; once that tab
+// is gone too, the call waits until its deadline, not until the old grace.
+func TestATabThatTakesAnAdoptedCallEndsItsGrace(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.TabGrace = 30 * time.Second })
+	other := NewActivations(r.system, r.cfg, nil)
+	gone := r.connect("p1", "tab-gone", epoch)
+	gone.tab.Close()
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-gone gone")
+	first := r.call("p1", "c1", "whoami") // waits in the grace, 30 s
+	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
+	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, other, &adoptGate{oldBuild: true})} }, "node-a")
+	moved := r.activeIn(other, "p1")
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move done")
+	b := r.connect("p1", "tab-b", epoch) // through the old actor, to the new one: not settled
+	b.nextCall()
+	r.clock.Advance(settleWait)
+	b.tab.Close()
+	r.eventually(func() bool { return len(r.snapshotOf(moved).GetTabs()) == 0 }, "tab-b gone")
+	r.clock.Advance(r.cfg.TabGrace)
+	select {
+	case o := <-first.done:
+		t.Fatalf("the call ended %v at the grace it had before a tab took it", o.Kind)
+	case <-time.After(200 * time.Millisecond):
+	}
+	r.clock.Advance(epoch.Add(r.cfg.CallWait).Sub(r.clock.Now())) // to its deadline, not past the waiter's own bound
+	if o := first.outcome(t); o.Kind != TimedOut {
+		t.Fatalf("the call ended %v, want timed out", o.Kind)
+	}
+}

@@ -349,7 +349,7 @@ func (l *Lookup) adopt(ctx context.Context, m *wire.Adopt) (*actor.PID, error) {
 		if pid.Equal(prev) {
 			// Adopted already, the first answer lost. Its claim won: a
 			// record that cannot be read now is taken to name it still.
-			if names, err := l.recordNames(id, pid); names || err != nil {
+			if names, err := l.recordNames(id, pid); names || (err != nil && !errors.Is(err, goredis.Nil)) {
 				return pid, nil
 			}
 		}
