@@ -66,7 +66,7 @@ type call struct {
 	started time.Time
 	timer   clock.Timer
 	grace   clock.Timer // while it waits for a tab that went away lately,
-	until   time.Time   // until then
+	until   time.Time   // until then (zero: it does not)
 }
 
 // turn is the connection whose calls share a turn id now (SPEC §1).

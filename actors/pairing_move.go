@@ -206,10 +206,8 @@ func (p *pairing) export() *wire.PairingState {
 		s.Queries = append(s.Queries, &wire.QueryState{Id: id, AskerAddress: q.asker.Address, AskerId: q.asker.Id, AtUnixNano: unixNano(q.at)})
 	}
 	for _, c := range p.calls {
-		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started)}
-		if c.grace != nil {
-			cs.GraceUntilUnixNano = unixNano(c.until)
-		}
+		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started),
+			GraceUntilUnixNano: unixNano(c.until)}
 		if c.waiter != nil {
 			cs.WaiterAddress, cs.WaiterId = c.waiter.Address, c.waiter.Id
 		}
