@@ -635,14 +635,18 @@ func TestATabDroppedByItsPairingRegistersAgain(t *testing.T) {
 	}
 }
 
-// lossyPairing takes calls and loses their ends: what a broken connection
-// between two nodes does to a call.
-type lossyPairing struct{}
+// lossyPairing answers every probe that it does not hold the call. With
+// accepts, it takes calls and loses their ends: what a broken connection
+// between two nodes does to a call. Without, it has not got the call
+// yet (a moved pairing forwards it).
+type lossyPairing struct{ accepts bool }
 
-func (lossyPairing) Receive(ctx actor.Context) {
+func (l lossyPairing) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
 	case *wire.CallRequest:
-		ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.GetId()})
+		if l.accepts {
+			ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.GetId()})
+		}
 	case *wire.CallProbe:
 		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: false})
 	}
@@ -659,7 +663,7 @@ func (f fixedRouter) Pairing(context.Context, string, *actor.PID) (*actor.PID, e
 // waiter's probe finds out, and the host hears the restarting sentence.
 func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
 	r := newRig(t, nil)
-	lossy := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{} }))
+	lossy := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{accepts: true} }))
 	caller := NewCaller(r.system, fixedRouter{lossy}, r.cfg)
 	o, err := r.probedCall(caller)
 	if err != nil || o.Kind != Restarting {
@@ -766,6 +770,19 @@ func adopterOf(r *rig, acts *Activations, g *adoptGate) *actor.PID {
 	}))
 }
 
+// handOff drains the rig's node ("node-a"): its pairings move to the
+// first of adopters that takes them.
+func (r *rig) handOff(adopters ...*actor.PID) {
+	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return adopters }, "node-a")
+}
+
+// movesDone waits until n moves are counted: each old actor has handed
+// over (its last step) and armed its linger.
+func (r *rig) movesDone(n float64) {
+	r.t.Helper()
+	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == n }, "%v moves done", n)
+}
+
 // activeIn waits until acts holds pairing id, and returns its actor.
 func (r *rig) activeIn(acts *Activations, id string) *actor.PID {
 	r.t.Helper()
@@ -824,9 +841,9 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 			ctx.Respond(&wire.Activated{Error: "draining"}) // drains too: the next one is asked
 		}
 	}))
-	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{refuser, adopterOf(r, other, nil)} }, "node-a")
+	r.handOff(refuser, adopterOf(r, other, nil))
 	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
-	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move counted")
+	r.movesDone(1)
 	moved, _ := other.Active("p1")
 	if moved.Equal(old) {
 		t.Fatal("adopted under the old actor's pid")
@@ -905,7 +922,7 @@ func TestAPairingThatCannotMoveFinishesItsCalls(t *testing.T) {
 	first := r.call("p1", "c1", "whoami")
 	c := a.nextCall()
 	router := r.hub.router.(*LocalRouter)
-	router.HandOff(func() []*actor.PID { return []*actor.PID{refuser} }, "node-a")
+	r.handOff(refuser)
 	second := r.call("p1", "c1", "whoami") // during the move or after it failed: taken here
 	c2 := a.nextCall()
 	a.answer(c.ID, "one")
@@ -971,7 +988,7 @@ func TestASupersededNoticeDuringAMoveStaysWithTheOldActor(t *testing.T) {
 	c := a.nextCall()
 	router := r.hub.router.(*LocalRouter)
 	old, _ := router.Active("p1")
-	router.HandOff(func() []*actor.PID { return []*actor.PID{slow} }, "node-a")
+	r.handOff(slow)
 	r.system.Root.Send(old, &wire.Superseded{})
 	close(gate.release)
 	r.eventually(func() bool { _, ok := other.Active("p1"); return ok }, "the other node adopts p1")
@@ -996,7 +1013,7 @@ func TestAnAnswerHeldDuringAMoveIsNotRunAgain(t *testing.T) {
 	first := r.call("p1", "c1", "whoami")
 	c := a.nextCall()
 	gate := newAdoptGate()
-	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, other, gate)} }, "node-a")
+	r.handOff(adopterOf(r, other, gate))
 	<-gate.asked
 	a.answer(c.ID, "from a")
 	if err := r.system.Root.PoisonFuture(a.tab.pid).Wait(); err != nil { // as Close, and the tab actor has stopped
@@ -1034,12 +1051,12 @@ func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r.clock.Advance(r.cfg.TabGrace + time.Second)
 	router := r.hub.router.(*LocalRouter)
 	old, _ := router.Active("p1")
-	router.HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, other, nil)} }, "node-a")
+	r.handOff(adopterOf(r, other, nil))
 	moved := r.activeIn(other, "p1")
 	if n := r.snapshotOf(moved).GetCalls(); n != 1 {
 		t.Fatalf("%d calls adopted, want 1", n)
 	}
-	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move done")
+	r.movesDone(1)
 	r.snapshotOf(old)           // read after the move's end: its linger is armed (the new actor answers)
 	r.clock.Advance(moveLinger) // the old actor has forwarded all and stops
 	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the old actor stops")
@@ -1062,7 +1079,7 @@ func TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces(t *testing.T) {
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-a gone")
 	first := r.call("p1", "c1", "whoami") // waits TabGrace for a tab
 	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
-	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, b, &adoptGate{oldBuild: true})} }, "node-a")
+	r.handOff(adopterOf(r, b, &adoptGate{oldBuild: true}))
 	onB := r.activeIn(b, "p1")
 	b.HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, c, nil)} }, "node-b")
 	r.snapshotOf(onB) // B has read the hand-off
@@ -1071,7 +1088,7 @@ func TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces(t *testing.T) {
 	}
 	r.clock.Advance(settleWait) // B settles without MoveDone, then moves on
 	onC := r.activeIn(c, "p1")
-	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 2 }, "the second move done")
+	r.movesDone(2)
 	r.snapshotOf(onB) // read after the move's end: C has B's MoveDone before this
 	if n := r.snapshotOf(onC).GetCalls(); n != 1 {
 		t.Fatalf("C holds %d calls, want 1", n)
@@ -1082,22 +1099,12 @@ func TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces(t *testing.T) {
 	}
 }
 
-// latePairing has not got the call yet (a moved pairing forwards it):
-// it answers probes that it does not hold it.
-type latePairing struct{}
-
-func (latePairing) Receive(ctx actor.Context) {
-	if m, ok := ctx.Message().(*wire.CallProbe); ok {
-		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: false})
-	}
-}
-
 // TestACallNotAcceptedYetIsProbedOnceMore: a probe that finds a call not
 // yet accepted missing may have overtaken the call on its way; the waiter
 // gives up at the second such probe.
 func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 	r := newRig(t, nil)
-	late := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return latePairing{} }))
+	late := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{} }))
 	type ended struct {
 		o     Outcome
 		retry bool
@@ -1137,9 +1144,9 @@ func TestATabThatTakesAnAdoptedCallEndsItsGrace(t *testing.T) {
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-gone gone")
 	first := r.call("p1", "c1", "whoami") // waits in the grace, 30 s
 	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
-	r.hub.router.(*LocalRouter).HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, other, &adoptGate{oldBuild: true})} }, "node-a")
+	r.handOff(adopterOf(r, other, &adoptGate{oldBuild: true}))
 	moved := r.activeIn(other, "p1")
-	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.Moves.WithLabelValues("moved")) == 1 }, "the move done")
+	r.movesDone(1)
 	b := r.connect("p1", "tab-b", epoch) // through the old actor, to the new one: not settled
 	b.nextCall()
 	r.clock.Advance(settleWait)
