@@ -137,13 +137,19 @@ func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {
 }
 
 // stream is one SSE response: messages and keep-alive comments, written
-// by one goroutine at a time.
+// by one goroutine at a time, and never after stop. The keep-alive
+// goroutine and a call's events callback outlive the handler that owns
+// the response; one that writes after the handler returned writes into a
+// buffer net/http has reset or handed to another response (issue 17: a
+// nil pointer in bufio.(*Writer).Flush). So every write checks closed
+// under the lock, and stop sets it under the lock.
 type stream struct {
-	mu    sync.Mutex // guards w
-	w     http.ResponseWriter
-	flush http.Flusher
-	tick  *time.Ticker
-	done  chan struct{}
+	mu     sync.Mutex // guards the fields below
+	w      http.ResponseWriter
+	flush  http.Flusher
+	closed bool // stop ran: the handler may have returned
+	tick   *time.Ticker
+	done   chan struct{}
 }
 
 func newStream(w http.ResponseWriter, keepAlive time.Duration) *stream {
@@ -154,7 +160,9 @@ func newStream(w http.ResponseWriter, keepAlive time.Duration) *stream {
 	w.WriteHeader(http.StatusOK)
 	flush, _ := w.(http.Flusher)
 	st := &stream{w: w, flush: flush, tick: time.NewTicker(keepAlive), done: make(chan struct{})}
-	st.flushNow()
+	if flush != nil {
+		flush.Flush()
+	}
 	go st.keepAlive()
 	return st
 }
@@ -165,10 +173,7 @@ func (st *stream) keepAlive() {
 		case <-st.done:
 			return
 		case <-st.tick.C:
-			st.mu.Lock()
-			fmt.Fprint(st.w, ": keep-alive\n\n")
-			st.flushNow()
-			st.mu.Unlock()
+			st.write([]byte(": keep-alive\n\n"))
 		}
 	}
 }
@@ -178,21 +183,28 @@ func (st *stream) send(v any) {
 	if err != nil {
 		return
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	fmt.Fprintf(st.w, "event: message\ndata: %s\n\n", data)
-	st.flushNow()
+	st.write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", data))
 }
 
-func (st *stream) flushNow() {
+// write writes chunk and flushes it, unless the stream was stopped.
+func (st *stream) write(chunk []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return
+	}
+	_, _ = st.w.Write(chunk)
 	if st.flush != nil {
 		st.flush.Flush()
 	}
 }
 
+// stop ends the stream before its handler returns: once it returned,
+// nothing more is written to the response.
 func (st *stream) stop() {
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
 	st.tick.Stop()
 	close(st.done)
-	st.mu.Lock() // wait for a keep-alive being written
-	st.mu.Unlock()
 }
