@@ -192,9 +192,9 @@ func New(cfg Config) (*Node, error) {
 	// connections go after 2 min. Responses get no write timeout: a call
 	// waits up to TAB_CALL_WAIT and listen streams last.
 	n.public = &http.Server{Handler: n.publicRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
+		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(cfg.Logger, "public")}
 	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute}
+		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(cfg.Logger, "admin")}
 	return n, nil
 }
 
