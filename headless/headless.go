@@ -6,11 +6,12 @@
 //
 // It owns one tab's side of the protocol: the browser's secret file (made
 // once, shared by every process that is a tab of the same browser), the
-// hello, pongs, reconnects with full-jitter backoff or the drain delay,
-// running each call id at most once — in this process and across the
-// processes sharing the secret file — and sending every result on the
-// socket that is current when it is ready. It never logs the secret or a
-// tool's arguments, and holds no relay-side state.
+// hello, pongs, reconnects with full-jitter backoff or the drain delay
+// (each on a new TCP connection), running each call id at most once — in
+// this process and across the processes sharing the secret file — and
+// sending every result on the socket that is current when it is ready. It
+// never logs the secret or a tool's arguments, and holds no relay-side
+// state.
 package headless
 
 import (
@@ -30,15 +31,18 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// Defaults of Options (SPEC §6: full jitter 0.5 s → 20 s, reset after a
-// stable minute).
+// Defaults of Options (SPEC §6: full jitter 0.5 s → 20 s, from the bottom
+// after a welcomed socket ends).
 const (
 	DefaultMinBackoff = 500 * time.Millisecond
 	DefaultMaxBackoff = 20 * time.Second
 	DefaultClaimWait  = 5 * time.Second
-	// stableAfter is how long a connection must stay up for the backoff
-	// to start again from MinBackoff.
-	stableAfter = time.Minute
+	// stableAfter is how long a welcomed socket must stay up to count as a
+	// good try when no drain ended it (docs/tab-protocol.md §15). It is
+	// half the 20 s cap, the mean of a capped full-jitter wait: a relay
+	// that closes tabs this long after their welcome gets no more
+	// reconnects than one that refuses them outright.
+	stableAfter = 10 * time.Second
 )
 
 // Options configure a Tab.
@@ -77,8 +81,12 @@ type Options struct {
 	// Logger gets the tab's lines (never the secret, never arguments);
 	// nil is slog.Default().
 	Logger *slog.Logger
-	// Dialer is the HTTP client of the WebSocket handshake; nil is
-	// http.DefaultClient.
+	// Dialer is the HTTP client of the WebSocket handshake; nil is one
+	// over a clone of http.DefaultTransport. Its Transport, when nil or an
+	// *http.Transport, is used as a clone without keep-alives, so that
+	// every try opens a new TCP connection (a balancer can send it to
+	// another node); another RoundTripper is used as it is, and must do
+	// the same itself.
 	Dialer *http.Client
 	// MinBackoff and MaxBackoff bound the waits between reconnects; 0 is
 	// DefaultMinBackoff and DefaultMaxBackoff.
@@ -96,8 +104,10 @@ type Tab struct {
 	log    *slog.Logger
 	claims *claimDir // nil without a secret file
 	app    app
-	jitter func(time.Duration) time.Duration // rand in [0, d); replaced by tests
-	pause  time.Duration                     // between a fixture tool's messages; tests lengthen it
+	jitter func(time.Duration) time.Duration          // rand in [0, d); replaced by tests
+	sleep  func(context.Context, time.Duration) error // the waits between tries; replaced by tests
+	now    func() time.Time                           // the clock of a socket's age; replaced by tests
+	pause  time.Duration                              // between a fixture tool's messages; tests lengthen it
 
 	running sync.Mutex // held by Run
 	calls   sync.WaitGroup
@@ -149,12 +159,13 @@ func New(opts Options) (*Tab, error) {
 	setDefault(&opts.MinBackoff, DefaultMinBackoff)
 	setDefault(&opts.MaxBackoff, DefaultMaxBackoff)
 	setDefault(&opts.ClaimWait, DefaultClaimWait)
+	opts.Dialer = freshDialer(opts.Dialer)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	t := &Tab{opts: opts, bundle: opts.Bundle, url: wsURL, tabID: "t" + randomHex(12), name: opts.Name,
 		connected: make(chan struct{}), state: map[string]*callState{}, execs: map[string]int{},
-		jitter: func(d time.Duration) time.Duration { return mrand.N(d) }, pause: fixtureStep}
+		jitter: func(d time.Duration) time.Duration { return mrand.N(d) }, sleep: sleep, now: time.Now, pause: fixtureStep}
 	if t.name == "" {
 		t.name = "tab-" + randomHex(4)
 	}
@@ -200,10 +211,10 @@ func socketURL(relay string) (string, error) {
 
 // Run connects the tab and keeps it connected: after a socket ends it
 // waits the drain delay the relay asked for, or a full-jitter backoff, and
-// connects again; a failed dial is retried the same way. It returns ctx's
-// error when ctx ends, a *StopError when the relay closed the socket with
-// a stop code, and ErrOriginRefused (wrapped) when the relay refused the
-// origin.
+// connects again; a failed dial is retried the same way (retries.after
+// says how the backoff grows). It returns ctx's error when ctx ends, a
+// *StopError when the relay closed the socket with a stop code, and
+// ErrOriginRefused (wrapped) when the relay refused the origin.
 func (t *Tab) Run(ctx context.Context) error {
 	if !t.running.TryLock() {
 		return errors.New("headless: Run is running already")
@@ -218,7 +229,7 @@ func (t *Tab) Run(ctx context.Context) error {
 	if t.claims != nil {
 		t.claims.prune(time.Now())
 	}
-	attempt := 0
+	var tries retries
 	for {
 		end := t.connect(ctx)
 		if ctx.Err() != nil {
@@ -231,23 +242,55 @@ func (t *Tab) Run(ctx context.Context) error {
 			t.log.Warn("relay stopped the tab", "code", int(end.code), "reason", end.reason)
 			return &StopError{Code: end.code, Reason: end.reason}
 		}
-		if end.up >= stableAfter {
-			attempt = 0
-		}
-		wait := end.drain
-		if wait < 0 {
-			wait = t.backoff(attempt)
-			attempt++
-		}
-		t.log.Debug("tab reconnects", "code", int(end.code), "after", wait)
-		if err := sleep(ctx, wait); err != nil {
+		wait := t.wait(&tries, end)
+		t.log.Debug("tab reconnects", "code", int(end.code), "status", end.status, "after", wait)
+		if err := t.sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
 }
 
-// backoff returns the wait before reconnect attempt n: full jitter,
-// uniform in [0, min(MaxBackoff, MinBackoff·2ⁿ)).
+// retries counts the failed tries that make the backoff grow
+// (docs/tab-protocol.md §15, issue 17). A try is one dial and, when it was
+// welcomed, the socket's life.
+type retries struct {
+	short  int // welcomed sockets in a row that ended early without a drain
+	failed int // dials since the last welcome that got no welcome
+}
+
+// after counts how a try ended and returns n, the exponent of the next
+// backoff. A welcomed socket that stayed up stableAfter, or that a drain
+// ended, is a good try: n starts again from 0. One that ended earlier is a
+// failed try that a welcome does not forget, so a relay that closes tabs
+// right after their welcome meets growing waits. A dial without a welcome
+// is a failed try until the next welcome: a node that refused the tab
+// says nothing about the one that welcomed it.
+func (r *retries) after(end sessionEnd) int {
+	switch {
+	case !end.welcomed:
+		r.failed++
+	case end.drain >= 0 || end.up >= stableAfter:
+		r.short, r.failed = 0, 0
+	default:
+		r.short++
+		r.failed = 0
+	}
+	return r.short + r.failed
+}
+
+// wait returns how long to wait after end before the next try: the
+// drain's delay when a drain came, else the backoff, and never less than
+// a refusal's Retry-After (capped at MaxBackoff).
+func (t *Tab) wait(tries *retries, end sessionEnd) time.Duration {
+	n := tries.after(end)
+	if end.drain >= 0 {
+		return end.drain
+	}
+	return max(t.backoff(n), min(end.retryAfter, t.opts.MaxBackoff))
+}
+
+// backoff returns the wait after n failed tries: full jitter, uniform in
+// [0, min(MaxBackoff, MinBackoff·2ⁿ)).
 func (t *Tab) backoff(n int) time.Duration {
 	ceiling := t.opts.MaxBackoff
 	if n < 40 && t.opts.MinBackoff<<n < ceiling && t.opts.MinBackoff<<n > 0 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +48,14 @@ type sessionEnd struct {
 	code   protocol.CloseCode // 0 when it ended without a close frame
 	reason string
 	drain  time.Duration // the delay a drain asked for; < 0 when none came
-	up     time.Duration // how long the socket was welcomed
+	// welcomed is true when a welcome came; up is how long the socket
+	// lived after it.
+	welcomed bool
+	up       time.Duration
+	// status is the HTTP status of a refused handshake (0: none came);
+	// retryAfter is its Retry-After on a 503 (0: none).
+	status     int
+	retryAfter time.Duration
 	// refused is true when the handshake got 403: the origin is not allowed.
 	refused bool
 }
@@ -61,12 +70,14 @@ func (t *Tab) connect(ctx context.Context) sessionEnd {
 	})
 	cancel()
 	if err != nil {
-		status := 0
 		if resp != nil {
-			status = resp.StatusCode
+			end.status = resp.StatusCode
+			if end.status == http.StatusServiceUnavailable {
+				end.retryAfter = retryAfter(resp.Header.Get("Retry-After"), t.now())
+			}
 		}
-		t.log.Info("tab could not connect", "status", status, "err", err)
-		end.refused = status == http.StatusForbidden
+		t.log.Info("tab could not connect", "status", end.status, "err", err)
+		end.refused = end.status == http.StatusForbidden
 		return end
 	}
 	ws.SetReadLimit(protocol.MaxMessageBytes)
@@ -82,12 +93,58 @@ func (t *Tab) connect(ctx context.Context) sessionEnd {
 		end.drain = time.Duration(ms) * time.Millisecond
 	}
 	if !s.welcomed.IsZero() {
-		end.up = time.Since(s.welcomed)
+		end.welcomed, end.up = true, t.now().Sub(s.welcomed)
 	}
 	if end.code != 0 && end.reason == "" {
 		end.reason = end.code.Reason()
 	}
 	return end
+}
+
+// freshDialer returns the client of the handshakes: c, or a default one,
+// with keep-alives off. A draining node answers /tab with 503; a client
+// that kept that connection would ask the same node again on every try,
+// and a TCP balancer could never move the tab (issue 17).
+func freshDialer(c *http.Client) *http.Client {
+	if c == nil {
+		c = &http.Client{}
+	}
+	var tr *http.Transport
+	switch rt := c.Transport.(type) {
+	case nil:
+		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+			tr = dt.Clone()
+		} else {
+			tr = &http.Transport{Proxy: http.ProxyFromEnvironment}
+		}
+	case *http.Transport:
+		tr = rt.Clone()
+	default:
+		return c // the caller's own RoundTripper decides
+	}
+	tr.DisableKeepAlives = true
+	out := *c
+	out.Transport = tr
+	return &out
+}
+
+// retryAfter reads a Retry-After value, delay-seconds or an HTTP date
+// (RFC 9110 §10.2.3); 0 when it is absent or unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(min(secs, 1<<20)) * time.Second // capped far beyond any wait
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0)
+	}
+	return 0
 }
 
 // closeWith starts the close handshake once; s.closed is closed when it is over.
@@ -215,7 +272,7 @@ func decode(t *Tab, data []byte, v any) bool {
 func (s *session) onWelcome(m protocol.Welcome) {
 	t := s.t
 	if s.welcomed.IsZero() {
-		s.welcomed = time.Now()
+		s.welcomed = t.now()
 	}
 	if m.PingIntervalMs > 0 {
 		s.idle = missedPings * time.Duration(m.PingIntervalMs) * time.Millisecond
