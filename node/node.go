@@ -51,6 +51,11 @@ type Config struct {
 	DrainWindow    time.Duration // tabs reconnect spread over this window
 	Grace          time.Duration // a shutdown ends within this
 	Version        string
+	// ShutdownDelay is how long after a shutdown began the node, already
+	// unready, keeps accepting requests (and answers them): a balancer
+	// without a pre-stop hook sends new requests until it saw /ready fail
+	// (issue 17). 0: the listener closes as soon as the drain allows.
+	ShutdownDelay time.Duration
 	// CIMDAllowLoopback lets client metadata documents be fetched from
 	// loopback addresses: a test switch, off by default. CIMDRootCAs
 	// replaces the system's roots for those fetches (tests).
@@ -118,11 +123,12 @@ type Node struct {
 	publicLn      net.Listener
 	adminLn       net.Listener
 
-	draining atomic.Bool
-	shutdown atomic.Bool     // Shutdown ran
-	inflight atomic.Int64    // calls running in Call
-	stopCtx  context.Context // done when calls still in flight must end
-	stopNow  context.CancelFunc
+	draining  atomic.Bool
+	unreadyAt time.Time       // when Shutdown began (Shutdown's goroutine only)
+	shutdown  atomic.Bool     // Shutdown ran
+	inflight  atomic.Int64    // calls running in Call
+	stopCtx   context.Context // done when calls still in flight must end
+	stopNow   context.CancelFunc
 }
 
 // New opens the store and builds the node; Start listens.
@@ -301,9 +307,11 @@ func (n *Node) Shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.Grace)
 	defer cancel()
 	start := time.Now()
+	n.unreadyAt = start
 	n.draining.Store(true)
 	n.setReady()
-	n.log.Info("relay draining", "grace", n.cfg.Grace.String(), "window", n.cfg.DrainWindow.String())
+	n.log.Info("relay draining", "grace", n.cfg.Grace.String(), "window", n.cfg.DrainWindow.String(),
+		"delay", n.cfg.ShutdownDelay.String())
 	if n.cluster != nil {
 		n.shutdownMember(ctx)
 	} else {
@@ -313,9 +321,11 @@ func (n *Node) Shutdown(ctx context.Context) {
 	n.log.Info("relay stopped", "took", time.Since(start).Round(time.Millisecond).String())
 }
 
-// shutdownAlone drains a single node: no call starts; calls in flight get
-// half the grace to finish, then end with the restarting sentence; tabs
-// are told to reconnect spread over the drain window; the listeners close.
+// shutdownAlone drains a single node: no call starts (a call that enters
+// is answered with the restarting sentence before anything ran); calls in
+// flight get half the grace to finish, then end with the restarting
+// sentence; tabs are told to reconnect spread over the drain window; the
+// listeners close, not before the shutdown delay.
 func (n *Node) shutdownAlone(ctx context.Context) {
 	half, cancelHalf := context.WithTimeout(ctx, n.cfg.Grace/2)
 	noCalls := func() bool { return n.inflight.Load() == 0 }
@@ -325,7 +335,7 @@ func (n *Node) shutdownAlone(ctx context.Context) {
 	n.waitUntil(ctx, noCalls)
 	n.events.Close() // listen streams end with their result
 	n.tabs.Drain(ctx, n.window(ctx))
-	_ = n.public.Shutdown(ctx)
+	n.closePublic(ctx)
 	_ = n.admin.Shutdown(ctx)
 	n.system.Shutdown()
 }
@@ -335,9 +345,10 @@ func (n *Node) shutdownAlone(ctx context.Context) {
 // window), where they register with their pairings, still here; then its
 // pairings without calls stop (their tabs activate them again where they
 // are now) and those with calls move, calls and all, to other members.
-// Calls still in flight on this front end near the grace's end are ended
-// with the restarting sentence. Last, the node leaves the cluster (its
-// lease deleted, the others told).
+// The front end serves what enters until the listener closes, not before
+// the shutdown delay; calls still in flight on it near the grace's end are
+// ended with the restarting sentence. Last, the node leaves the cluster
+// (its lease deleted, the others told).
 func (n *Node) shutdownMember(ctx context.Context) {
 	n.cluster.Drain()
 	n.events.Close()
@@ -349,11 +360,28 @@ func (n *Node) shutdownMember(ctx context.Context) {
 	late, cancelLate := context.WithDeadline(ctx, deadlineOf(ctx).Add(-margin))
 	defer cancelLate()
 	n.waitUntil(late, func() bool { return n.acts.Count() == 0 && n.inflight.Load() == 0 })
-	_ = n.public.Shutdown(late)
+	n.closePublic(late)
 	n.stopNow()
 	_ = n.public.Shutdown(ctx)
 	_ = n.admin.Shutdown(ctx)
 	n.cluster.Leave() // stops the actor system too
+}
+
+// closePublic closes the public listener once the shutdown delay since
+// the node turned unready has passed, and waits, until ctx ends, for the
+// requests it accepted to be answered. Until then every response asks its
+// client to close the connection (closeWhileDraining), so that a host's
+// next request dials again, and a balancer sends it to a ready node.
+func (n *Node) closePublic(ctx context.Context) {
+	if wait := time.Until(n.unreadyAt.Add(n.cfg.ShutdownDelay)); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	_ = n.public.Shutdown(ctx)
 }
 
 // window is the drain window, within half the time left.

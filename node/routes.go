@@ -23,7 +23,20 @@ func (n *Node) publicRoutes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
 	mux.Handle("/{$}", n.mcp)
-	return counted(mux, n.guardStore(mux), n.httpRequests)
+	return n.closeWhileDraining(counted(mux, n.guardStore(mux), n.httpRequests))
+}
+
+// closeWhileDraining answers every request of a draining node with
+// Connection: close: the client's next request opens a new connection,
+// which a balancer sends to a ready node, instead of reusing one that ends
+// when this node's listener closes. A tab's upgrade keeps its own headers.
+func (n *Node) closeWhileDraining(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.draining.Load() && r.Header.Get("Upgrade") == "" {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // adminRoutes are the admin listener's routes (loopback by default):

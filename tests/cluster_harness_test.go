@@ -174,6 +174,10 @@ func (n *clusterNode) env() []string {
 		"REDIS_URL=" + c.redis.URL(), "RELAY_SIGNING_KEY=" + c.key, "RELAY_CLUSTER_LISTEN=" + n.remote,
 		"RELAY_LEASE_TTL=2s", "RELAY_DRAIN_WINDOW=" + c.opts.drainWindow.String(), "RELAY_GRACE=" + c.opts.grace.String(),
 		"TAB_CALL_WAIT=" + c.opts.callWait.String(),
+		// No shutdown delay unless a test asks for one in opts.env (the
+		// last value wins): the others take a node off the balancer
+		// themselves, as a pre-stop hook does, and need not wait.
+		"RELAY_SHUTDOWN_DELAY=0s",
 	}, c.opts.env...)
 }
 

@@ -32,7 +32,8 @@ func startServe(t *testing.T, listen, admin, dataDir string, env ...string) *ser
 	t.Helper()
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + listen, "RELAY_ADMIN_LISTEN=" + admin,
-		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s"}, env...)
+		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s",
+		"RELAY_SHUTDOWN_DELAY=0s"}, env...) // no balancer in front: no delay to wait out
 	p := &serveProc{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
@@ -125,6 +126,7 @@ func TestBadConfigurationFailsWithOneLine(t *testing.T) {
 		{"RELAY_SIGNING_KEY=c2hvcnQ=", "RELAY_SIGNING_KEY has 5 bytes"},
 		{"TAB_CALL_WAIT=forever", "TAB_CALL_WAIT"},
 		{"RELAY_GRACE=1ms", "RELAY_GRACE \"1ms\" must be a duration between 1s and 1h0m0s (e.g. 30s)"},
+		{"RELAY_SHUTDOWN_DELAY=20s", "RELAY_SHUTDOWN_DELAY 20s must be at most half of RELAY_GRACE (30s)"},
 		{"REDIS_URL=redis://127.0.0.1:6379", "REDIS_URL"},
 		{"RELAY_LISTEN=8080", "RELAY_LISTEN"},
 		{"RELAY_PUBLIC_URL=https://relay.example.com/mcp", "RELAY_PUBLIC_URL"},

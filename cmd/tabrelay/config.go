@@ -46,7 +46,7 @@ func (s *setting) get() string {
 // serveSettings are `tabrelay serve`'s settings; README's table lists them.
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
-	redisURL, callWait, turnIdle, drainWindow, grace, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
+	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
 	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL setting
 }
 
@@ -66,6 +66,8 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 		drainWindow: setting{flag: "drain-window", env: "RELAY_DRAIN_WINDOW", def: "10s", help: "on shutdown, tabs reconnect spread over this window"},
 		grace:       setting{flag: "grace", env: "RELAY_GRACE", def: "30s", help: "a shutdown ends within this"},
 		logLevel:    setting{flag: "log-level", env: "RELAY_LOG_LEVEL", def: "info", help: "debug, info, warn or error"},
+		shutdownDelay: setting{flag: "shutdown-delay", env: "RELAY_SHUTDOWN_DELAY", def: "2s",
+			help: "on shutdown, the node (already unready) keeps accepting and answering requests this long, for balancers without a pre-stop hook; at most half of RELAY_GRACE"},
 		previousKeys: setting{flag: "signing-key-previous", env: "RELAY_SIGNING_KEY_PREVIOUS", secret: true,
 			help: "comma-separated base64 keys that still verify tokens after a key rotation"},
 		cimdLoopback: setting{flag: "cimd-allow-loopback", env: "RELAY_CIMD_ALLOW_LOOPBACK", def: "false",
@@ -93,7 +95,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
-		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
+		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
 		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL}
 }
 
@@ -157,10 +159,15 @@ func (s *serveSettings) config() (node.Config, error) {
 		{&s.turnIdle, &c.TurnIdle, time.Second, 24 * time.Hour},
 		{&s.drainWindow, &c.DrainWindow, 0, 10 * time.Minute},
 		{&s.grace, &c.Grace, time.Second, time.Hour},
+		{&s.shutdownDelay, &c.ShutdownDelay, 0, 10 * time.Minute},
 	} {
 		if *d.dst, err = duration(d.s, d.min, d.max); err != nil {
 			return c, err
 		}
+	}
+	// The rest of the grace answers what the node accepted meanwhile.
+	if c.ShutdownDelay > c.Grace/2 {
+		return c, fmt.Errorf("RELAY_SHUTDOWN_DELAY %v must be at most half of RELAY_GRACE (%v): the rest answers what the node accepted meanwhile", c.ShutdownDelay, c.Grace)
 	}
 	return c, s.cluster(&c)
 }
