@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,30 +19,38 @@ import (
 )
 
 // conn is one tab socket: one reader (run), one writer (write), and a
-// bounded queue between the actors and the writer.
+// bounded queue between the actors and the writer. Its end has one owner,
+// end: whichever way the socket ends, the WebSocket and its TCP connection
+// are closed exactly once and run returns only after both goroutines did.
 type conn struct {
 	s    *Server
 	ws   *websocket.Conn
 	log  atomic.Pointer[slog.Logger] // gains the pairing once proven; read by timers too
 	addr string                      // the tab's network address, host only (wrong-code limits)
 
-	sendq   chan outgoing
-	ctx     context.Context // ends when the socket is done
-	cancel  context.CancelFunc
-	writerD chan struct{} // closed when the writer returned
+	sendq chan outgoing
+	// ctx ends once the WebSocket is closed. Nothing the socket reads or
+	// writes derives from it: the library closes a connection whose
+	// operation's context ends, which would cut the relay's own close
+	// handshake short.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	stopping chan struct{} // closed when the end begins: the writer takes no more frames
+	writerD  chan struct{} // closed when the writer returned
 
-	closeOnce sync.Once
-	code      atomic.Int32 // the close code, once closing
-	lastRead  atomic.Int64 // clock time of the last message read, Unix ns
-	ping      clock.Timer  // guarded by pingMu
-	pingOff   bool         // guarded by pingMu: no ping is armed any more
-	pingMu    sync.Mutex
-	credits   atomic.Int64               // calls sent that the tab has not answered yet
-	pairing   string                     // set once the hello is accepted; read by the reader only
-	tab       atomic.Pointer[actors.Tab] // set once the hello is accepted
-	proven    atomic.Bool                // the hello was accepted
-	released  sync.Once
-	bucket    tokenBucket
+	endOnce  sync.Once
+	ending   atomic.Bool
+	code     atomic.Int32 // the close code the relay chose, if it chose one
+	lastRead atomic.Int64 // clock time of the last message read, Unix ns
+	ping     clock.Timer  // guarded by pingMu
+	pingOff  bool         // guarded by pingMu: no ping is armed any more
+	pingMu   sync.Mutex
+	credits  atomic.Int64               // calls sent that the tab has not answered yet
+	pairing  string                     // set once the hello is accepted; read by the reader only
+	tab      atomic.Pointer[actors.Tab] // set once the hello is accepted
+	proven   atomic.Bool                // the hello was accepted
+	released sync.Once
+	bucket   tokenBucket
 }
 
 // outgoing is one queued frame, or (closeWith != 0) the order to close the
@@ -53,7 +63,7 @@ type outgoing struct {
 func newConn(s *Server, ws *websocket.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{s: s, ws: ws, addr: addr, sendq: make(chan outgoing, s.cfg.SendQueue),
-		ctx: ctx, cancel: cancel, writerD: make(chan struct{})}
+		ctx: ctx, cancel: cancel, stopping: make(chan struct{}), writerD: make(chan struct{})}
 	c.log.Store(s.cfg.Logger)
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),
 		tokens: float64(s.cfg.RateBurst), last: s.cfg.Clock.Now()}
@@ -63,7 +73,7 @@ func newConn(s *Server, ws *websocket.Conn, addr string) *conn {
 // Send queues msg for the tab without blocking (actors.Outbox). A full
 // queue means the tab does not keep up: it is closed with CloseSlow.
 func (c *conn) Send(msg any) bool {
-	if c.ctx.Err() != nil || c.code.Load() != 0 {
+	if c.ending.Load() {
 		return false // closing: the backlog of a gone tab costs nothing
 	}
 	var frame []byte
@@ -90,7 +100,7 @@ func (c *conn) Send(msg any) bool {
 func (c *conn) Close(code protocol.CloseCode) { c.closeAfterQueue(code) }
 
 func (c *conn) enqueue(o outgoing) bool {
-	if c.ctx.Err() != nil || c.code.Load() != 0 {
+	if c.ending.Load() {
 		return false
 	}
 	select {
@@ -108,29 +118,84 @@ func (c *conn) closeAfterQueue(code protocol.CloseCode) {
 	}
 }
 
-// close ends the socket now with code; the first code wins. The close
-// handshake runs in its own goroutine: it may wait on a blocked writer.
+// close ends the socket now with a code the relay chose; the first end
+// wins.
 func (c *conn) close(code protocol.CloseCode) {
-	c.closeOnce.Do(func() {
+	how := endRelayClose
+	if code == protocol.ClosePingTimeout || code == protocol.CloseSlow {
+		// Nothing came from the tab for two ping intervals, or what was
+		// sent did not drain: a close frame would not get through, and
+		// waiting for its answer would hold the socket for nothing.
+		how = endRelayAbort
+	}
+	c.end(how, code)
+}
+
+// endHow is how a socket ended, the label of tabrelay_tab_socket_ends_total.
+type endHow string
+
+const (
+	endRelayClose    endHow = "relay_close"     // the relay chose a code; the tab answered the close frame
+	endRelayNoAnswer endHow = "relay_no_answer" // the relay chose a code; the tab did not answer in time
+	endRelayAbort    endHow = "relay_abort"     // the relay closed at once (ping timeout, slow tab)
+	endTabClose      endHow = "tab_close"       // the tab sent a close frame
+	endDropped       endHow = "dropped"         // the connection ended with no close frame (FIN, RST)
+	endProtocolError endHow = "protocol_error"  // the tab broke RFC 6455 (an unmasked frame, say)
+)
+
+func endHows() []endHow {
+	return []endHow{endRelayClose, endRelayNoAnswer, endRelayAbort, endTabClose, endDropped, endProtocolError}
+}
+
+// end is the one way a socket ends, however it came to (the reader, the
+// writer, the hello deadline, the pings, a drain, the actors). The first
+// call decides; the pairing stops sending at once; the WebSocket and its
+// TCP connection are closed in the background (a close handshake may wait
+// for the tab: the library bounds it at 5 s to write the frame and 5 s for
+// the answer), and then ctx ends.
+func (c *conn) end(how endHow, code protocol.CloseCode) {
+	c.endOnce.Do(func() {
+		c.ending.Store(true)
 		c.code.Store(int32(code))
-		// The pairing stops sending here at once, even while the close
-		// handshake waits on a writer stuck behind a slow tab.
+		close(c.stopping)
 		c.release()
-		c.s.cfg.Metrics.Disconnects.WithLabelValues(code.String()).Inc()
+		m := c.s.cfg.Metrics
+		if code != 0 {
+			m.Disconnects.WithLabelValues(code.String()).Inc()
+		} else {
+			m.Disconnects.WithLabelValues("tab_closed").Inc()
+		}
 		if code.Stop() || code == protocol.CloseSlow || code == protocol.ClosePingTimeout {
 			c.log.Load().Info("tab disconnected", "code", int(code), "reason", code.Reason())
 		}
 		go func() {
-			_ = c.ws.Close(websocket.StatusCode(code), code.Reason())
-			c.cancel()
+			defer c.cancel()
+			switch how {
+			case endRelayClose:
+				if c.ws.Close(websocket.StatusCode(code), code.Reason()) != nil {
+					how = endRelayNoAnswer
+				}
+			case endProtocolError:
+				// RFC 6455 §7.1.7: fail the connection; the close frame is
+				// a courtesy the library bounds.
+				_ = c.ws.Close(websocket.StatusProtocolError, "protocol error")
+			default:
+				_ = c.ws.CloseNow()
+			}
+			m.Ends.WithLabelValues(string(how)).Inc()
 		}()
 	})
 }
 
-// run reads until the socket ends, then releases the tab.
+// run reads until the socket ends, and returns once it is closed and both
+// of its goroutines are done.
 func (c *conn) run() {
 	go c.write()
-	defer func() { c.cancel(); <-c.writerD }() // cancel first: the writer waits on it
+	defer func() {
+		c.end(endRelayClose, protocol.CloseInternal) // a no-op when the end was decided, as it always should be
+		<-c.ctx.Done()
+		<-c.writerD
+	}()
 	c.touch()
 	hello := c.s.cfg.Clock.AfterFunc(c.s.cfg.HelloTimeout, func() {
 		if !c.proven.Load() {
@@ -149,7 +214,7 @@ func (c *conn) run() {
 	c.s.cfg.Metrics.Tabs.Inc()
 	defer c.s.cfg.Metrics.Tabs.Dec()
 	for {
-		typ, data, err := c.ws.Read(c.ctx)
+		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			c.readFailed(err)
 			return
@@ -166,35 +231,54 @@ func (c *conn) run() {
 	}
 }
 
-// readFailed records why the socket ended when nobody chose a code yet.
+// readFailed ends the socket after a failed read. When the relay had
+// chosen a code, this is its close handshake at work and changes nothing.
 func (c *conn) readFailed(err error) {
 	var ce websocket.CloseError
 	switch {
-	case errors.As(err, &ce) && ce.Code == websocket.StatusMessageTooBig:
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		// The library wrote its 1009 close frame and closed nothing;
+		// the handshake finishes it.
 		c.close(protocol.CloseTooBig)
-	case c.code.Load() == 0:
-		c.closeOnce.Do(func() { c.s.cfg.Metrics.Disconnects.WithLabelValues("tab_closed").Inc() })
+	case errors.As(err, &ce):
+		c.end(endTabClose, 0) // the library answered the tab's close frame
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), isNetError(err):
+		c.end(endDropped, 0)
+	default:
+		c.end(endProtocolError, 0)
 	}
 }
 
-// write sends queued frames, each under a deadline. A tab that does not
-// take a frame in time is as slow as one whose queue is full.
+func isNetError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// write sends queued frames, each under a deadline of its own (never the
+// socket's context). A tab that does not take a frame in time is as slow as
+// one whose queue is full.
 func (c *conn) write() {
 	defer close(c.writerD)
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.stopping:
 			return
 		case o := <-c.sendq:
 			if o.closeWith != 0 {
 				c.close(o.closeWith)
 				return
 			}
-			ctx, cancel := context.WithTimeout(c.ctx, c.s.cfg.WriteTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
 			err := c.ws.Write(ctx, websocket.MessageText, o.frame)
+			timedOut := ctx.Err() != nil
 			cancel()
-			if err != nil {
+			switch {
+			case err == nil:
+			case timedOut:
 				c.close(protocol.CloseSlow)
+				return
+			default:
+				c.end(endDropped, 0) // the connection went; the reader says so too
 				return
 			}
 		}

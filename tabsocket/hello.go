@@ -19,7 +19,7 @@ const storeTimeout = 5 * time.Second
 // deadline (the timer in run closes the socket otherwise; a proven hello
 // stops it).
 func (c *conn) readHello(deadline clock.Timer) bool {
-	typ, data, err := c.ws.Read(c.ctx)
+	typ, data, err := c.ws.Read(context.Background())
 	if err != nil {
 		c.readFailed(err)
 		return false
@@ -63,7 +63,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		c.close(protocol.CloseBadSecret) // another signing key, or a collision
 		return false
 	}
-	if c.code.Load() != 0 {
+	if c.ending.Load() {
 		return false // the hello deadline passed meanwhile
 	}
 	c.proven.Store(true)
@@ -94,7 +94,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
 	tab := c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
 	c.tab.Store(tab)
-	if c.code.Load() != 0 {
+	if c.ending.Load() {
 		tab.Close() // closed while the tab was being accepted: release it here
 		return false
 	}

@@ -11,6 +11,8 @@ type Metrics struct {
 	Disconnects *prometheus.CounterVec // by close code name
 	Refused     *prometheus.CounterVec // upgrades refused, by reason
 	Reconnects  prometheus.Counter     // hellos of tabs that were connected before
+	Open        prometheus.Gauge       // upgraded sockets, proven or not, whose connection is not closed yet
+	Ends        *prometheus.CounterVec // sockets closed, by how they ended (endHow)
 }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not registered).
@@ -24,6 +26,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tabrelay_tab_refused_total", Help: "Tab upgrades refused before the socket opened, by reason."}, []string{"reason"}),
 		Reconnects: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_tab_reconnects_total", Help: "Hellos of tabs that had been connected before."}),
+		Open: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tabrelay_tab_sockets_open", Help: "Upgraded tab sockets, proven or not, whose connection is not closed yet."}),
+		Ends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_tab_socket_ends_total", Help: "Tab sockets closed, by how they ended."}, []string{"how"}),
+	}
+	for _, h := range endHows() {
+		m.Ends.WithLabelValues(string(h))
 	}
 	for _, c := range protocol.CloseCodes() {
 		m.Disconnects.WithLabelValues(c.String())
@@ -32,7 +41,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Refused.WithLabelValues("origin")
 	m.Refused.WithLabelValues("draining")
 	if reg != nil {
-		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects)
+		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects, m.Open, m.Ends)
 	}
 	return m
 }

@@ -163,6 +163,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if draining {
 		s.cfg.Metrics.Refused.WithLabelValues("draining").Inc()
+		// The connection closes with the refusal: a tab's next try must
+		// reach another node through the balancer, not this one again on
+		// a kept-alive connection.
+		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "This relay node is shutting down; connect again.", http.StatusServiceUnavailable)
 		return
@@ -173,11 +177,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered the request
 	}
+	s.cfg.Metrics.Open.Inc()
+	defer s.cfg.Metrics.Open.Dec()
 	c := newConn(s, ws, netaddr.Client(r, s.cfg.TrustProxy))
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}
-	c.run()
+	c.run() // returns once the socket is closed and its goroutines are done
 	s.untrack(c)
 }
 
