@@ -157,6 +157,15 @@ func TestEverySocketEndReleasesIt(t *testing.T) {
 		}()
 		return func() { cancel(); wg.Wait() }
 	}
+	// registered waits until the pairing holds the tab (the welcome is
+	// sent before), so that a call goes to it.
+	registered := func(pairing string) string {
+		eventually(t, func() bool {
+			s, err := e.caller.Inspect(context.Background(), pairing)
+			return err == nil && len(s.Tabs) == 1
+		}, "the pairing holds the tab")
+		return pairing
+	}
 	readCall := func(r *rawTab) {
 		for {
 			m, code := read(t, r.ws)
@@ -199,7 +208,7 @@ func TestEverySocketEndReleasesIt(t *testing.T) {
 		{"RST with a call in flight", func(t *testing.T, r *rawTab) {
 			send(t, r.ws, hello(newSecret(), "t1"))
 			m, _ := read(t, r.ws)
-			stop := call(m["pairing"].(string), json.RawMessage(`{}`))
+			stop := call(registered(m["pairing"].(string)), json.RawMessage(`{}`))
 			defer stop()
 			readCall(r)
 			r.rst(t)
@@ -210,8 +219,9 @@ func TestEverySocketEndReleasesIt(t *testing.T) {
 			// The tab reads nothing more: big calls fill the connection's
 			// buffers, then the queue of 4.
 			var stops []func()
+			pairing := registered(m["pairing"].(string))
 			for range 16 {
-				stops = append(stops, call(m["pairing"].(string), big))
+				stops = append(stops, call(pairing, big))
 			}
 			defer func() {
 				for _, s := range stops {
