@@ -87,10 +87,17 @@ type Config struct {
 	// OpenPairing, when set, lets requests without a token reach this one
 	// pairing: the loopback-only conformance switch. Nothing else may use it.
 	OpenPairing string
-	MaxBody     int64         // request body limit; default 4 MiB
+	MaxBody     int64         // request body limit; default defaultMaxBody
 	KeepAlive   time.Duration // SSE keep-alive comments; default 15 s
 	Logger      *slog.Logger
 }
+
+// defaultMaxBody is the request body limit unless Config says otherwise.
+const defaultMaxBody = 4 << 20
+
+// retryAfter is the Retry-After of every 503 (docs/cluster.md): time for
+// the node's next store check and a reconnect.
+const retryAfter = "5"
 
 // Server serves POST /.
 type Server struct {
@@ -109,7 +116,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Metrics = NewMetrics(nil)
 	}
 	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = 4 << 20
+		cfg.MaxBody = defaultMaxBody
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev" // serverInfo needs a version
@@ -209,7 +216,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bo
 		}
 		if !errors.Is(err, ErrInvalidToken) {
 			s.cfg.Logger.Error("token check failed", "err", err)
-			http.Error(w, "The relay cannot check tokens right now; try again.", http.StatusServiceUnavailable)
+			WriteUnavailable(w, r, "The relay cannot check tokens right now; retry in a few seconds.")
 			return Grant{}, false
 		}
 	}
@@ -247,6 +254,28 @@ func writeJSONStatus(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteUnavailable answers an MCP request that cannot be served now (its
+// token or the store cannot be read): 503 with Retry-After, and message as
+// a JSON-RPC error carrying the request's id, read from the body when
+// nothing has read it yet. Every 503 of the MCP route has this shape, from
+// the first request of an outage on (issue 17).
+func WriteUnavailable(w http.ResponseWriter, r *http.Request, message string) {
+	w.Header().Set("Retry-After", retryAfter)
+	writeError(w, requestID(w, r), rpcError(http.StatusServiceUnavailable, CodeUnavailable, message, nil))
+}
+
+// requestID reads the id of the one JSON-RPC request in r's body, within
+// the default body limit; nil when there is none.
+func requestID(w http.ResponseWriter, r *http.Request) json.RawMessage {
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.NewDecoder(http.MaxBytesReader(w, r.Body, defaultMaxBody)).Decode(&req) != nil || !validID(req.ID) {
+		return nil
+	}
+	return req.ID
 }
 
 // writeError answers a request with a JSON-RPC error at its HTTP status.

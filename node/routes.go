@@ -17,6 +17,7 @@ func (n *Node) publicRoutes() http.Handler {
 	})
 	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
 		if ok, why := n.readiness(); !ok {
+			w.Header().Set("Retry-After", "1") // as every 503; a probe asks again on its own period
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": why})
 			return
 		}

@@ -2,9 +2,7 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/mcp"
+	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	redisstore "github.com/tabrelay/tabrelay/store/redis"
@@ -144,30 +143,20 @@ func (n *Node) setReady() {
 const storeUnreachable = "The relay cannot reach its store right now; retry in a few seconds."
 
 // guardStore answers 503 with one sentence while the store is
-// unreachable (liveness and readiness still answer).
+// unreachable (liveness and readiness still answer), in the shape the
+// routes' own 503s have: a JSON-RPC error carrying the request's id for an
+// MCP host, an OAuth error otherwise; Retry-After on both.
 func (n *Node) guardStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.redisUp.Load() || r.URL.Path == "/health" || r.URL.Path == "/ready" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Retry-After", "5")
 		if r.Method == http.MethodPost && r.URL.Path == "/" {
-			// An MCP host reads JSON-RPC: the sentence as an error of the
-			// request (its id, when the body says it within 64 KiB).
-			var req struct {
-				ID json.RawMessage `json:"id"`
-			}
-			_ = json.NewDecoder(io.LimitReader(r.Body, 64<<10)).Decode(&req)
-			var id any
-			if len(req.ID) > 0 {
-				id = req.ID
-			}
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"jsonrpc": "2.0", "id": id,
-				"error": map[string]any{"code": -32000, "message": storeUnreachable}})
+			mcp.WriteUnavailable(w, r, storeUnreachable)
 			return
 		}
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "temporarily_unavailable", "error_description": storeUnreachable})
+		oauth.WriteUnavailable(w, storeUnreachable)
 	})
 }
 

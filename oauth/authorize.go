@@ -35,6 +35,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		msg := "The application asking to connect is not registered with this relay."
 		var cerr *CIMDError
 		switch {
+		case !errors.As(err, &cerr) && !errors.Is(err, ErrNotFound):
+			s.cfg.Logger.Error("read client", "err", err)
+			s.unavailablePage(w, "The relay could not check the application asking to connect; reload this page in a few seconds.")
+			return
 		case errors.As(err, &cerr) && errors.Is(err, ErrCIMDInvalid):
 			msg = "The application asking to connect could not be checked: " + cerr.Error()
 		case errors.As(err, &cerr):
@@ -96,7 +100,7 @@ func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, 
 	}
 	if err := s.cfg.Store.PutConnectRequest(r.Context(), req); err != nil {
 		s.cfg.Logger.Error("store connect request", "err", err)
-		s.errorPage(w, http.StatusServiceUnavailable, "The relay could not start the connection; reload this page to try again.")
+		s.unavailablePage(w, "The relay could not start the connection; reload this page in a few seconds.")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: waitCookie, Value: wait, Path: "/authorize/status/" + req.ID,
@@ -122,6 +126,11 @@ func (s *Server) approveURL(code string) string {
 // status answers the waiting page's poll: {state, redirect}.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	req, err := s.cfg.Store.ConnectRequest(r.Context(), r.PathValue("id"))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.cfg.Logger.Error("read connect request", "err", err)
+		WriteUnavailable(w, "The relay cannot read this connection request right now; the page asks again.")
+		return
+	}
 	cookie, cerr := r.Cookie(waitCookie)
 	if err != nil || cerr != nil || !s.matches(purposeWait, cookie.Value, req.WaitHash) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "This connection request is unknown or belongs to another browser."})
@@ -158,8 +167,13 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req ConnectRe
 		cr.AuthCodeExpiresAt = now.Add(AuthCodeTTL)
 		return nil
 	})
-	if err != nil {
+	if errors.Is(err, errNotApproved) {
 		writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
+		return
+	}
+	if err != nil {
+		s.cfg.Logger.Error("issue authorization code", "request", req.ID, "err", err)
+		WriteUnavailable(w, "The relay cannot issue the authorization code right now; the page asks again.")
 		return
 	}
 	v := url.Values{"code": {code}, "iss": {s.cfg.Issuer}}

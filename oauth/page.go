@@ -39,7 +39,10 @@ body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding
   var body = document.getElementById("waiting"), state = document.getElementById("state");
   var url = body.getAttribute("data-status-url");
   function poll() {
-    fetch(url, {credentials: "same-origin", cache: "no-store"}).then(function (r) { return r.json(); }).then(function (s) {
+    fetch(url, {credentials: "same-origin", cache: "no-store"}).then(function (r) {
+      if (r.status === 503) { throw r; } // the store is away for a moment: ask again
+      return r.json();
+    }).then(function (s) {
       if (s.redirect) { state.textContent = s.state === "approved" ? "Approved. Returning…" : "Not approved. Returning…"; window.location.replace(s.redirect); return; }
       if (s.state === "pending") { setTimeout(poll, 1500); return; }
       state.textContent = s.error || "This request has ended. Start again from the application.";
@@ -94,4 +97,11 @@ func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
 	pageHeaders(w, "")
 	w.WriteHeader(status)
 	_ = errorTemplate.Execute(w, msg)
+}
+
+// unavailablePage is the person's page of a 503: the sentence, and
+// Retry-After as every 503 has.
+func (s *Server) unavailablePage(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", retryAfter)
+	s.errorPage(w, http.StatusServiceUnavailable, msg)
 }

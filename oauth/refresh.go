@@ -72,8 +72,14 @@ func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, e
 		c.LastUsed = now
 		return nil
 	})
-	if err != nil || conn.Revoked {
+	if errors.Is(err, ErrNotFound) || (err == nil && conn.Revoked) {
 		return issued{}, invalidGrant("The connection was forgotten in the app.")
+	}
+	if err != nil {
+		// The store: 503, not invalid_grant, which would make the host
+		// drop its tokens. The token it presented is the family's
+		// previous one now, which the grace takes again.
+		return issued{}, err
 	}
 	return s.issue(ctx, updated, next)
 }

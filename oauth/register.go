@@ -45,7 +45,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	c := Client{ID: randomID("client_"), Name: md.ClientName, RedirectURIs: md.RedirectURIs, Kind: "dcr", CreatedAt: s.cfg.Clock.Now().UTC()}
 	if err := s.cfg.Store.PutClient(r.Context(), c); err != nil {
 		s.cfg.Logger.Error("store client", "err", err)
-		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "The relay could not store the registration; try again.")
+		WriteUnavailable(w, "The relay could not store the registration; retry in a few seconds.")
 		return
 	}
 	s.cfg.Metrics.Registrations.Inc()

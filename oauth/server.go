@@ -157,6 +157,19 @@ func oauthError(w http.ResponseWriter, status int, code, description string) {
 	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
 }
 
+// retryAfter is the Retry-After of every 503 (docs/cluster.md): time for
+// the node's next store check and a reconnect.
+const retryAfter = "5"
+
+// WriteUnavailable answers a request that the store cannot serve now: 503
+// with Retry-After and an RFC 6749 error, temporarily_unavailable. Every
+// 503 of the OAuth routes but the person's pages has this shape, from the
+// first request of an outage on (issue 17).
+func WriteUnavailable(w http.ResponseWriter, description string) {
+	w.Header().Set("Retry-After", retryAfter)
+	oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", description)
+}
+
 // Metrics are the authorization server's metrics (SPEC §9).
 type Metrics struct {
 	TokensIssued  *prometheus.CounterVec // by grant

@@ -74,7 +74,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, gerr.status, gerr.code, gerr.desc)
 	case err != nil:
 		s.cfg.Logger.Error("token grant", "grant", grant, "err", err)
-		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "The relay could not issue tokens now; try again.")
+		WriteUnavailable(w, "The relay could not issue tokens now; retry in a few seconds.")
 	default:
 		s.cfg.Metrics.TokensIssued.WithLabelValues(grant).Inc()
 		writeJSON(w, http.StatusOK, out)
@@ -115,8 +115,11 @@ func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, 
 		return issued{}, err
 	}
 	conn, err := s.liveConnection(ctx, req.ConnectionID)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) {
 		return issued{}, invalidGrant("The connection was forgotten in the app.")
+	}
+	if err != nil {
+		return issued{}, err // the store: 503, and the code still works
 	}
 	// The family exists before the code is marked used: a second use that
 	// races this one then always finds the family it must revoke. If this

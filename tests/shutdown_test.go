@@ -210,17 +210,7 @@ func TestShutdownDelayAnswersEveryRequest(t *testing.T) {
 func TestClusterShutdownDelayAnswersEveryRequest(t *testing.T) {
 	c := startCluster(t, clusterOptions{nodes: 2, env: []string{"RELAY_SHUTDOWN_DELAY=" + probeDelay.String()}})
 	c.lb.setPrefer(1) // the tab, and its pairing, on node 1
-	h, err := registerHost(c.public)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBrowser(t)
-	b.startTab(c.public, "on-1", "--focus")
-	b.waitSecret()
-	tok, err := h.connect(approveByProcess(b, c.nodes[1].url))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _, tok := tabAndHost(t, c, "on-1", c.nodes[1])
 	eventually(t, func() bool { return c.nodes[1].metric("tabrelay_pairings_active") == 1 },
 		"the pairing on node 1 (%s)", c.perNode("tabrelay_pairings_active"))
 	victim := c.nodes[0]
