@@ -31,8 +31,17 @@ type idleCheck struct {
 
 // tabGone (pairing → itself): a watched tab stopped. Terminated is a
 // system message and overtakes the tab's last user messages (a result);
-// the pairing removes the tab only after reading those.
-type tabGone struct{ Tab *actor.PID }
+// the pairing removes the tab only after reading those. LinkLost: protoactor
+// said so because the link to the tab's node was lost (AddressTerminated),
+// and the tab may well live.
+type tabGone struct {
+	Tab      *actor.PID
+	LinkLost bool
+}
+
+// askLost (timer → pairing): ask a tab that a lost link took away whether
+// it lives.
+type askLost struct{ Tab *actor.PID }
 
 // Snapshot is a pairing's state as seen from outside.
 type Snapshot struct {

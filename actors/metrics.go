@@ -14,6 +14,7 @@ type Metrics struct {
 	Detaches       prometheus.Counter
 	LateAnswers    prometheus.Counter
 	Redeliveries   prometheus.Counter
+	TabsTakenBack  prometheus.Counter
 	Moves          *prometheus.CounterVec // by result: moved, stayed
 }
 
@@ -36,6 +37,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tabrelay_call_late_answers_total", Help: "Results that arrived after their call ended (dropped)."}),
 		Redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_call_redeliveries_total", Help: "Calls sent again to a tab after the tab they were on went away."}),
+		TabsTakenBack: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_tabs_taken_back_total",
+			Help: "Tabs a pairing dropped because protoactor reported the link to their node lost, and took back when they answered that they live."}),
 		Moves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tabrelay_pairing_moves_total",
 			Help: "Pairings with calls in flight that a draining node moved to another (moved), or kept because no other took them (stayed)."},
@@ -47,7 +51,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {
-		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.Moves)
+		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.TabsTakenBack, m.Moves)
 	}
 	return m
 }

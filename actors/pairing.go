@@ -22,6 +22,7 @@ type pairing struct {
 	log *slog.Logger
 
 	tabs     []*tabEntry             // focused last first
+	lost     map[string]*lostTab     // tabs a lost link took away, asked whether they live (by pidKey)
 	calls    map[string]*call        // calls in flight, by id
 	queries  map[string]pendingQuery // permissions questions waiting for the tab
 	detached []string                // ids of detached calls, oldest first (bounded)
@@ -138,9 +139,13 @@ func (p *pairing) Receive(ctx actor.Context) {
 			p.turn.conn = "" // somebody else made a step: the turn ends
 		}
 	case *actor.Terminated:
-		p.onTerminated(ctx, m.Who)
+		p.onTerminated(ctx, m)
 	case *tabGone:
-		p.onTabGone(ctx, m.Tab)
+		p.onTabGone(ctx, m)
+	case *askLost:
+		p.onAskLost(ctx, m.Tab)
+	case *actor.Touched:
+		p.onTouched(ctx, m.GetWho())
 	case *idleCheck:
 		p.onIdleCheck(ctx, m)
 	case *wire.PermissionsRequest:
@@ -452,6 +457,7 @@ func (p *pairing) onIdleCheck(ctx actor.Context, m *idleCheck) {
 
 func (p *pairing) stopTimers() {
 	p.disarmIdle()
+	p.forgetLost()
 	if p.settling != nil {
 		p.settling.Stop()
 	}

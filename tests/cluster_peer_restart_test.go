@@ -1,0 +1,123 @@
+//go:build !race
+
+package tests
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/internal/redistest"
+)
+
+// TestInProcessALiveTabOutlivesAPeerRestartedOnItsAddress is issue 17's
+// item 4: a node died (kill -9) and came back on the same cluster
+// address, and a tab on it registered with its pairing on another node;
+// when the dead member's lease was purged, protoactor on the pairing's
+// node ended every watch at that address, the live tab's among them, and
+// calls heard "no tab" until the tab's 20 s confirm. Here the dead member
+// is a lease in Redis ("ghost") at the address of node b, which holds the
+// tab; the pairing lives on node a. The purge drops the tab; the pairing
+// asks it whether it lives and takes it back once a's clock has moved by
+// a second, not the confirm's 20 s (b's clock, which runs the tab's
+// confirm, never moves).
+func TestInProcessALiveTabOutlivesAPeerRestartedOnItsAddress(t *testing.T) {
+	srv := redistest.Start(t)
+	nodes := startMembers(t, srv, 2)
+	a, b := nodes[0], nodes[1]
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node a:\n%s\nnode b:\n%s", a.logs.String(), b.logs.String())
+		}
+	})
+
+	// The pairing on a (its first tab was there), its only tab now on b.
+	br := newBrowser(t)
+	first := br.startTab(a.url, "on-a")
+	br.waitSecret()
+	pairing := br.pairing(a.key)
+	a.waitTabs(pairing, 1)
+	first.cmd.Process.Signal(syscall.SIGTERM)
+	<-first.exited
+	a.waitTabs(pairing, 0)
+	br.startTab(b.url, "on-b")
+	a.waitTabs(pairing, 1)
+	if got := relayGauge(t, a, "tabrelay_pairings_active"); got != 1 {
+		t.Fatalf("node a holds %v pairings, want 1 (the tab's pairing)", got)
+	}
+
+	// A dead member with b's address: it joins the member list, its lease
+	// runs out, and it is purged.
+	rdb := srv.Client()
+	ctx := context.Background()
+	bAddr := addressBesides(t, srv, pairing)
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb.ZAdd(ctx, "t:{members}:leases", goredis.Z{Score: float64(now.Add(2 * time.Second).UnixMilli()), Member: "ghost"})
+	rdb.HSet(ctx, "t:{members}:addr", "ghost", bAddr)
+	rdb.Publish(ctx, "t:members:changed", "joined ghost")
+	eventually(t, func() bool { return relayGauge(t, a, "tabrelay_cluster_members") == 3 }, "node a lists the ghost")
+	eventually(t, func() bool { return relayGauge(t, a, "tabrelay_cluster_members") == 2 }, "the ghost purged")
+
+	// protoactor took the purge for b's actors stopping: the pairing
+	// dropped its live tab.
+	a.waitTabs(pairing, 0)
+	a.clock.Advance(time.Second)
+	a.waitTabs(pairing, 1)
+	if n := counterValue(t, a, "tabrelay_tabs_taken_back_total"); n != 1 {
+		t.Fatalf("tabs taken back %v, want 1", n)
+	}
+	res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{})
+	if res.outcome.Kind != actors.Answered {
+		t.Fatalf("a call after the purge ended %v: %+v", res.outcome.Kind, res.result)
+	}
+	if got := res.data(t)["tab"]; got != "on-b" {
+		t.Fatalf("answered by %v, want on-b", got)
+	}
+}
+
+// addressBesides returns the cluster address of the member that the
+// pairing's record does not name.
+func addressBesides(t *testing.T, srv *redistest.Server, pairing string) string {
+	t.Helper()
+	ctx := context.Background()
+	rdb := srv.Client()
+	rec, err := rdb.Get(ctx, "t:{placement}:at:"+pairing).Result()
+	if err != nil {
+		t.Fatalf("the pairing's record: %v", err)
+	}
+	home := strings.Fields(rec)[0]
+	addrs, err := rdb.HGetAll(ctx, "t:{members}:addr").Result()
+	if err != nil || len(addrs) != 2 {
+		t.Fatalf("member addresses %v: %v", addrs, err)
+	}
+	for id, addr := range addrs {
+		if id != home {
+			return addr
+		}
+	}
+	t.Fatal("no other member")
+	return ""
+}
+
+func relayGauge(t *testing.T, r *relay, name string) float64 {
+	t.Helper()
+	mfs, err := r.node.Metrics().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
