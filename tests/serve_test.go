@@ -30,7 +30,15 @@ func freePort(t testing.TB) string {
 
 func startServe(t *testing.T, listen, admin, dataDir string, env ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(binary, "serve")
+	return startServeUnder(t, nil, listen, admin, dataDir, env...)
+}
+
+// startServeUnder runs `tabrelay serve` under the command wrap (as
+// prlimit --nofile=N --), or directly when wrap is empty.
+func startServeUnder(t *testing.T, wrap []string, listen, admin, dataDir string, env ...string) *serveProc {
+	t.Helper()
+	argv := append(append(wrap[:len(wrap):len(wrap)], binary), "serve")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + listen, "RELAY_ADMIN_LISTEN=" + admin,
 		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s",
 		"RELAY_SHUTDOWN_DELAY=0s"}, env...) // no balancer in front: no delay to wait out
