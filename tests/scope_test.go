@@ -184,18 +184,7 @@ func TestTheTabChangesAScope(t *testing.T) {
 func TestACorruptScopeRecordRefusesEverything(t *testing.T) {
 	listen, admin, data := freePort(t), freePort(t), t.TempDir()
 	first := startServe(t, listen, admin, data)
-	b := newBrowser(t)
-	b.startTab(first.url, "a")
-	b.waitSecret()
-	eventually(t, func() bool { return first.metric(t, "tabrelay_tabs_connected") == "1" }, "tab connected")
-	h := newHost(t, first.url)
-	h.register()
-	f := h.authorize()
-	if out, err := b.ask(first.url, "approve", "--scope", "whoami", f.code); err != nil {
-		t.Fatalf("approve: %v %s", err, out)
-	}
-	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-	c := &mcpClient{t: t, url: first.url + "/", token: tokens["access_token"].(string)}
+	c := first.tabAndClient(t, "whoami")
 	if got := toolNames(t, c); !slices.Equal(got, []string{"whoami"}) {
 		t.Fatalf("before: %v", got)
 	}

@@ -66,6 +66,25 @@ func startServeUnder(t *testing.T, wrap []string, listen, admin, dataDir string,
 	return p
 }
 
+// tabAndClient starts a headless tab of a new browser on p, and approves an
+// MCP connection of a new host through it with scope: the client of that
+// connection, and the tab stays.
+func (p *serveProc) tabAndClient(t *testing.T, scope string) *mcpClient {
+	t.Helper()
+	b := newBrowser(t)
+	b.startTab(p.url, "a")
+	b.waitSecret()
+	eventually(t, func() bool { return p.metric(t, "tabrelay_tabs_connected") == "1" }, "tab connected")
+	h := newHost(t, p.url)
+	h.register()
+	f := h.authorize()
+	if out, err := b.ask(p.url, "approve", "--scope", scope, f.code); err != nil {
+		t.Fatalf("approve: %v %s", err, out)
+	}
+	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
+	return &mcpClient{t: t, url: p.url + "/", token: tokens["access_token"].(string)}
+}
+
 // metric reads one unlabelled metric from the admin listener.
 func (p *serveProc) metric(t *testing.T, name string) string {
 	t.Helper()

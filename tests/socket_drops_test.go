@@ -34,18 +34,7 @@ func TestDroppedSocketsLeaveTheRelayServing(t *testing.T) {
 	if got := p.metric(t, "process_max_fds"); got != strconv.Itoa(limit) {
 		t.Fatalf("process_max_fds = %q, want %d", got, limit)
 	}
-	b := newBrowser(t)
-	b.startTab(p.url, "a")
-	b.waitSecret()
-	eventually(t, func() bool { return p.metric(t, "tabrelay_tabs_connected") == "1" }, "tab connected")
-	h := newHost(t, p.url)
-	h.register()
-	f := h.authorize()
-	if out, err := b.ask(p.url, "approve", "--scope", "whoami", f.code); err != nil {
-		t.Fatalf("approve: %v %s", err, out)
-	}
-	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-	c := &mcpClient{t: t, url: p.url + "/", token: tokens["access_token"].(string)}
+	c := p.tabAndClient(t, "whoami")
 	call := func() {
 		t.Helper()
 		if rep := c.send("tools/call", map[string]any{"name": "whoami"}, false, nil); rep.err != nil || rep.result["isError"] == true {
