@@ -96,7 +96,7 @@ func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, 
 		ID: randomID("req_"), WaitHash: s.cfg.Hasher.Hash(purposeWait, wait), CodeHash: s.cfg.Hasher.Hash(purposeConnect, code),
 		ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, CodeChallenge: r.URL.Query().Get("code_challenge"),
 		State: r.URL.Query().Get("state"), Resource: s.resource, CreatedAt: now, ExpiresAt: now.Add(ConnectCodeTTL),
-		Status: RequestPending,
+		Status: RequestPending, RequestedScope: s.requestedScope(r.URL.Query().Get("scope")),
 	}
 	if err := s.cfg.Store.PutConnectRequest(r.Context(), req); err != nil {
 		s.cfg.Logger.Error("store connect request", "err", err)

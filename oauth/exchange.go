@@ -169,12 +169,8 @@ func (s *Server) derivationDepth(ctx context.Context, c Connection) (int, error)
 func (s *Server) parseScopeParam(raw string) ([]protocol.ScopeEntry, error) {
 	var entries []protocol.ScopeEntry
 	for _, word := range strings.Fields(raw) {
-		tool, actions, hasActions := strings.Cut(word, ":")
-		e := protocol.ScopeEntry{Tool: tool}
-		if hasActions {
-			e.Actions = strings.Split(actions, ",")
-		}
-		if tool == "" || slices.Contains(e.Actions, "") {
+		e, ok := scopeWord(word)
+		if !ok {
 			return nil, invalidScope("Each scope entry is tool or tool:action1,action2.")
 		}
 		entries = append(entries, e)
@@ -188,6 +184,44 @@ func (s *Server) parseScopeParam(raw string) ([]protocol.ScopeEntry, error) {
 	}
 	return checked, err
 }
+
+// scopeWord reads one entry of the scope parameter: "tool" or
+// "tool:action1,action2".
+func scopeWord(word string) (protocol.ScopeEntry, bool) {
+	tool, actions, hasActions := strings.Cut(word, ":")
+	e := protocol.ScopeEntry{Tool: tool}
+	if hasActions {
+		e.Actions = strings.Split(actions, ",")
+	}
+	return e, tool != "" && !slices.Contains(e.Actions, "")
+}
+
+// requestedScope reads an authorization request's scope parameter for the
+// person's picker: the entries in the relay's words that name the
+// catalogue's tools and actions, each tool once. Words of other
+// vocabularies (openid, offline_access…) are no error here: hosts send
+// them, and the person decides anyway. At most maxRequestedWords are read,
+// so the stored request stays small whatever the URL holds.
+func (s *Server) requestedScope(raw string) []protocol.ScopeEntry {
+	var out []protocol.ScopeEntry
+	seen := map[string]bool{}
+	for i, word := range strings.Fields(raw) {
+		if i == maxRequestedWords {
+			break
+		}
+		e, ok := scopeWord(word)
+		if !ok || seen[e.Tool] {
+			continue
+		}
+		if checked, err := s.checkEntries([]protocol.ScopeEntry{e}, false); err == nil {
+			seen[e.Tool] = true
+			out = append(out, checked...)
+		}
+	}
+	return out
+}
+
+const maxRequestedWords = 64
 
 func invalidScope(desc string) *grantError {
 	return &grantError{status: http.StatusBadRequest, code: "invalid_scope", desc: desc}

@@ -198,10 +198,20 @@ var (
 // startConnect opens the waiting page of a new authorization request.
 func (h *harness) startConnect(clientID, redirectURI string) *waiting {
 	h.tb.Helper()
+	return h.startConnectAsking(clientID, redirectURI, "")
+}
+
+// startConnectAsking is startConnect with the request's scope parameter.
+func (h *harness) startConnectAsking(clientID, redirectURI, scope string) *waiting {
+	h.tb.Helper()
 	w := &waiting{clientID: clientID, redirectURI: redirectURI, state: randomState(), browser: h.browser()}
 	var challenge string
 	w.verifier, challenge = pkce()
-	resp, body := h.get(w.browser, authorizeURL(h.srv.URL, clientID, redirectURI, challenge, w.state))
+	u := authorizeURL(h.srv.URL, clientID, redirectURI, challenge, w.state)
+	if scope != "" {
+		u += "&" + url.Values{"scope": {scope}}.Encode()
+	}
+	resp, body := h.get(w.browser, u)
 	if resp.StatusCode != http.StatusOK {
 		h.tb.Fatalf("authorize: %d %s", resp.StatusCode, body)
 	}

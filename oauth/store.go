@@ -83,18 +83,21 @@ const (
 // ConnectRequest is one /authorize request waiting for the person, and
 // what came of it.
 type ConnectRequest struct {
-	ID            string    `json:"id"`       // in the status URL; not enough alone
-	WaitHash      []byte    `json:"waitHash"` // the waiting page's cookie, hashed
-	CodeHash      []byte    `json:"codeHash"` // the connect code, hashed
-	ClientID      string    `json:"clientId"`
-	ClientName    string    `json:"clientName"`
-	RedirectURI   string    `json:"redirectUri"`
-	CodeChallenge string    `json:"codeChallenge"`
-	State         string    `json:"state"` // the client's state, passed through
-	Resource      string    `json:"resource"`
-	CreatedAt     time.Time `json:"createdAt"`
-	ExpiresAt     time.Time `json:"expiresAt"` // of the connect code
-	Status        string    `json:"status"`
+	ID            string `json:"id"`       // in the status URL; not enough alone
+	WaitHash      []byte `json:"waitHash"` // the waiting page's cookie, hashed
+	CodeHash      []byte `json:"codeHash"` // the connect code, hashed
+	ClientID      string `json:"clientId"`
+	ClientName    string `json:"clientName"`
+	RedirectURI   string `json:"redirectUri"`
+	CodeChallenge string `json:"codeChallenge"`
+	State         string `json:"state"` // the client's state, passed through
+	Resource      string `json:"resource"`
+	// RequestedScope is the entries of the request's scope parameter that
+	// name the catalogue's tools and actions (connect-info shows them).
+	RequestedScope []protocol.ScopeEntry `json:"requestedScope,omitempty"`
+	CreatedAt      time.Time             `json:"createdAt"`
+	ExpiresAt      time.Time             `json:"expiresAt"` // of the connect code
+	Status         string                `json:"status"`
 
 	// Set when the person decided.
 	PairingID    string    `json:"pairingId,omitempty"`

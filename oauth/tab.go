@@ -31,13 +31,9 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
-	host := ""
-	if u, perr := url.Parse(req.RedirectURI); perr == nil {
-		host = u.Host
-	}
 	now := s.cfg.Clock.Now().UTC()
 	c := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
-		ClientName: req.ClientName, Host: host, CreatedAt: now, LastUsed: now}
+		ClientName: req.ClientName, Host: redirectHost(req.RedirectURI), CreatedAt: now, LastUsed: now}
 	err = s.cfg.Store.PutScope(ctx, c.ID, Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"})
 	if err == nil {
 		err = s.cfg.Store.PutConnection(ctx, c)
@@ -70,6 +66,29 @@ func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error 
 	}
 	s.cfg.Metrics.Decisions.WithLabelValues("declined").Inc()
 	return nil
+}
+
+// ConnectInfo tells a tab of pairing who waits behind code, before the
+// person approves (SPEC §5: the person sees who asks). It counts against
+// the same wrong-code limits as an approval, and uses nothing up.
+func (s *Server) ConnectInfo(ctx context.Context, pairing, addr, code string) (protocol.ConnectInfo, error) {
+	req, err := s.pendingRequest(ctx, pairing, addr, code)
+	if err != nil {
+		return protocol.ConnectInfo{}, err
+	}
+	info := protocol.ConnectInfo{Client: req.ClientName, ClientKind: protocol.ClientRegistered,
+		RedirectHost: redirectHost(req.RedirectURI), RequestedScope: req.RequestedScope, ExpiresAt: req.ExpiresAt.UnixMilli()}
+	if IsCIMDClientID(req.ClientID) {
+		info.ClientKind, info.ClientURL = protocol.ClientMetadataDocument, req.ClientID
+	}
+	return info, nil
+}
+
+func redirectHost(redirectURI string) string {
+	if u, err := url.Parse(redirectURI); err == nil {
+		return u.Host
+	}
+	return ""
 }
 
 // pendingRequest finds the request of a connect code that still waits.

@@ -37,6 +37,7 @@ var docMessageTypes = map[string]string{
 	"TypeListConnections":    protocol.TypeListConnections,
 	"TypeForget":             protocol.TypeForget,
 	"TypeSetScope":           protocol.TypeSetScope,
+	"TypeConnectInfo":        protocol.TypeConnectInfo,
 	"TypePong":               protocol.TypePong,
 	"TypeWelcome":            protocol.TypeWelcome,
 	"TypeCall":               protocol.TypeCall,

@@ -32,6 +32,7 @@ const (
 	TypeListConnections    = "list-connections"
 	TypeForget             = "forget"
 	TypeSetScope           = "set-scope"
+	TypeConnectInfo        = "connect-info" // a request, answered by a message of the same type
 	TypePong               = "pong"
 )
 
@@ -161,6 +162,32 @@ type Approve struct {
 	Code  string       `json:"code"`
 	Scope []ScopeEntry `json:"scope,omitempty"`
 }
+
+// ConnectInfo answers a tab's connect-info (by Ref): who waits behind a
+// connect code, so that the person sees who asks before approving.
+type ConnectInfo struct {
+	Envelope
+	Client string `json:"client"` // the client's name, as it registered
+	// ClientKind is ClientMetadataDocument when the client_id is an https
+	// URL whose metadata document the relay fetched and checked (the
+	// name is what that site says), ClientRegistered when the client
+	// registered itself (anyone can pick any name).
+	ClientKind string `json:"clientKind"`
+	ClientURL  string `json:"clientUrl,omitempty"` // the metadata document's URL (ClientMetadataDocument only)
+	// RedirectHost is where the authorization goes back to: the host
+	// that gets the connection.
+	RedirectHost string `json:"redirectHost"`
+	// RequestedScope is what the host asked for in the relay's words
+	// (only entries of the catalogue); null when it asked for nothing.
+	RequestedScope []ScopeEntry `json:"requestedScope"`
+	ExpiresAt      int64        `json:"expiresAt"` // when the code expires, Unix ms
+}
+
+// The kinds of client a connect-info names.
+const (
+	ClientMetadataDocument = "metadata-document"
+	ClientRegistered       = "registered"
+)
 
 // Forget ends one connection of this browser: its tokens stop working.
 type Forget struct {

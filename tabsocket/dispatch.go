@@ -57,7 +57,7 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 		}
 	case protocol.TypeHello:
 		return protocol.CloseBadMessage
-	case protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget, protocol.TypeSetScope:
+	case protocol.TypeConnectInfo, protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget, protocol.TypeSetScope:
 		if c.s.cfg.Connections != nil {
 			return c.request(env, data)
 		}

@@ -42,6 +42,10 @@ func (c *conn) decide(ctx context.Context, env protocol.Envelope, pairing, addr,
 	cs := c.s.cfg.Connections
 	done := protocol.Done{Envelope: protocol.Envelope{Type: protocol.TypeDone, Ref: env.Ref}}
 	switch env.Type {
+	case protocol.TypeConnectInfo:
+		info, err := cs.ConnectInfo(ctx, pairing, addr, code)
+		info.Envelope = protocol.Envelope{Type: protocol.TypeConnectInfo, Ref: env.Ref}
+		return info, err
 	case protocol.TypeApprove:
 		info, err := cs.Approve(ctx, pairing, addr, code, scope)
 		done.Connection = &info

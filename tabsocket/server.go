@@ -132,6 +132,7 @@ func NewServer(cfg Config) (*Server, error) {
 // Connections is the authorization server's side of a tab: the person's
 // decisions about connections, for the pairing the tab proved.
 type Connections interface {
+	ConnectInfo(ctx context.Context, pairing, addr, code string) (protocol.ConnectInfo, error)
 	Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error)
 	Decline(ctx context.Context, pairing, addr, code string) error
 	Connections(ctx context.Context, pairing string) ([]protocol.ConnectionInfo, error)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // metadataServer serves a client metadata document over https on loopback
@@ -49,6 +50,28 @@ func TestClientMetadataDocument(t *testing.T) {
 		}
 		if !strings.Contains(r.logs.String(), "TEST SWITCH ON") {
 			t.Fatal("the loopback switch is not loud in the log")
+		}
+	})
+	t.Run("a tab sees the client named by its document before approving", func(t *testing.T) {
+		r := startRelay(t, func(c *node.Config) { c.CIMDAllowLoopback, c.CIMDRootCAs = true, roots })
+		b, _ := pairedBrowser(t, r)
+		h := newHost(t, r.url)
+		h.clientID, h.redirectURI = docURL, redirect
+		f := h.authorize()
+		out, err := b.ask(r.url, "connect-info", f.code)
+		if err != nil {
+			t.Fatalf("connect-info: %v\n%s", err, out)
+		}
+		var info protocol.ConnectInfo
+		if err := json.Unmarshal([]byte(out), &info); err != nil {
+			t.Fatalf("connect-info printed %q: %v", out, err)
+		}
+		if info.Type != protocol.TypeConnectInfo || info.Client != "Metadata Host" || info.ClientKind != protocol.ClientMetadataDocument ||
+			info.ClientURL != docURL || info.RedirectHost != "127.0.0.1:33419" || info.RequestedScope != nil {
+			t.Fatalf("connect-info = %+v", info)
+		}
+		if st := h.status(f); st["state"] != "pending" {
+			t.Fatalf("connect-info changed the request: %v", st)
 		}
 	})
 	t.Run("refused without the switch: loopback is not a public address", func(t *testing.T) {

@@ -19,9 +19,10 @@ const usage = `tabrelay: the relay between AI agent hosts and a web app's browse
 Usage:
   tabrelay serve [flags]    run a relay node (flags and environment: tabrelay serve -h)
   tabrelay tab [flags]      run a headless tab of the demo app (tabrelay tab -h)
-  tabrelay tab approve|decline [flags] CODE
-                            approve or decline a connect code as the person, from
-                            another tab of the same browser (--secret-file)
+  tabrelay tab connect-info|approve|decline [flags] CODE
+                            see who waits behind a connect code, approve or decline
+                            it as the person, from another tab of the same browser
+                            (--secret-file)
   tabrelay tab connections|forget|set-scope [flags] [CONNECTION]
                             list the browser's connections, or forget one
   tabrelay scope show|set|only|clear|who [flags] …

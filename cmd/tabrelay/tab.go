@@ -23,7 +23,7 @@ import (
 func tab(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "approve", "decline", "connections", "forget", "set-scope":
+		case "connect-info", "approve", "decline", "connections", "forget", "set-scope":
 			return tabAsk(args[0], args[1:], stdout, stderr)
 		}
 	}

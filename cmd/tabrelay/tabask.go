@@ -129,7 +129,7 @@ func askProblem(verb string, argOK bool, relay, secretFile string) string {
 		return "no --secret-file: the tabs of one browser share one"
 	case !argOK && verb == "connections":
 		return "it takes no argument"
-	case !argOK && (verb == "approve" || verb == "decline"):
+	case !argOK && (verb == "approve" || verb == "decline" || verb == "connect-info"):
 		return "it takes exactly one connect code (as the host's page shows it, e.g. KQ7M-2XDP)"
 	case !argOK:
 		return "it takes exactly one connection id (tabrelay tab connections lists them)"
@@ -141,7 +141,7 @@ func argName(verb string) string {
 	switch verb {
 	case "approve":
 		return "[--scope TOOL[:ACTION,…]]… CODE"
-	case "decline":
+	case "decline", "connect-info":
 		return "CODE"
 	case "forget":
 		return "CONNECTION"
@@ -154,6 +154,9 @@ func argName(verb string) string {
 func askMessage(verb, ref, arg string, scope []protocol.ScopeEntry) any {
 	env := protocol.Envelope{Ref: ref}
 	switch verb {
+	case "connect-info":
+		env.Type = protocol.TypeConnectInfo
+		return protocol.Approve{Envelope: env, Code: arg}
 	case "approve":
 		env.Type = protocol.TypeApprove
 		return protocol.Approve{Envelope: env, Code: arg, Scope: scope}
