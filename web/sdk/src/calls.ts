@@ -1,0 +1,292 @@
+// Calls (docs/tab-protocol.md §7 `call`, §9, §10): each is checked
+// against the declared catalogue, claimed in the browser's record so it
+// runs at most once, handed to the app's handler with an AbortSignal that
+// `cancel` fires, and answered with a result the relay can take.
+
+import type { Environment } from "./env.js";
+import {
+  isRecord, utf8Bytes,
+  type CancelReason, type Connection, type Incoming, type LogLevel, type Media,
+  type EmbeddedResource, type TabMessage, type TabResult,
+} from "./protocol.js";
+import type { CallRecord } from "./record.js";
+import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
+
+/** One call as the app's handler gets it. */
+export interface ToolCall {
+  readonly id: string;
+  readonly tool: string;
+  /** The action named in the arguments, for a tool that declares actions. */
+  readonly action: string | undefined;
+  /** The arguments as the agent sent them; {} when there were none. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** Who calls: the approved connection, its client's name and host. */
+  readonly connection: Connection;
+  /** The agent turn this call belongs to (§12). */
+  readonly turn: string;
+  /** Unix ms by the relay's clock, after which the relay stops waiting. */
+  readonly deadline: number;
+  /** How often this call was delivered before; the SDK already made sure it never ran. */
+  readonly redelivery: number;
+  /** Fires when the relay no longer waits for the call; its reason is a CallCancelled. */
+  readonly signal: AbortSignal;
+  /** progress reports how far the call is, for a host that asked; it should not go down. */
+  progress(progress: number, total?: number, message?: string): void;
+  /** log sends a log line of this call to the host. */
+  log(level: LogLevel, data: unknown): void;
+  /** asking says the app asks the person about this call now (a dialog); answered, that they answered. */
+  asking(): void;
+  answered(): void;
+  /** step says this call changed something in the app (§12). */
+  step(): void;
+}
+
+/** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError. */
+export type ToolHandler = (call: ToolCall) => unknown;
+/** Handlers of a tool with actions, one per declared action. */
+export type ActionHandlers = Readonly<Record<string, ToolHandler>>;
+/** One handler (or one per action) for every declared tool. */
+export type Handlers<A extends AppDeclaration> = { readonly [N in ToolName<A>]: ToolHandler | ActionHandlers };
+
+/** Reply is a result with more than data: pictures, sound clips, embedded resources. */
+export class Reply {
+  constructor(readonly result: { data?: unknown; images?: Media[]; audio?: Media[]; resources?: EmbeddedResource[] }) {}
+}
+
+/** ToolError is a failure the agent should read: its message is the sentence it gets. */
+export class ToolError extends Error {
+  override name = "ToolError";
+  constructor(message: string, readonly data?: unknown) {
+    super(message);
+  }
+}
+
+/** CallCancelled is the AbortSignal's reason when the relay cancels a call. */
+export class CallCancelled extends Error {
+  override name = "AbortError";
+  constructor(readonly reason: CancelReason | string) {
+    super(`The relay no longer waits for this call (${reason}).`);
+  }
+}
+
+/** The longest call id taken: ids name storage keys and locks. */
+const MAX_CALL_ID = 256;
+/** Results kept in memory to answer a redelivery that the record cannot (too big to store). */
+const RECENT_RESULTS = 32;
+/** Room for the result message around the result itself. */
+const ENVELOPE_BYTES = 1024;
+
+interface Running {
+  controller: AbortController;
+  asking: boolean;
+  cancelled: boolean;
+}
+
+export interface CallsOptions<A extends AppDeclaration> {
+  app: A;
+  handlers: Handlers<A>;
+  env: Environment;
+  record: CallRecord;
+  /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
+  deliver(msg: TabMessage, keep: boolean): void;
+  maxMessageBytes(): number;
+  maxArgumentBytes: number;
+}
+
+interface Checked {
+  tool: ToolDeclaration;
+  handler: ToolHandler;
+  action: string | undefined;
+  args: Record<string, unknown>;
+}
+
+export class Calls<A extends AppDeclaration> {
+  private readonly running = new Map<string, Running>();
+  private readonly recent = new Map<string, TabResult>();
+  private readonly tools = new Map<string, ToolDeclaration>();
+
+  constructor(private readonly o: CallsOptions<A>) {
+    for (const tool of o.app.tools) this.tools.set(tool.name, tool);
+  }
+
+  /** onCall takes one `call` message; frameBytes is the size of its frame. */
+  onCall(msg: Incoming, frameBytes: number): void {
+    const id = msg["id"];
+    if (typeof id !== "string" || id === "") {
+      this.o.env.warn("a call without an id was ignored");
+      return;
+    }
+    const running = this.running.get(id);
+    if (running) {
+      // Delivered again while it runs here: its result goes out when
+      // ready. A redelivery made the relay forget an open question (§9).
+      if (running.asking) this.o.deliver({ type: "asking", id }, false);
+      return;
+    }
+    const known = this.recent.get(id);
+    if (known) return this.answer(id, known);
+    if (id.length > MAX_CALL_ID) return this.answer(id, { error: "This tab refuses a call id over 256 characters; nothing was done." });
+    const checked = this.check(msg, frameBytes);
+    if (typeof checked === "string") {
+      this.o.env.warn("a call was refused: " + checked);
+      return this.answer(id, { error: checked });
+    }
+    this.start(id, msg, checked);
+  }
+
+  /** onCancel stops a call: the relay no longer waits for it on this socket. */
+  onCancel(msg: Incoming): void {
+    const id = msg["id"];
+    const running = typeof id === "string" ? this.running.get(id) : undefined;
+    if (!running) return; // a cancel for a call the tab does not know needs no answer (§9)
+    running.cancelled = true;
+    const reason = typeof msg["reason"] === "string" ? msg["reason"] : "cancelled";
+    running.controller.abort(new CallCancelled(reason));
+  }
+
+  private check(msg: Incoming, frameBytes: number): Checked | string {
+    const name = msg["tool"];
+    const tool = typeof name === "string" ? this.tools.get(name) : undefined;
+    if (!tool) return `This app has no tool ${JSON.stringify(name)}; nothing was done.`;
+    const raw = msg["arguments"] ?? {};
+    if (!isRecord(raw)) return "The arguments must be a JSON object; nothing was done.";
+    // The frame bounds the arguments: only a large frame needs measuring.
+    const limit = this.o.maxArgumentBytes;
+    if (frameBytes > limit && utf8Bytes(JSON.stringify(raw)) > limit) {
+      return `The arguments are larger than the ${limit} bytes this app takes; nothing was done.`;
+    }
+    const handlers = this.o.handlers as Readonly<Record<string, ToolHandler | ActionHandlers>>;
+    const handler = handlers[tool.name];
+    if (typeof handler === "function" && !tool.actions?.length) return { tool, handler, action: undefined, args: raw };
+    const action = raw["action"];
+    const declared = tool.actions?.some((a) => a.name === action);
+    if (typeof action !== "string" || !declared) {
+      const names = (tool.actions ?? []).map((a) => a.name).join(", ");
+      return `The tool ${tool.name} needs an "action" argument, one of: ${names}; nothing was done.`;
+    }
+    const run = typeof handler === "function" ? handler : handler?.[action];
+    return run ? { tool, handler: run, action, args: raw } : `The action ${action} of ${tool.name} is not handled in this tab.`;
+  }
+
+  private start(id: string, msg: Incoming, c: Checked): void {
+    const running: Running = { controller: new AbortController(), asking: false, cancelled: false };
+    this.running.set(id, running);
+    const call = this.toolCall(id, msg, c, running);
+    void this.o.record.claim(id, call.deadline, () => this.run(c.handler, call)).then((claimed) => {
+      this.running.delete(id);
+      this.remember(id, claimed.result);
+      // After a cancel the relay drops any result: none is sent (§7).
+      if (!running.cancelled) this.answer(id, claimed.result);
+    });
+  }
+
+  private toolCall(id: string, msg: Incoming, c: Checked, running: Running): ToolCall {
+    const conn = isRecord(msg["connection"]) ? msg["connection"] : {};
+    const connection: Connection = {
+      id: text(conn["id"]), kind: text(conn["kind"]), client: text(conn["client"]), host: text(conn["host"]),
+    };
+    const live = () => this.running.get(id) === running && !running.cancelled;
+    const send = (m: TabMessage, keep: boolean) => {
+      if (live()) this.o.deliver(m, keep); // after its result the relay drops them
+    };
+    return {
+      id, tool: c.tool.name, action: c.action, arguments: c.args, connection,
+      turn: text(msg["turn"]),
+      deadline: num(msg["deadline"]),
+      redelivery: num(msg["redelivery"]),
+      signal: running.controller.signal,
+      progress: (progress, total, message) =>
+        send({ type: "progress", id, progress, ...(total ? { total } : {}), ...(message ? { message } : {}) }, false),
+      log: (level, data) => send({ type: "log", id, level, data: data ?? null }, false),
+      asking: () => {
+        running.asking = true;
+        send({ type: "asking", id }, true);
+      },
+      answered: () => {
+        running.asking = false;
+        send({ type: "answered", id }, true);
+      },
+      step: () => {
+        if (connection.id) this.o.deliver({ type: "step", by: connection.id }, true);
+      },
+    };
+  }
+
+  /** run calls the handler and turns what it returned or threw into a result; it never throws. */
+  private async run(handler: ToolHandler, call: ToolCall): Promise<TabResult> {
+    let result: TabResult;
+    try {
+      const value = await handler(call);
+      result = value instanceof Reply ? { ...value.result } : value === undefined ? {} : { data: value };
+    } catch (err) {
+      result = failure(err, call.signal);
+    }
+    return this.sendable(result);
+  }
+
+  /**
+   * sendable returns result, or an error result in its place when it could
+   * not go out: a result over the message limit would make the relay close
+   * the socket with 1009, a stop code.
+   */
+  private sendable(result: TabResult): TabResult {
+    let text: string;
+    try {
+      text = JSON.stringify(result);
+    } catch {
+      return { error: "The tool's result could not be sent: it is not JSON (a cycle or a BigInt)." };
+    }
+    const limit = this.o.maxMessageBytes() - ENVELOPE_BYTES;
+    if (text.length * 3 > limit && utf8Bytes(text) > limit) {
+      return { error: `The tool's result was too large to send (over ${limit} bytes).` };
+    }
+    return result;
+  }
+
+  private answer(id: string, result: TabResult): void {
+    this.o.deliver({ type: "result", id, result }, true);
+  }
+
+  private remember(id: string, result: TabResult): void {
+    this.recent.set(id, result);
+    if (this.recent.size > RECENT_RESULTS) this.recent.delete(this.recent.keys().next().value as string);
+  }
+}
+
+function failure(err: unknown, signal: AbortSignal): TabResult {
+  if (err instanceof ToolError) return err.data === undefined ? { error: err.message } : { error: err.message, data: err.data };
+  if (signal.aborted) return { error: "The call was stopped before it finished." };
+  const message = err instanceof Error ? err.message : String(err);
+  return { error: "The tool failed in the tab: " + message };
+}
+
+/**
+ * checkHandlers throws when the handlers and the declared tools disagree:
+ * a tool without a handler, a handler of no tool, or an action handler of
+ * no action. The catalogue and the code then cannot drift.
+ */
+export function checkHandlers(app: AppDeclaration, handlers: Readonly<Record<string, unknown>>): void {
+  for (const tool of app.tools) {
+    const h = handlers[tool.name];
+    if (typeof h === "function") continue;
+    if (!isRecord(h)) throw new TypeError(`tabrelay: no handler for the tool ${tool.name}`);
+    if (!tool.actions?.length) throw new TypeError(`tabrelay: the tool ${tool.name} has no actions: give it one handler function`);
+    for (const a of tool.actions) {
+      if (typeof h[a.name] !== "function") throw new TypeError(`tabrelay: no handler for the action ${a.name} of ${tool.name}`);
+    }
+    for (const key of Object.keys(h)) {
+      if (!tool.actions.some((a) => a.name === key)) throw new TypeError(`tabrelay: ${tool.name} declares no action ${key}`);
+    }
+  }
+  for (const name of Object.keys(handlers)) {
+    if (!app.tools.some((t) => t.name === name)) throw new TypeError(`tabrelay: a handler for ${name}, which the app does not declare`);
+  }
+}
+
+function text(v: unknown): string {
+  return typeof v === "string" ? v : "";
+}
+
+function num(v: unknown): number {
+  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}

@@ -1,0 +1,85 @@
+// tabrelay-bundle: writes the bundle JSON that the relay loads
+// (RELAY_BUNDLE) from the app's tool declarations, or with --check fails
+// when the file on disk is not what the declarations make.
+//
+//   tabrelay-bundle [--app ./src/tools.js] --out bundle.json [--check]
+//
+// The app module is imported by node: it must be JavaScript node can load
+// (an ES module) that exports the defineApp value as `app` or as default.
+// Without --app, package.json's "tabrelay": {"app": "…"} names it.
+
+import { readFile, writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { isRecord } from "../protocol.js";
+import { toBundle, type AppDeclaration } from "../tools.js";
+
+const USAGE = "usage: tabrelay-bundle [--app <module>] --out <bundle.json> [--check]";
+
+interface Args {
+  app: string | undefined;
+  out: string;
+  check: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args | string {
+  let app: string | undefined;
+  let out: string | undefined;
+  let check = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--check") check = true;
+    else if (arg === "--app" || arg === "--out") {
+      const value = argv[++i];
+      if (!value) return `${arg} needs a value`;
+      if (arg === "--app") app = value;
+      else out = value;
+    } else return `unknown argument ${JSON.stringify(arg)}`;
+  }
+  return out ? { app, out, check } : "--out is required";
+}
+
+async function appModulePath(flag: string | undefined): Promise<string> {
+  if (flag) return flag;
+  try {
+    const pkg: unknown = JSON.parse(await readFile("package.json", "utf8"));
+    const named = isRecord(pkg) && isRecord(pkg["tabrelay"]) ? pkg["tabrelay"]["app"] : undefined;
+    if (typeof named === "string") return named;
+  } catch {
+    // No package.json here: only --app can say.
+  }
+  throw new Error('name the app module with --app, or in package.json as "tabrelay": {"app": "./src/tools.js"}');
+}
+
+async function loadApp(path: string): Promise<AppDeclaration> {
+  const mod: unknown = await import(pathToFileURL(resolve(path)).href);
+  const app = isRecord(mod) ? (mod["app"] ?? mod["default"]) : undefined;
+  if (!isRecord(app)) throw new Error(`${path} exports no app (export the defineApp value as "app" or as default)`);
+  return app as unknown as AppDeclaration;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (typeof args === "string") {
+    console.error(`tabrelay-bundle: ${args}\n${USAGE}`);
+    return 2;
+  }
+  const path = await appModulePath(args.app);
+  const text = JSON.stringify(toBundle(await loadApp(path)), null, 2) + "\n";
+  if (!args.check) {
+    await writeFile(args.out, text);
+    return 0;
+  }
+  const onDisk = await readFile(args.out, "utf8").catch(() => undefined);
+  if (onDisk === text) return 0;
+  console.error(`tabrelay-bundle: ${args.out} is ${onDisk === undefined ? "missing" : "stale"}; run tabrelay-bundle --out ${args.out}`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error("tabrelay-bundle: " + (err instanceof Error ? err.message : String(err)));
+    process.exit(2);
+  },
+);

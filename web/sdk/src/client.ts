@@ -1,0 +1,429 @@
+// TabClient: one page's connection to the relay (docs/tab-protocol.md).
+// It owns the socket's life — hello, welcome, pongs, the silence watchdog,
+// drain, the reconnect rule of §15, stop codes — and the status the app
+// watches. Calls are Calls' business; the reconnect arithmetic is
+// backoff.ts'; the secret and tab id are identity.ts'.
+
+import { jitteredWaitMs, MAX_BACKOFF_MS, Retries } from "./backoff.js";
+import { Calls, checkHandlers, type Handlers } from "./calls.js";
+import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./codes.js";
+import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
+import { forgetSecret, loadOrCreateSecret, TabId, TAB_ID_KEY } from "./identity.js";
+import {
+  isRecord, MAX_MESSAGE_BYTES, parseFrame, PROTOCOL_VERSION, utf8Bytes,
+  type Connection, type Incoming, type Permission, type TabMessage,
+} from "./protocol.js";
+import { CallRecord } from "./record.js";
+import { checkApp, type AppDeclaration } from "./tools.js";
+
+/** What the app can show of the connection. */
+export type Status =
+  | { readonly state: "idle" }
+  | { readonly state: "connecting" }
+  | { readonly state: "connected"; readonly pairing: string }
+  /** Waiting before the next try: retryAt is Unix ms, seconds the wait rounded up. */
+  | { readonly state: "reconnecting"; readonly retryAt: number; readonly seconds: number; readonly code: number }
+  /** For good, until start() is called again: message is a sentence for the person. */
+  | { readonly state: "stopped"; readonly why: StopReason; readonly message: string; readonly code?: number };
+
+/** A relay's question before it lists the tools to a host (§7 `permissions-query`). */
+export interface PermissionsQuery {
+  readonly connection: Connection;
+  readonly tools: readonly string[];
+}
+
+export interface ClientOptions<A extends AppDeclaration> {
+  /** The relay's address: https://relay.example.com (the socket is its /tab), or a ws(s):// URL used as it is. */
+  relay: string;
+  /** The app's tools, from defineApp. */
+  app: A;
+  /** One handler (or one per action) for every declared tool. */
+  handlers: Handlers<A>;
+  /**
+   * permissions answers the relay's permissions-query: what the person's
+   * settings make of each tool for that connection. It must answer at once.
+   * Without it, every tool is "unknown" to the relay.
+   */
+  permissions?: (query: PermissionsQuery) => Readonly<Record<string, Permission>>;
+  /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:tab-id`, `<prefix>:call:<id>`); "tabrelay". */
+  storagePrefix?: string;
+  /** Calls whose arguments exceed this many bytes are refused with an error result; 1 MiB. */
+  maxArgumentBytes?: number;
+  /** How long a tab waits for another tab's result of a call before saying it runs there; 5000 ms. */
+  waitForOtherTabMs?: number;
+  /** Replaces parts of the browser (tests, or a page that wraps WebSocket). */
+  environment?: Partial<Environment>;
+}
+
+const DEFAULT_PING_INTERVAL_MS = 25_000;
+/** The relay closes silent tabs after two intervals; the tab gives up after three (§13). */
+const MISSED_PINGS = 3;
+/** How long a socket may take from the dial to its welcome (the relay's hello deadline is 10 s). */
+const WELCOME_TIMEOUT_MS = 20_000;
+/** A drain's delay is bounded: a garbled one must not park the tab for hours. */
+const MAX_DRAIN_MS = 3 * MAX_BACKOFF_MS;
+const OUTBOX_MAX = 1000;
+
+/** One socket: one try (§15). */
+interface Socket {
+  ws: SocketLike;
+  welcomedAt: number | undefined;
+  /** The drain's delay, or -1 before any drain. */
+  drainMs: number;
+  lastHeard: number;
+  silenceMs: number;
+  watchdog: TimerId;
+}
+
+export class TabClient<A extends AppDeclaration> {
+  private readonly env: Environment;
+  private readonly url: string;
+  private readonly prefix: string;
+  private readonly retries = new Retries();
+  private readonly listeners = new Set<(s: Status) => void>();
+  private readonly outbox: TabMessage[] = [];
+  private readonly warned = new Set<string>();
+  private current: Status = { state: "idle" };
+  private sock: Socket | undefined;
+  private retryTimer: TimerId | undefined;
+  private storage: StorageLike | null = null;
+  private secret = "";
+  private tab: TabId | undefined;
+  private calls: Calls<A> | undefined;
+  private unfocus: (() => void) | undefined;
+  private focusedAt = 0;
+  private dials = 0;
+  private maxBytes = MAX_MESSAGE_BYTES;
+  private pairingId = "";
+
+  constructor(private readonly options: ClientOptions<A>) {
+    // Mistakes of the app's own code throw here, at once, not at a call.
+    const problem = checkApp(options.app);
+    if (problem) throw new TypeError("tabrelay: " + problem);
+    checkHandlers(options.app, options.handlers);
+    this.env = { ...defaultEnvironment(), ...options.environment };
+    this.url = socketURL(options.relay);
+    this.prefix = options.storagePrefix ?? "tabrelay";
+  }
+
+  /** The status now. */
+  get status(): Status {
+    return this.current;
+  }
+
+  /** The pairing id of the last welcome ("" before it); not a secret. */
+  get pairing(): string {
+    return this.pairingId;
+  }
+
+  /** This page's tab id ("" before start). */
+  get tabId(): string {
+    return this.tab?.value ?? "";
+  }
+
+  /** onStatus calls listener with the status now and at each change; it returns the unsubscribe. */
+  onStatus(listener: (s: Status) => void): () => void {
+    this.listeners.add(listener);
+    this.notify(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** start connects, and keeps connecting until a stop code or stop(). Again after a stop, it starts anew. */
+  start(): void {
+    if (this.current.state !== "idle" && this.current.state !== "stopped") return;
+    const env = this.env;
+    this.storage = env.localStorage;
+    if (!this.storage) return this.halt("no-storage");
+    this.secret = loadOrCreateSecret(env, this.storage, this.prefix);
+    this.tab ??= new TabId(env, this.prefix + TAB_ID_KEY);
+    const record = new CallRecord(env, this.storage, this.prefix, this.options.waitForOtherTabMs ?? 5000);
+    this.calls ??= new Calls({
+      app: this.options.app, handlers: this.options.handlers, env, record,
+      deliver: (msg, keep) => this.deliver(msg, keep),
+      maxMessageBytes: () => this.maxBytes,
+      maxArgumentBytes: this.options.maxArgumentBytes ?? 1024 * 1024,
+    });
+    if (env.page && !this.unfocus) {
+      if (env.page.hasFocus()) this.focusedAt = env.now();
+      this.unfocus = env.page.onFocus(() => this.focus());
+    }
+    this.dial();
+  }
+
+  /** stop closes the socket and stays disconnected. Running calls go on; their results wait for a start(). */
+  stop(): void {
+    if (this.current.state !== "stopped") this.halt("stopped");
+  }
+
+  /** step tells the relay the person changed something in the app: it ends an agent's turn (§12). */
+  step(): void {
+    this.deliver({ type: "step", by: "person" }, true);
+  }
+
+  /** permissionsChanged tells the relay that what the person allows changed, so hosts list the tools anew. */
+  permissionsChanged(): void {
+    this.deliver({ type: "permissions-changed" }, false);
+  }
+
+  /** focus reports that the person looks at this tab now; the page's focus events call it already. */
+  focus(): void {
+    this.focusedAt = this.env.now();
+    this.deliver({ type: "focus", at: this.focusedAt }, false); // the next hello carries it anyway
+  }
+
+  private dial(): void {
+    const env = this.env;
+    this.setStatus({ state: "connecting" });
+    let ws: SocketLike;
+    try {
+      ws = new env.WebSocket(this.url);
+    } catch (err) {
+      env.warn("the browser refused to open the relay's socket", err);
+      return this.halt("bad-relay-url");
+    }
+    const sock: Socket = { ws, welcomedAt: undefined, drainMs: -1, lastHeard: env.now(), silenceMs: WELCOME_TIMEOUT_MS, watchdog: undefined };
+    this.sock = sock;
+    const reconnects = this.dials++;
+    ws.onopen = () => {
+      this.send(sock, {
+        type: "hello", protocol: PROTOCOL_VERSION, secret: this.secret, tabId: this.tabId,
+        bundle: this.options.app.version,
+        ...(this.focusedAt ? { focusedAt: this.focusedAt } : {}),
+        ...(reconnects ? { reconnects } : {}),
+      });
+    };
+    ws.onmessage = (ev) => this.guarded(() => this.onFrame(sock, ev.data));
+    ws.onclose = (ev) => this.guarded(() => this.ended(sock, ev.code));
+    ws.onerror = () => {}; // a close event follows, with the code
+    this.watch(sock);
+  }
+
+  /** watch gives up a socket that heard nothing for its silence limit (§13): its relay may be gone without a close. */
+  private watch(sock: Socket): void {
+    const check = () => {
+      if (this.sock !== sock) return;
+      const silent = this.env.now() - sock.lastHeard;
+      if (silent < sock.silenceMs) {
+        sock.watchdog = this.env.setTimeout(check, sock.silenceMs - silent);
+        return;
+      }
+      this.env.warn(sock.welcomedAt === undefined ? "no welcome from the relay in time; reconnecting" : "the relay went silent; reconnecting");
+      this.ended(sock, 1006);
+    };
+    sock.watchdog = this.env.setTimeout(check, sock.silenceMs);
+  }
+
+  private onFrame(sock: Socket, data: unknown): void {
+    if (this.sock !== sock) return;
+    sock.lastHeard = this.env.now();
+    if (typeof data !== "string") return this.warnOnce("binary", "a binary frame from the relay was ignored");
+    const msg = parseFrame(data);
+    if (!msg) return this.warnOnce("frame", "a frame from the relay that is not a JSON message was ignored");
+    if (sock.welcomedAt === undefined && msg.type !== "welcome") {
+      return this.warnOnce("early", `a "${msg.type}" before the welcome was ignored`);
+    }
+    switch (msg.type) {
+      case "welcome":
+        return this.onWelcome(sock, msg);
+      case "ping":
+        return void this.send(sock, { type: "pong" }); // straight from the handler: background timers lag (§13)
+      case "call":
+        return this.calls?.onCall(msg, data.length);
+      case "cancel":
+        return this.calls?.onCancel(msg);
+      case "permissions-query":
+        return this.answerPermissions(sock, msg);
+      case "drain": {
+        // Leave the node now and come back after its delay (§14).
+        const ms = msg["reconnectAfterMs"];
+        sock.drainMs = typeof ms === "number" && ms > 0 ? Math.min(ms, MAX_DRAIN_MS) : 0;
+        return this.ended(sock, 4000);
+      }
+      case "error":
+        return this.env.warn(`the relay answered with an error: ${String(msg["code"])}`, msg["message"]);
+      case "done": case "connections": case "scope":
+        return; // answers to requests this SDK does not send yet; scope is reserved (§7)
+      default:
+        return this.warnOnce("type:" + msg.type, `a relay message of unknown type "${msg.type}" was ignored`);
+    }
+  }
+
+  private onWelcome(sock: Socket, msg: Incoming): void {
+    if (sock.welcomedAt !== undefined) return;
+    sock.welcomedAt = this.env.now();
+    const interval = positive(msg["pingIntervalMs"]) ?? DEFAULT_PING_INTERVAL_MS;
+    sock.silenceMs = MISSED_PINGS * Math.max(interval, 1000);
+    this.env.clearTimeout(sock.watchdog);
+    this.watch(sock); // from the welcome's limit, not the dial's
+    this.maxBytes = Math.min(positive(msg["maxMessageBytes"]) ?? MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES);
+    this.pairingId = typeof msg["pairing"] === "string" ? msg["pairing"] : "";
+    // What waited for a socket goes first, in order (§15: results still unsent).
+    while (this.outbox.length > 0) {
+      if (!this.send(sock, this.outbox[0]!)) break;
+      this.outbox.shift();
+    }
+    this.setStatus({ state: "connected", pairing: this.pairingId });
+  }
+
+  private answerPermissions(sock: Socket, msg: Incoming): void {
+    const id = msg["id"];
+    if (typeof id !== "string") return this.warnOnce("perm", "a permissions-query without an id was ignored");
+    const names = Array.isArray(msg["tools"]) ? msg["tools"].filter((t): t is string => typeof t === "string") : [];
+    const tools: Record<string, Permission> = {};
+    const ask = this.options.permissions;
+    if (ask) {
+      try {
+        const conn = isRecord(msg["connection"]) ? msg["connection"] : {};
+        const connection = { id: String(conn["id"] ?? ""), kind: String(conn["kind"] ?? ""), client: String(conn["client"] ?? ""), host: String(conn["host"] ?? "") };
+        const answer = ask({ connection, tools: names });
+        for (const name of names) {
+          const p = answer[name];
+          if (p === "asks" || p === "runs" || p === "refused") tools[name] = p;
+        }
+      } catch (err) {
+        this.env.warn("the permissions option threw; the relay lists the tools without them", err);
+      }
+    }
+    // Answered even when empty: the relay would otherwise wait 1.5 s for it (§6).
+    this.send(sock, { type: "permissions", id, tools });
+  }
+
+  /** ended handles the end of a socket, however it ended: the relay's close, silence, or a drain. */
+  private ended(sock: Socket, code: number): void {
+    if (this.sock !== sock) return;
+    this.abandon(sock);
+    const stop = stopReasonOf(code);
+    if (stop) {
+      if (stop === "forgotten" && this.storage) forgetSecret(this.storage, this.prefix);
+      return this.halt(stop, code);
+    }
+    // 4008 on the socket this page uses: another page load (a duplicated
+    // tab) has its tab id. Taking the id back would loop (§16).
+    if (code === CLOSE_REPLACED) this.tab?.renew();
+    const welcomed = sock.welcomedAt !== undefined;
+    const n = this.retries.after({
+      welcomed, upMs: welcomed ? this.env.now() - sock.welcomedAt! : 0, drained: sock.drainMs >= 0,
+    });
+    const wait = sock.drainMs >= 0 ? sock.drainMs : jitteredWaitMs(n, this.env.random);
+    this.retryTimer = this.env.setTimeout(() => {
+      this.retryTimer = undefined;
+      this.dial();
+    }, wait);
+    this.setStatus({ state: "reconnecting", retryAt: this.env.now() + wait, seconds: Math.ceil(wait / 1000), code });
+  }
+
+  /** abandon forgets a socket and closes it; its events are no longer heard. */
+  private abandon(sock: Socket): void {
+    this.env.clearTimeout(sock.watchdog);
+    if (this.sock === sock) this.sock = undefined;
+    const ws = sock.ws;
+    ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+    try {
+      ws.close(1000, "tab reconnects");
+    } catch {
+      // Closed already.
+    }
+  }
+
+  private halt(why: StopReason, code?: number): void {
+    if (this.sock) this.abandon(this.sock);
+    if (this.retryTimer !== undefined) this.env.clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.setStatus({ state: "stopped", why, message: STOP_MESSAGES[why], ...(code ? { code } : {}) });
+  }
+
+  /** deliver sends msg on the welcomed socket; keep: else it waits for the next welcome. */
+  private deliver(msg: TabMessage, keep: boolean): void {
+    const sock = this.sock;
+    if (sock?.welcomedAt !== undefined && this.send(sock, msg)) return;
+    if (!keep) return;
+    if (this.outbox.length >= OUTBOX_MAX) {
+      this.warnOnce("outbox", "too many messages wait for the relay; the oldest were dropped");
+      this.outbox.shift();
+    }
+    this.outbox.push(msg);
+  }
+
+  /**
+   * send writes one message; false when the socket cannot take it now. A
+   * message over the relay's limit is dropped with a warning (and counts
+   * as sent): the relay would close the socket with 1009, a stop code.
+   */
+  private send(sock: Socket, msg: TabMessage): boolean {
+    if (sock.ws.readyState !== SOCKET_OPEN) return false;
+    let frame: string;
+    try {
+      frame = JSON.stringify(msg);
+    } catch (err) {
+      this.env.warn(`a "${msg.type}" message is not JSON and was dropped`, err);
+      return true;
+    }
+    if (frame.length * 3 > this.maxBytes && utf8Bytes(frame) > this.maxBytes) {
+      this.env.warn(`a "${msg.type}" message over ${this.maxBytes} bytes was dropped`);
+      return true;
+    }
+    try {
+      sock.ws.send(frame);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private setStatus(s: Status): void {
+    this.current = s;
+    for (const listener of this.listeners) this.notify(listener);
+  }
+
+  private notify(listener: (s: Status) => void): void {
+    try {
+      listener(this.current);
+    } catch (err) {
+      this.env.warn("a status listener threw", err);
+    }
+  }
+
+  /** guarded runs a socket event: nothing the relay sends may throw out of it and stop the client. */
+  private guarded(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.env.warn("a relay message could not be handled", err);
+    }
+  }
+
+  /** warnOnce warns once per kind: a relay that repeats a bad message must not flood the console. */
+  private warnOnce(kind: string, message: string): void {
+    if (this.warned.has(kind)) return;
+    this.warned.add(kind);
+    this.env.warn(message);
+  }
+}
+
+/** connect makes a client and starts it: the quick start. */
+export function connect<const A extends AppDeclaration>(options: ClientOptions<A>): TabClient<A> {
+  const client = new TabClient(options);
+  client.start();
+  return client;
+}
+
+/** socketURL returns the /tab WebSocket URL of a relay's address. */
+export function socketURL(relay: string): string {
+  let u: URL;
+  try {
+    u = new URL(relay.trim());
+  } catch {
+    throw new TypeError(`tabrelay: the relay address ${JSON.stringify(relay)} must look like https://relay.example.com`);
+  }
+  if (u.protocol === "ws:" || u.protocol === "wss:") return u.href;
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new TypeError(`tabrelay: the relay address ${JSON.stringify(relay)} must start with https://, http://, wss:// or ws://`);
+  }
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  u.pathname = u.pathname.replace(/\/$/, "") + "/tab";
+  return u.href;
+}
+
+function positive(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : undefined;
+}

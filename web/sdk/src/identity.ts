@@ -1,0 +1,87 @@
+// The browser's tab secret and this page's tab id (docs/tab-protocol.md §1, §5).
+
+import type { Environment, StorageLike } from "./env.js";
+
+/** The storage keys, under the client's storagePrefix (default "tabrelay"). */
+export const SECRET_KEY = ":secret";
+export const TAB_ID_KEY = ":tab-id";
+
+const SECRET_BYTES = 32;
+const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/; // 32 bytes, unpadded base64url
+
+export function base64url(bytes: Uint8Array): string {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * loadOrCreateSecret returns the browser's secret from localStorage, made
+ * once from crypto.getRandomValues. It lives nowhere else: never a URL, a
+ * cookie or a header (§2). A stored value that is not a secret (edited by
+ * hand, an older format) is replaced: this browser then pairs anew.
+ */
+export function loadOrCreateSecret(env: Environment, storage: StorageLike, prefix: string): string {
+  const key = prefix + SECRET_KEY;
+  const stored = storage.getItem(key);
+  if (stored !== null && SECRET_PATTERN.test(stored)) return stored;
+  if (stored !== null) env.warn("the stored tab secret is malformed; this browser pairs anew");
+  const bytes = new Uint8Array(SECRET_BYTES);
+  env.randomBytes(bytes);
+  const secret = base64url(bytes);
+  storage.setItem(key, secret);
+  // Two tabs opened at once may both have made one: the last write wins,
+  // and both use it from the next hello on.
+  return storage.getItem(key) ?? secret;
+}
+
+/** forgetSecret deletes the secret after the relay said the pairing was forgotten (4102). */
+export function forgetSecret(storage: StorageLike, prefix: string): void {
+  storage.removeItem(prefix + SECRET_KEY);
+}
+
+/**
+ * TabId is this page's id. It is kept in sessionStorage so that a reload
+ * takes its old socket's place at once (the relay then hands the new
+ * socket the calls the old one had, §15) instead of waiting for the relay
+ * to notice the old one died. A duplicated tab copies sessionStorage and so
+ * the id: the relay then closes one of the two with 4008, and that one
+ * makes a new id (renew).
+ */
+export class TabId {
+  private id: string;
+
+  constructor(
+    private readonly env: Environment,
+    private readonly key: string,
+  ) {
+    const stored = this.storage()?.getItem(key);
+    this.id = stored && /^t[A-Za-z0-9_-]{16}$/.test(stored) ? stored : this.make();
+  }
+
+  get value(): string {
+    return this.id;
+  }
+
+  /** renew makes and keeps a new id: another page load uses this one (4008). */
+  renew(): string {
+    this.id = this.make();
+    return this.id;
+  }
+
+  private make(): string {
+    const bytes = new Uint8Array(12);
+    this.env.randomBytes(bytes);
+    const id = "t" + base64url(bytes);
+    try {
+      this.storage()?.setItem(this.key, id);
+    } catch {
+      // Kept in memory only: a reload then makes a new one, which the protocol allows.
+    }
+    return id;
+  }
+
+  private storage(): StorageLike | null {
+    return this.env.sessionStorage;
+  }
+}

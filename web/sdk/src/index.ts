@@ -1,0 +1,20 @@
+// @tabrelay/tab: makes a web app's tabs reachable by agents through a
+// tabrelay relay. The public API is what this file exports; README.md
+// describes it.
+
+export { connect, TabClient, socketURL, type ClientOptions, type PermissionsQuery, type Status } from "./client.js";
+export {
+  CallCancelled, Reply, ToolError,
+  type ActionHandlers, type Handlers, type ToolCall, type ToolHandler,
+} from "./calls.js";
+export { STOP_MESSAGES, type StopReason } from "./codes.js";
+export {
+  checkApp, defineApp, PERMISSION_KINDS, permissionKindsOf, toBundle,
+  type ActionDeclaration, type AppDeclaration, type PermissionKind, type ResultClass,
+  type ToolAnnotations, type ToolDeclaration, type ToolName,
+} from "./tools.js";
+export {
+  PROTOCOL_VERSION,
+  type CancelReason, type Connection, type EmbeddedResource, type LogLevel, type Media, type Permission, type TabResult,
+} from "./protocol.js";
+export type { Environment, LocksLike, PageLike, SocketFactory, SocketLike, StorageLike, TimerId } from "./env.js";

@@ -1,0 +1,150 @@
+// The tab wire protocol's vocabulary (docs/tab-protocol.md), written once.
+// It mirrors protocol/messages.go; test/protocol-agreement.test.ts fails
+// when the two lists of message types drift apart.
+
+/** The protocol version this SDK speaks (§3). */
+export const PROTOCOL_VERSION = 1;
+
+/** The largest message either side may send after the welcome (§2). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** The largest hello the relay reads (§2). */
+export const MAX_HELLO_BYTES = 4096;
+
+/** Message types a tab sends (§4). */
+export const TAB_MESSAGE_TYPES = [
+  "hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log",
+  "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "pong",
+] as const;
+
+/** Message types the relay sends (§4). */
+export const RELAY_MESSAGE_TYPES = [
+  "welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done",
+  "permissions-query", "error",
+] as const;
+
+/** Who calls: one approved agent host (§7 `call`). */
+export interface Connection {
+  id: string;
+  kind: string;
+  /** The OAuth client's name, as it registered. */
+  client: string;
+  /** The host of the client's redirect URI. */
+  host: string;
+}
+
+/** One picture or sound clip of a result: standard base64 bytes. */
+export interface Media {
+  mimeType: string;
+  data: string;
+}
+
+/** An embedded resource of a result (§6 `result`). */
+export interface EmbeddedResource {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
+}
+
+/** What a tool answers, as the `result` message carries it (§6). */
+export interface TabResult {
+  data?: unknown;
+  images?: Media[];
+  /** Set when the tool failed: the app's own sentence for the agent. */
+  error?: string;
+  audio?: Media[];
+  resources?: EmbeddedResource[];
+}
+
+/** Syslog level names a `log` line may carry (§6). */
+export type LogLevel =
+  | "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+
+/** What the person's settings make of a tool for one connection (§6 `permissions`). */
+export type Permission = "asks" | "runs" | "refused";
+
+// Messages the tab sends.
+
+export interface Hello {
+  type: "hello";
+  protocol: number;
+  secret: string;
+  tabId: string;
+  bundle: string;
+  focusedAt?: number;
+  reconnects?: number;
+}
+
+export type TabMessage =
+  | Hello
+  | { type: "focus"; at: number }
+  | { type: "result"; id: string; result: TabResult }
+  | { type: "asking" | "answered"; id: string }
+  | { type: "step"; by: string }
+  | { type: "progress"; id: string; progress: number; total?: number; message?: string }
+  | { type: "log"; id: string; level: LogLevel; data: unknown }
+  | { type: "permissions"; id: string; tools: Record<string, Permission> }
+  | { type: "permissions-changed" }
+  | { type: "pong" };
+
+// Messages the relay sends, as they should be. Everything that arrives is
+// checked field by field before use (client.ts, calls.ts): these types say
+// what a good relay sends, not what the socket delivers.
+
+export interface Welcome {
+  type: "welcome";
+  protocol: number;
+  pairing: string;
+  pingIntervalMs: number;
+  maxMessageBytes: number;
+}
+
+export interface Call {
+  type: "call";
+  id: string;
+  tool: string;
+  arguments?: unknown;
+  connection: Connection;
+  turn: string;
+  deadline: number;
+  redelivery?: number;
+}
+
+/** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
+export type CancelReason = "cancelled" | "timeout" | "answered";
+
+/** A message from the relay after JSON parsing: an object with a type. */
+export type Incoming = { type: string } & Record<string, unknown>;
+
+/** Reads one text frame; undefined when it is not a JSON object with a string type. */
+export function parseFrame(frame: string): Incoming | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(frame);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(value) || typeof value["type"] !== "string") {
+    return undefined;
+  }
+  return value as Incoming;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The UTF-8 size of s, what the relay's limits count. */
+export function utf8Bytes(s: string): number {
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x800 && (c < 0xd800 || c > 0xdfff)) bytes += 2;
+    else if (c >= 0x80 && c < 0x800) bytes += 1;
+    // A surrogate pair is 2 units and 4 bytes: 1 more per unit, and
+    // a lone surrogate becomes U+FFFD (3 bytes), close enough for a limit.
+    else if (c >= 0xd800 && c <= 0xdfff) bytes += 1;
+  }
+  return bytes;
+}

@@ -1,0 +1,174 @@
+// The at-most-once record of docs/tab-protocol.md §10: every tab of the
+// browser runs each call id at most once. A Web Lock per call id says that
+// some tab runs it now; a localStorage entry per call id says it was
+// started ("running") or finished ("done", with its result when that fits).
+
+import type { Environment, StorageLike } from "./env.js";
+import type { TabResult } from "./protocol.js";
+
+/** How a call id was settled by claim. */
+export type Claimed =
+  /** This tab ran it: the result of its run. */
+  | { by: "this-tab"; result: TabResult }
+  /** The record had it: run before, here or in another tab. */
+  | { by: "record"; result: TabResult };
+
+interface Entry {
+  state: "running" | "done";
+  /** Unix ms: the call's deadline plus a margin. The entry goes after it. */
+  keepUntil: number;
+  result?: TabResult;
+}
+
+/** Sentences of the results the record answers with itself. */
+export const SENTENCES = {
+  halfway:
+    "This call was started in a tab of this browser that closed before it finished; it may have run in part, so it was not run again. Read the app's history.",
+  elsewhere:
+    "This call runs in another tab of this browser, which has not answered yet; read the app's history once it has.",
+  notKept:
+    "This call ran already in this browser, but its result was too large to keep for a second delivery; read the app's history.",
+  notRecorded: "This tab could not record the call, so it did not run it; nothing was done.",
+} as const;
+
+/** How long an entry outlives its call's deadline: room for clock skew (§10). */
+const KEEP_AFTER_DEADLINE_MS = 10 * 60_000;
+/** An entry whose deadline is unknown or absurd is kept this long from now. */
+const KEEP_WITHOUT_DEADLINE_MS = 60 * 60_000;
+/** How often a tab looks for another tab's result while waiting for it. */
+const POLL_MS = 100;
+/** The record is pruned once every so many claims. */
+const PRUNE_EVERY = 64;
+
+export class CallRecord {
+  private claims = 0;
+  private readonly prefix: string;
+
+  constructor(
+    private readonly env: Environment,
+    private readonly storage: StorageLike,
+    storagePrefix: string,
+    /** How long to wait for another tab's result before answering that it runs there. */
+    private readonly waitForOtherTabMs: number,
+  ) {
+    this.prefix = storagePrefix + ":call:";
+  }
+
+  /**
+   * claim runs `run` unless this browser ran or runs the call already, and
+   * returns the result to send. It never throws.
+   */
+  async claim(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
+    if (++this.claims % PRUNE_EVERY === 1) this.prune();
+    const locks = this.env.locks;
+    if (!locks) return this.claimWithoutLock(id, deadline, run);
+    let settled: Claimed | undefined;
+    try {
+      await locks.request("tabrelay-call-" + id, { ifAvailable: true }, async (lock) => {
+        // null: another tab holds the lock, so it runs the call now.
+        if (lock) settled = await this.settleHoldingLock(id, deadline, run);
+      });
+    } catch (err) {
+      this.env.warn("the call lock failed", err);
+      if (!settled) return { by: "record", result: { error: SENTENCES.notRecorded } };
+    }
+    return settled ?? { by: "record", result: await this.awaitOtherTab(id) };
+  }
+
+  /** settleHoldingLock decides while this tab holds the call's lock: nobody else runs it. */
+  private async settleHoldingLock(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
+    const entry = this.read(id);
+    if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
+    // Running, and nobody holds its lock: the tab that ran it closed mid-call.
+    if (entry?.state === "running") return { by: "record", result: { error: SENTENCES.halfway } };
+    return this.runRecorded(id, deadline, run);
+  }
+
+  /**
+   * claimWithoutLock is the fallback where the Web Locks API is missing: the
+   * entry alone claims the id. Two tabs reading at the same instant could
+   * both run it, and a running entry cannot tell a live tab from a closed
+   * one; both are rare, and the best this browser allows.
+   */
+  private async claimWithoutLock(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
+    const entry = this.read(id);
+    if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
+    if (entry?.state === "running") return { by: "record", result: await this.awaitOtherTab(id) };
+    return this.runRecorded(id, deadline, run);
+  }
+
+  private async runRecorded(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
+    const keepUntil = this.keepUntil(deadline);
+    if (!this.write(id, { state: "running", keepUntil })) {
+      return { by: "record", result: { error: SENTENCES.notRecorded } };
+    }
+    const result = await run();
+    // A result too big for the storage quota is kept as "done" without it:
+    // a later delivery must still not run the call again.
+    if (!this.write(id, { state: "done", keepUntil, result })) {
+      this.write(id, { state: "done", keepUntil });
+    }
+    return { by: "this-tab", result };
+  }
+
+  /** awaitOtherTab polls for the result of the tab that holds the call, up to the wait. */
+  private async awaitOtherTab(id: string): Promise<TabResult> {
+    const until = this.env.now() + this.waitForOtherTabMs;
+    for (;;) {
+      const entry = this.read(id);
+      if (entry?.state === "done") return this.resultOf(entry);
+      if (this.env.now() >= until) return { error: SENTENCES.elsewhere };
+      await new Promise<void>((resolve) => this.env.setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  private resultOf(entry: Entry): TabResult {
+    return entry.result ?? { error: SENTENCES.notKept };
+  }
+
+  private keepUntil(deadline: number): number {
+    const now = this.env.now();
+    const sane = Number.isFinite(deadline) && deadline > now - KEEP_AFTER_DEADLINE_MS && deadline < now + KEEP_WITHOUT_DEADLINE_MS;
+    return sane ? deadline + KEEP_AFTER_DEADLINE_MS : now + KEEP_WITHOUT_DEADLINE_MS;
+  }
+
+  private read(id: string): Entry | undefined {
+    try {
+      const text = this.storage.getItem(this.prefix + id);
+      return text === null ? undefined : (JSON.parse(text) as Entry);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private write(id: string, entry: Entry): boolean {
+    try {
+      this.storage.setItem(this.prefix + id, JSON.stringify(entry));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** prune removes the entries whose calls the relay can no longer send (§10). */
+  prune(): void {
+    const now = this.env.now();
+    const stale: string[] = [];
+    try {
+      for (let i = 0; i < this.storage.length; i++) {
+        const key = this.storage.key(i);
+        if (!key?.startsWith(this.prefix)) continue;
+        let until = 0;
+        try {
+          until = (JSON.parse(this.storage.getItem(key) ?? "{}") as Entry).keepUntil;
+        } catch {
+          // An unreadable entry is stale.
+        }
+        if (!(until > now)) stale.push(key);
+      }
+      for (const key of stale) this.storage.removeItem(key);
+    } catch (err) {
+      this.env.warn("the call record could not be pruned", err);
+    }
+  }
+}

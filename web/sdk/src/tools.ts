@@ -1,0 +1,161 @@
+// The app's catalogue, declared once in code: the client dispatches calls
+// by it, and the tabrelay-bundle CLI writes it as the bundle JSON the
+// relay loads (RELAY_BUNDLE, protocol/bundle.go), so the two cannot drift.
+
+import { PROTOCOL_VERSION } from "./protocol.js";
+
+/**
+ * The kinds of question a call may raise with the person (seed 000, "The
+ * person's permissions"): the strictest kind of a call decides whether it
+ * runs, is asked about or is refused. The relay does not read them yet.
+ */
+export const PERMISSION_KINDS = [
+  "change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording",
+] as const;
+export type PermissionKind = (typeof PERMISSION_KINDS)[number];
+
+/** What a tool's result holds: cell-level data, summaries, or nothing. */
+export type ResultClass = "cells" | "summaries" | "none";
+
+export interface ActionDeclaration {
+  readonly name: string;
+  readonly description?: string;
+  /** The kinds this action raises; they replace the tool's own for it. */
+  readonly permissions?: readonly PermissionKind[];
+}
+
+export interface ToolAnnotations {
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
+}
+
+export interface ToolDeclaration {
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  /** A JSON Schema of an object; a tool with actions declares an "action" property. */
+  readonly inputSchema: { readonly type: "object"; readonly properties?: Readonly<Record<string, unknown>> } & Readonly<Record<string, unknown>>;
+  readonly annotations?: ToolAnnotations;
+  readonly actions?: readonly ActionDeclaration[];
+  /** Groups tools in lists and panels. */
+  readonly family?: string;
+  readonly result: ResultClass;
+  /** The ui:// view that shows this tool's results (one of the app's resources). */
+  readonly ui?: string;
+  /** The kinds every call of this tool raises (an action may say its own). */
+  readonly permissions?: readonly PermissionKind[];
+}
+
+/** The app as the bundle describes it (protocol/bundle.go Bundle), less the protocol number. */
+export interface AppDeclaration {
+  /** The bundle's version; every hello announces it. */
+  readonly version: string;
+  readonly app: { readonly name: string; readonly title: string };
+  readonly instructions: string;
+  readonly dataTag?: string;
+  readonly tools: readonly ToolDeclaration[];
+  /** Passed to the bundle as they are; protocol/bundle.go checks them. */
+  readonly resources?: readonly unknown[];
+  readonly resourceTemplates?: readonly unknown[];
+  readonly prompts?: readonly unknown[];
+}
+
+/** The names of an app's tools, as literal types when the app was declared with defineApp. */
+export type ToolName<A extends AppDeclaration> = A["tools"][number]["name"];
+
+const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const APP_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+/**
+ * defineApp checks an app's declaration and returns it unchanged, typed
+ * with its literal tool names so that the handlers can be checked against
+ * them. It throws at the first mistake, naming the field, as the relay
+ * would when it loads the bundle.
+ */
+export function defineApp<const A extends AppDeclaration>(app: A): A {
+  const problem = checkApp(app);
+  if (problem) throw new TypeError("tabrelay: " + problem);
+  return app;
+}
+
+/** checkApp returns what is wrong with the declaration, or undefined. */
+export function checkApp(app: AppDeclaration): string | undefined {
+  if (typeof app.version !== "string" || !app.version.trim() || app.version.length > 200) {
+    return "version: required, at most 200 characters (every hello carries it)";
+  }
+  if (!APP_NAME.test(app.app?.name ?? "")) return `app.name: ${JSON.stringify(app.app?.name)} must match ${APP_NAME}`;
+  if (!app.app.title?.trim()) return "app.title: required";
+  if (!Array.isArray(app.tools) || app.tools.length === 0) return "tools: at least one tool is required";
+  const seen = new Set<string>();
+  for (const [i, tool] of app.tools.entries()) {
+    const problem = checkTool(tool);
+    if (problem) return `tools[${i}].${problem}`;
+    if (seen.has(tool.name)) return `tools[${i}].name: ${JSON.stringify(tool.name)} appears twice`;
+    seen.add(tool.name);
+  }
+  return undefined;
+}
+
+function checkTool(tool: ToolDeclaration): string | undefined {
+  if (!NAME.test(tool.name ?? "")) return `name: ${JSON.stringify(tool.name)} must match ${NAME}`;
+  if (!tool.description?.trim()) return "description: required (hosts show it)";
+  if (!["cells", "summaries", "none"].includes(tool.result)) return `result: ${JSON.stringify(tool.result)} must be "cells", "summaries" or "none"`;
+  if (tool.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
+  const kinds = checkKinds(tool.permissions);
+  if (kinds) return kinds;
+  if (!tool.actions?.length) return undefined;
+  if (!tool.inputSchema.properties || !("action" in tool.inputSchema.properties)) {
+    return 'inputSchema: a tool with actions must declare an "action" property';
+  }
+  const names = new Set<string>();
+  for (const [j, action] of tool.actions.entries()) {
+    if (!NAME.test(action.name ?? "") || names.has(action.name)) {
+      return `actions[${j}].name: ${JSON.stringify(action.name)} must match ${NAME} and be unique`;
+    }
+    names.add(action.name);
+    const kinds = checkKinds(action.permissions);
+    if (kinds) return `actions[${j}].${kinds}`;
+  }
+  return undefined;
+}
+
+function checkKinds(kinds: readonly string[] | undefined): string | undefined {
+  const bad = kinds?.find((k) => !(PERMISSION_KINDS as readonly string[]).includes(k));
+  return bad === undefined ? undefined : `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
+}
+
+/** permissionKindsOf returns the kinds a call of tool (and action) raises. */
+export function permissionKindsOf(tool: ToolDeclaration, action?: string): readonly PermissionKind[] {
+  const own = tool.actions?.find((a) => a.name === action)?.permissions;
+  return own ?? tool.permissions ?? [];
+}
+
+/**
+ * toBundle returns the bundle JSON value the relay loads. Permission kinds
+ * are left out: protocol/bundle.go refuses fields it does not know, and the
+ * relay has no use for them yet (README "Bundle").
+ */
+export function toBundle(app: AppDeclaration): Record<string, unknown> {
+  const problem = checkApp(app);
+  if (problem) throw new TypeError("tabrelay: " + problem);
+  const tools = app.tools.map(({ permissions: _kinds, actions, ...tool }) =>
+    actions ? { ...tool, actions: actions.map(({ permissions: _k, ...action }) => action) } : tool,
+  );
+  return withoutUndefined({
+    version: app.version,
+    protocol: PROTOCOL_VERSION,
+    app: app.app,
+    instructions: app.instructions,
+    dataTag: app.dataTag,
+    tools,
+    resources: app.resources,
+    resourceTemplates: app.resourceTemplates,
+    prompts: app.prompts,
+  });
+}
+
+function withoutUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
