@@ -241,7 +241,7 @@ export class TabClient<A extends AppDeclaration> {
       }
       case "error":
         return this.env.warn(`the relay answered with an error: ${String(msg["code"])}`, msg["message"]);
-      case "done": case "connections": case "scope":
+      case "done": case "connections": case "connect-info": case "scope":
         return; // answers to requests this SDK does not send yet; scope is reserved (§7)
       default:
         return this.warnOnce("type:" + msg.type, `a relay message of unknown type "${msg.type}" was ignored`);

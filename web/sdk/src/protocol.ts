@@ -14,10 +14,10 @@ export const MAX_HELLO_BYTES = 4096;
 /** Message types a tab sends (§4). */
 export const TAB_MESSAGE_TYPES = [
   "hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log",
-  "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "pong",
+  "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong",
 ] as const;
 
-/** Message types the relay sends (§4). */
+/** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
 export const RELAY_MESSAGE_TYPES = [
   "welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done",
   "permissions-query", "error",

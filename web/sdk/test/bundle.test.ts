@@ -1,0 +1,101 @@
+// Tools declared once: the declarations make the bundle the relay loads.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, test } from "node:test";
+import { checkApp, defineApp, permissionKindsOf, toBundle, type AppDeclaration } from "../src/tools.js";
+import { app } from "./app.js";
+import { packageDir, repoDir } from "./paths.js";
+
+/** declarationOf reads a shipped bundle back as the declaration that would make it. */
+function declarationOf(file: string): { bundle: Record<string, unknown>; decl: AppDeclaration } {
+  const bundle = JSON.parse(readFileSync(join(repoDir, "protocol", file), "utf8")) as Record<string, unknown>;
+  const { protocol: _, ...rest } = bundle;
+  return { bundle, decl: rest as unknown as AppDeclaration };
+}
+
+describe("the bundle", () => {
+  for (const file of ["demo_bundle.json", "conformance_bundle.json"]) {
+    test(`declaring ${file}'s tools makes ${file} again, permission kinds left out`, () => {
+      const { bundle, decl } = declarationOf(file);
+      const withKinds = {
+        ...decl,
+        tools: decl.tools.map((t) => ({
+          ...t, permissions: ["change" as const],
+          ...(t.actions ? { actions: t.actions.map((a) => ({ ...a, permissions: ["heavy" as const] })) } : {}),
+        })),
+      };
+      assert.deepEqual(toBundle(withKinds), bundle);
+    });
+  }
+
+  test("permission kinds: an action's own replace its tool's", () => {
+    const counter = app.tools[1];
+    assert.deepEqual(permissionKindsOf(counter, "increment"), ["change"]);
+    assert.deepEqual(permissionKindsOf(counter, "get"), []);
+  });
+
+  const broken: [string, (a: AppDeclaration) => unknown, RegExp][] = [
+    ["no version", (a) => ({ ...a, version: "" }), /^version/],
+    ["a bad app name", (a) => ({ ...a, app: { name: "Big App", title: "x" } }), /^app\.name/],
+    ["no tools", (a) => ({ ...a, tools: [] }), /^tools: at least one/],
+    ["a tool named twice", (a) => ({ ...a, tools: [a.tools[0], a.tools[0]] }), /tools\[1\]\.name: "echo" appears twice/],
+    ["a bad result class", (a) => ({ ...a, tools: [{ ...a.tools[0], result: "rows" }] }), /tools\[0\]\.result/],
+    ["no description", (a) => ({ ...a, tools: [{ ...a.tools[0], description: " " }] }), /tools\[0\]\.description/],
+    ["a schema not of an object", (a) => ({ ...a, tools: [{ ...a.tools[0], inputSchema: { type: "string" } }] }), /inputSchema/],
+    ["actions without an action property", (a) => ({ ...a, tools: [{ ...a.tools[0], actions: [{ name: "go" }] }] }), /"action" property/],
+    ["an unknown permission kind", (a) => ({ ...a, tools: [{ ...a.tools[0], permissions: ["explodes"] }] }), /permissions: "explodes"/],
+  ];
+  for (const [what, edit, message] of broken) {
+    test(`a declaration with ${what} is refused, naming the field`, () => {
+      const bad = edit(app) as AppDeclaration;
+      assert.match(checkApp(bad) ?? "", message);
+      assert.throws(() => defineApp(bad), TypeError);
+    });
+  }
+});
+
+describe("tabrelay-bundle", () => {
+  const cli = join(packageDir, "dist", "tabrelay-bundle.js");
+  const dir = mkdtempSync(join(tmpdir(), "tabrelay-bundle-"));
+  const module = join(dir, "tools.mjs");
+  writeFileSync(module, `import { defineApp } from ${JSON.stringify(pathToFileURL(join(packageDir, "dist", "tabrelay.js")).href)};
+export const app = defineApp(${JSON.stringify({ ...app })});\n`);
+  const out = join(dir, "bundle.json");
+  const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: "utf8" });
+
+  test("--out writes the bundle of the app module", () => {
+    const r = run("--app", module, "--out", out);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(out, "utf8")), toBundle(app));
+  });
+
+  test("--check passes on a current bundle and fails on a stale or missing one", () => {
+    assert.equal(run("--app", module, "--out", out).status, 0);
+    assert.equal(run("--app", module, "--out", out, "--check").status, 0);
+    writeFileSync(out, readFileSync(out, "utf8").replace("Answers with its arguments.", "Old words."));
+    const stale = run("--app", module, "--out", out, "--check");
+    assert.equal(stale.status, 1);
+    assert.match(stale.stderr, /bundle\.json is stale; run tabrelay-bundle --out/);
+    assert.equal(run("--app", module, "--out", join(dir, "none.json"), "--check").status, 1);
+  });
+
+  test("package.json's tabrelay.app names the module when --app is left out", () => {
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ tabrelay: { app: "./tools.mjs" } }));
+    assert.equal(run("--out", out).status, 0, "written");
+  });
+
+  test("usage mistakes and a bad declaration exit 2 with one line", () => {
+    assert.equal(run().status, 2);
+    assert.equal(run("--bogus").status, 2);
+    const bad = join(dir, "bad.mjs");
+    writeFileSync(bad, `export default { version: "1", app: { name: "x", title: "X" }, instructions: "", tools: [] };\n`);
+    const r = run("--app", bad, "--out", out);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^tabrelay-bundle: tabrelay: tools: at least one tool is required\n$/);
+  });
+});

@@ -1,0 +1,39 @@
+// The SDK's vocabulary is the relay's: the message types and close codes
+// written in src/ agree with protocol/messages.go and protocol/disconnect.go.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { RECONNECT_CODES, STOP_CODES } from "../src/codes.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, RELAY_MESSAGE_TYPES, TAB_MESSAGE_TYPES } from "../src/protocol.js";
+import { repoDir } from "./paths.js";
+
+const goFile = (name: string) => readFileSync(join(repoDir, "protocol", name), "utf8");
+
+/** constBlock returns the string constants of the const block after a comment line. */
+function constBlock(src: string, comment: string): string[] {
+  const start = src.indexOf(comment);
+  assert.ok(start >= 0, `protocol/messages.go has no block "${comment}"`);
+  const block = src.slice(src.indexOf("(", start), src.indexOf("\n)", start));
+  return [...block.matchAll(/=\s*"([^"]+)"/g)].map((m) => m[1]!);
+}
+
+test("the message types are protocol/messages.go's", () => {
+  const src = goFile("messages.go");
+  assert.deepEqual([...TAB_MESSAGE_TYPES].sort(), constBlock(src, "// Message types a tab sends").sort());
+  assert.deepEqual([...RELAY_MESSAGE_TYPES].sort(), constBlock(src, "// Message types the relay sends").sort());
+  assert.match(src, new RegExp(`const Version = ${PROTOCOL_VERSION}\\b`));
+  assert.match(src, /const MaxMessageBytes = 16 << 20/);
+  assert.equal(MAX_MESSAGE_BYTES, 16 << 20);
+});
+
+test("the close codes are protocol/disconnect.go's, in the same ranges", () => {
+  const src = goFile("disconnect.go");
+  const codes = [...src.matchAll(/Close\w+\s+CloseCode = (\d+)/g)].map((m) => Number(m[1]));
+  const ours = [...Object.keys(RECONNECT_CODES), ...Object.keys(STOP_CODES)].map(Number);
+  assert.deepEqual(ours.sort(), codes.filter((c) => c !== 4199).sort(), "4199 is the end of the stop range, not a code");
+  for (const [code, name] of Object.entries(RECONNECT_CODES)) {
+    assert.match(src, new RegExp(`: +"${name}",`), `${code} is named ${name} in disconnect.go`);
+  }
+});
