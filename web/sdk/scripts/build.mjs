@@ -8,6 +8,7 @@
 // a temporary directory and compare with the committed dist/.
 
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -27,6 +28,22 @@ await esbuild.build({
 });
 
 writeFileSync(join(outdir, "tabrelay.d.ts"), bundleDeclarations());
+if (outdir === join(root, "dist")) pinInReadme();
+
+/**
+ * pinInReadme writes the new build's version path and Subresource
+ * Integrity hash into the README's <script> example (web/sdk/sdk_test.go
+ * checks that it names this build).
+ */
+function pinInReadme() {
+  const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+  const sri = "sha384-" + createHash("sha384").update(readFileSync(join(outdir, "tabrelay.js"))).digest("base64");
+  const path = join(root, "README.md");
+  const readme = readFileSync(path, "utf8")
+    .replace(/\/sdk\/\d+\.\d+\.\d+[^/]*\/tabrelay\.js/g, `/sdk/${version}/tabrelay.js`)
+    .replace(/sha384-[A-Za-z0-9+/=]+/g, sri);
+  writeFileSync(path, readme);
+}
 
 /**
  * bundleDeclarations makes one .d.ts of the per-module ones tsc emits: the
