@@ -116,8 +116,8 @@ declare class Calls<A extends AppDeclaration> {
     private readonly recent;
     private readonly tools;
     constructor(o: CallsOptions<A>);
-    /** onCall takes one `call` message; frameBytes is the size of its frame. */
-    onCall(msg: Incoming, frameBytes: number): void;
+    /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
+    onCall(msg: Incoming, frameLength: number): void;
     /** onCancel stops a call: the relay no longer waits for it on this socket. */
     onCancel(msg: Incoming): void;
     private check;
@@ -208,7 +208,7 @@ export declare class TabClient<A extends AppDeclaration> {
     private secret;
     private tab;
     private calls;
-    private unfocus;
+    private watchingFocus;
     private focusedAt;
     private dials;
     private maxBytes;
@@ -498,6 +498,8 @@ type Incoming = {
 } & Record<string, unknown>;
 /** Reads one text frame; undefined when it is not a JSON object with a string type. */
 declare function parseFrame(frame: string): Incoming | undefined;
+/** connectionOf reads a message's `connection` field; a missing part is "". */
+declare function connectionOf(v: unknown): Connection;
 declare function isRecord(v: unknown): v is Record<string, unknown>;
 /** The UTF-8 size of s, what the relay's limits count. */
 declare function utf8Bytes(s: string): number;

@@ -5,7 +5,7 @@
 
 import type { Environment } from "./env.js";
 import {
-  isRecord, utf8Bytes,
+  connectionOf, isRecord, utf8Bytes,
   type CancelReason, type Connection, type Incoming, type LogLevel, type Media,
   type EmbeddedResource, type TabMessage, type TabResult,
 } from "./protocol.js";
@@ -109,8 +109,8 @@ export class Calls<A extends AppDeclaration> {
     for (const tool of o.app.tools) this.tools.set(tool.name, tool);
   }
 
-  /** onCall takes one `call` message; frameBytes is the size of its frame. */
-  onCall(msg: Incoming, frameBytes: number): void {
+  /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
+  onCall(msg: Incoming, frameLength: number): void {
     const id = msg["id"];
     if (typeof id !== "string" || id === "") {
       this.o.env.warn("a call without an id was ignored");
@@ -126,7 +126,7 @@ export class Calls<A extends AppDeclaration> {
     const known = this.recent.get(id);
     if (known) return this.answer(id, known);
     if (id.length > MAX_CALL_ID) return this.answer(id, { error: "This tab refuses a call id over 256 characters; nothing was done." });
-    const checked = this.check(msg, frameBytes);
+    const checked = this.check(msg, frameLength);
     if (typeof checked === "string") {
       this.o.env.warn("a call was refused: " + checked);
       return this.answer(id, { error: checked });
@@ -144,15 +144,16 @@ export class Calls<A extends AppDeclaration> {
     running.controller.abort(new CallCancelled(reason));
   }
 
-  private check(msg: Incoming, frameBytes: number): Checked | string {
+  private check(msg: Incoming, frameLength: number): Checked | string {
     const name = msg["tool"];
     const tool = typeof name === "string" ? this.tools.get(name) : undefined;
     if (!tool) return `This app has no tool ${JSON.stringify(name)}; nothing was done.`;
     const raw = msg["arguments"] ?? {};
     if (!isRecord(raw)) return "The arguments must be a JSON object; nothing was done.";
-    // The frame bounds the arguments: only a large frame needs measuring.
+    // The frame bounds the arguments (a UTF-16 unit is at most 3 UTF-8
+    // bytes): only a large frame needs measuring.
     const limit = this.o.maxArgumentBytes;
-    if (frameBytes > limit && utf8Bytes(JSON.stringify(raw)) > limit) {
+    if (frameLength * 3 > limit && utf8Bytes(JSON.stringify(raw)) > limit) {
       return `The arguments are larger than the ${limit} bytes this app takes; nothing was done.`;
     }
     const handlers = this.o.handlers as Readonly<Record<string, ToolHandler | ActionHandlers>>;
@@ -181,23 +182,25 @@ export class Calls<A extends AppDeclaration> {
   }
 
   private toolCall(id: string, msg: Incoming, c: Checked, running: Running): ToolCall {
-    const conn = isRecord(msg["connection"]) ? msg["connection"] : {};
-    const connection: Connection = {
-      id: text(conn["id"]), kind: text(conn["kind"]), client: text(conn["client"]), host: text(conn["host"]),
-    };
+    const connection = connectionOf(msg["connection"]);
     const live = () => this.running.get(id) === running && !running.cancelled;
     const send = (m: TabMessage, keep: boolean) => {
       if (live()) this.o.deliver(m, keep); // after its result the relay drops them
     };
     return {
       id, tool: c.tool.name, action: c.action, arguments: c.args, connection,
-      turn: text(msg["turn"]),
+      turn: typeof msg["turn"] === "string" ? msg["turn"] : "",
       deadline: num(msg["deadline"]),
       redelivery: num(msg["redelivery"]),
       signal: running.controller.signal,
-      progress: (progress, total, message) =>
-        send({ type: "progress", id, progress, ...(total ? { total } : {}), ...(message ? { message } : {}) }, false),
-      log: (level, data) => send({ type: "log", id, level, data: data ?? null }, false),
+      progress: (progress, total, message) => {
+        // A field of the wrong type makes the relay close with 4103, a stop code.
+        if (!Number.isFinite(progress) || (total !== undefined && !Number.isFinite(total))) {
+          return this.o.env.warn("progress must be a finite number; this report was dropped");
+        }
+        send({ type: "progress", id, progress, ...(total ? { total } : {}), ...(message ? { message: String(message) } : {}) }, false);
+      },
+      log: (level, data) => send({ type: "log", id, level: typeof level === "string" ? level : "info", data: data ?? null }, false),
       asking: () => {
         running.asking = true;
         send({ type: "asking", id }, true);
@@ -230,6 +233,8 @@ export class Calls<A extends AppDeclaration> {
    * the socket with 1009, a stop code.
    */
   private sendable(result: TabResult): TabResult {
+    const malformed = malformedPart(result);
+    if (malformed) return { error: `The tool's result could not be sent: its ${malformed} is malformed.` };
     let text: string;
     try {
       text = JSON.stringify(result);
@@ -251,6 +256,22 @@ export class Calls<A extends AppDeclaration> {
     this.recent.set(id, result);
     if (this.recent.size > RECENT_RESULTS) this.recent.delete(this.recent.keys().next().value as string);
   }
+}
+
+/**
+ * malformedPart names the part of a result whose JSON type is wrong, which
+ * would make the relay close the socket with 4103 (a stop code) instead of
+ * answering the agent. Plain JavaScript callers are not type-checked.
+ */
+function malformedPart(r: TabResult): string | undefined {
+  const strings = (o: unknown, keys: string[], optional: string[] = []) =>
+    isRecord(o) && keys.every((k) => typeof o[k] === "string") && optional.every((k) => o[k] === undefined || typeof o[k] === "string");
+  const list = (v: unknown, ok: (item: unknown) => boolean) => v === undefined || (Array.isArray(v) && v.every(ok));
+  if (r.error !== undefined && typeof r.error !== "string") return "error";
+  if (!list(r.images, (m) => strings(m, ["mimeType", "data"]))) return "images list";
+  if (!list(r.audio, (m) => strings(m, ["mimeType", "data"]))) return "audio list";
+  if (!list(r.resources, (m) => strings(m, ["uri"], ["mimeType", "text", "blob"]))) return "resources list";
+  return undefined;
 }
 
 function failure(err: unknown, signal: AbortSignal): TabResult {
@@ -281,10 +302,6 @@ export function checkHandlers(app: AppDeclaration, handlers: Readonly<Record<str
   for (const name of Object.keys(handlers)) {
     if (!app.tools.some((t) => t.name === name)) throw new TypeError(`tabrelay: a handler for ${name}, which the app does not declare`);
   }
-}
-
-function text(v: unknown): string {
-  return typeof v === "string" ? v : "";
 }
 
 function num(v: unknown): number {

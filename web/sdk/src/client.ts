@@ -10,7 +10,7 @@ import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId, TAB_ID_KEY } from "./identity.js";
 import {
-  isRecord, MAX_MESSAGE_BYTES, parseFrame, PROTOCOL_VERSION, utf8Bytes,
+  connectionOf, MAX_MESSAGE_BYTES, parseFrame, PROTOCOL_VERSION, utf8Bytes,
   type Connection, type Incoming, type Permission, type TabMessage,
 } from "./protocol.js";
 import { CallRecord } from "./record.js";
@@ -90,7 +90,7 @@ export class TabClient<A extends AppDeclaration> {
   private secret = "";
   private tab: TabId | undefined;
   private calls: Calls<A> | undefined;
-  private unfocus: (() => void) | undefined;
+  private watchingFocus = false;
   private focusedAt = 0;
   private dials = 0;
   private maxBytes = MAX_MESSAGE_BYTES;
@@ -133,19 +133,26 @@ export class TabClient<A extends AppDeclaration> {
     if (this.current.state !== "idle" && this.current.state !== "stopped") return;
     const env = this.env;
     this.storage = env.localStorage;
-    if (!this.storage) return this.halt("no-storage");
-    this.secret = loadOrCreateSecret(env, this.storage, this.prefix);
+    try {
+      if (!this.storage) return this.halt("no-storage");
+      this.secret = loadOrCreateSecret(env, this.storage, this.prefix);
+    } catch (err) {
+      env.warn("the tab secret could not be kept", err); // a storage that took the probe but not the secret
+      return this.halt("no-storage");
+    }
     this.tab ??= new TabId(env, this.prefix + TAB_ID_KEY);
-    const record = new CallRecord(env, this.storage, this.prefix, this.options.waitForOtherTabMs ?? 5000);
     this.calls ??= new Calls({
-      app: this.options.app, handlers: this.options.handlers, env, record,
+      app: this.options.app, handlers: this.options.handlers, env,
+      record: new CallRecord(env, this.storage, this.prefix, this.options.waitForOtherTabMs ?? 5000),
       deliver: (msg, keep) => this.deliver(msg, keep),
       maxMessageBytes: () => this.maxBytes,
       maxArgumentBytes: this.options.maxArgumentBytes ?? 1024 * 1024,
     });
-    if (env.page && !this.unfocus) {
+    if (env.page && !this.watchingFocus) {
+      // Watched for the page's life: a stopped client only remembers the time for its next hello.
+      this.watchingFocus = true;
       if (env.page.hasFocus()) this.focusedAt = env.now();
-      this.unfocus = env.page.onFocus(() => this.focus());
+      env.page.onFocus(() => this.focus());
     }
     this.dial();
   }
@@ -273,9 +280,7 @@ export class TabClient<A extends AppDeclaration> {
     const ask = this.options.permissions;
     if (ask) {
       try {
-        const conn = isRecord(msg["connection"]) ? msg["connection"] : {};
-        const connection = { id: String(conn["id"] ?? ""), kind: String(conn["kind"] ?? ""), client: String(conn["client"] ?? ""), host: String(conn["host"] ?? "") };
-        const answer = ask({ connection, tools: names });
+        const answer = ask({ connection: connectionOf(msg["connection"]), tools: names });
         for (const name of names) {
           const p = answer[name];
           if (p === "asks" || p === "runs" || p === "refused") tools[name] = p;

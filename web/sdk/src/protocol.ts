@@ -131,6 +131,13 @@ export function parseFrame(frame: string): Incoming | undefined {
   return value as Incoming;
 }
 
+/** connectionOf reads a message's `connection` field; a missing part is "". */
+export function connectionOf(v: unknown): Connection {
+  const c = isRecord(v) ? v : {};
+  const text = (x: unknown) => (typeof x === "string" ? x : "");
+  return { id: text(c["id"]), kind: text(c["kind"]), client: text(c["client"]), host: text(c["host"]) };
+}
+
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }

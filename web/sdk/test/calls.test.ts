@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { CallCancelled } from "../src/calls.js";
+import { CallCancelled, Reply } from "../src/calls.js";
 import { app, callMsg, TestHandlers } from "./app.js";
 import { FakeBrowser, flush } from "./fakes.js";
 
@@ -173,6 +173,34 @@ describe("bad input from the relay", () => {
     t.h.finish("c1", "x".repeat(17 * 1024 * 1024));
     await flush();
     assert.match(String((results(t.sock())["c1"] as { error: string }).error), /too large to send/);
+  });
+
+  test("a Reply of the wrong shape gets an error result, not a socket closed with 4103", async () => {
+    const browser = new FakeBrowser();
+    const h = new TestHandlers();
+    const bad = { ...h.handlers, picture: () => new Reply({ images: [{ mimeType: "image/png" }] as never }) };
+    const tab = browser.tab({ app, handlers: bad });
+    tab.client.start();
+    tab.relay.last.welcome();
+    tab.relay.last.receive(callMsg("c1", "picture"));
+    await flush();
+    assert.deepEqual(results(tab.relay.last), { c1: { error: "The tool's result could not be sent: its images list is malformed." } });
+  });
+
+  test("progress that is not a number is dropped with a warning", async () => {
+    const t = await connected();
+    t.sock().receive(callMsg("c1", "slow"));
+    await flush();
+    t.h.runs[0]!.progress("half" as unknown as number);
+    assert.deepEqual(t.sock().sent("progress"), []);
+    assert.ok(t.browser.warnings.some((w) => w.includes("progress must be a finite number")));
+  });
+
+  test("arguments are measured in UTF-8 bytes, as the relay counts", async () => {
+    const t = await connected({}, { maxArgumentBytes: 3000 });
+    t.sock().receive(callMsg("c1", "echo", { text: "語".repeat(1500) })); // 1,500 units, 4,500 bytes
+    await flush();
+    assert.match(String((results(t.sock())["c1"] as { error: string }).error), /larger than the 3000 bytes/);
   });
 
   test("a result that is not JSON gets an error result", async () => {

@@ -61,6 +61,12 @@ describe("connecting", () => {
     assert.equal(t.relay.sockets.length, 0);
   });
 
+  test("a storage that takes a probe but refuses the secret is no storage either", () => {
+    const t = newTab(new FakeBrowser(), { localStorage: new MemoryStorage(20) });
+    t.client.start();
+    assert.equal(t.client.status.state === "stopped" && t.client.status.why, "no-storage");
+  });
+
   test("ping is answered with pong", () => {
     const t = newTab();
     t.client.start();
