@@ -232,6 +232,12 @@ export declare class TabClient<A extends AppDeclaration> {
     permissionsChanged(): void;
     /** focus reports that the person looks at this tab now; the page's focus events call it already. */
     focus(): void;
+    /**
+     * retryNow ends the wait before the next try when the browser's network
+     * comes back: the wait was for a network that is there again. The count
+     * of failed tries stays, so a relay that is down still meets growing waits.
+     */
+    private retryNow;
     private dial;
     /** watch gives up a socket that heard nothing for its silence limit (§13): its relay may be gone without a close. */
     private watch;
@@ -315,12 +321,14 @@ export interface LocksLike {
         ifAvailable: true;
     }, callback: (lock: unknown) => Promise<T> | T): Promise<T>;
 }
-/** The page's focus signals: focus, visibilitychange to visible, pageshow (§11). */
+/** The page's signals: focus, visibilitychange to visible, pageshow (§11), and the network's return. */
 export interface PageLike {
     /** hasFocus reports whether the person is looking at this tab now. */
     hasFocus(): boolean;
     /** onFocus calls listener each time the person focuses the tab; it returns the unsubscribe. */
     onFocus(listener: () => void): () => void;
+    /** onOnline calls listener each time the browser's network comes back; it returns the unsubscribe. */
+    onOnline(listener: () => void): () => void;
 }
 export type TimerId = unknown;
 export interface Environment {

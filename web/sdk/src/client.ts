@@ -153,6 +153,7 @@ export class TabClient<A extends AppDeclaration> {
       this.watchingFocus = true;
       if (env.page.hasFocus()) this.focusedAt = env.now();
       env.page.onFocus(() => this.focus());
+      env.page.onOnline(() => this.retryNow());
     }
     this.dial();
   }
@@ -176,6 +177,18 @@ export class TabClient<A extends AppDeclaration> {
   focus(): void {
     this.focusedAt = this.env.now();
     this.deliver({ type: "focus", at: this.focusedAt }, false); // the next hello carries it anyway
+  }
+
+  /**
+   * retryNow ends the wait before the next try when the browser's network
+   * comes back: the wait was for a network that is there again. The count
+   * of failed tries stays, so a relay that is down still meets growing waits.
+   */
+  private retryNow(): void {
+    if (this.current.state !== "reconnecting" || this.retryTimer === undefined) return;
+    this.env.clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.dial();
   }
 
   private dial(): void {

@@ -38,12 +38,14 @@ export interface LocksLike {
   ): Promise<T>;
 }
 
-/** The page's focus signals: focus, visibilitychange to visible, pageshow (§11). */
+/** The page's signals: focus, visibilitychange to visible, pageshow (§11), and the network's return. */
 export interface PageLike {
   /** hasFocus reports whether the person is looking at this tab now. */
   hasFocus(): boolean;
   /** onFocus calls listener each time the person focuses the tab; it returns the unsubscribe. */
   onFocus(listener: () => void): () => void;
+  /** onOnline calls listener each time the browser's network comes back; it returns the unsubscribe. */
+  onOnline(listener: () => void): () => void;
 }
 
 export type TimerId = unknown;
@@ -122,6 +124,10 @@ function browserPage(): PageLike {
         document.removeEventListener("visibilitychange", whenVisible);
         window.removeEventListener("pageshow", whenVisible);
       };
+    },
+    onOnline(listener) {
+      window.addEventListener("online", listener);
+      return () => window.removeEventListener("online", listener);
     },
   };
 }

@@ -234,6 +234,21 @@ describe("reconnects (tab-protocol §15)", () => {
     assert.equal(t.clock.pending()[0], 500);
   });
 
+  test("the network coming back ends the wait, and keeps the count of failed tries", async () => {
+    const t = newTab();
+    t.client.start();
+    t.relay.last.end(1006);
+    await t.clock.advance(t.clock.pending()[0]!);
+    t.relay.last.end(1006); // n = 2: a wait up to 2 s
+    t.page.goOnline();
+    assert.equal(t.relay.sockets.length, 3);
+    assert.equal(t.client.status.state, "connecting");
+    t.page.goOnline(); // not waiting: nothing
+    assert.equal(t.relay.sockets.length, 3);
+    t.relay.last.end(1006);
+    assert.equal(t.clock.pending()[0], 2000, "n = 3: the ceiling is 4 s, random 0.5");
+  });
+
   test("a 4000 close without a drain uses the back-off", () => {
     const t = newTab();
     t.client.start();

@@ -179,6 +179,15 @@ export class FakePage implements PageLike {
     this.listener = listener;
     return () => (this.listener = undefined);
   }
+  private online: (() => void) | undefined;
+  onOnline(listener: () => void): () => void {
+    this.online = listener;
+    return () => (this.online = undefined);
+  }
+  /** goOnline plays the browser's network coming back. */
+  goOnline(): void {
+    this.online?.();
+  }
   /** focus plays the person clicking into the tab. */
   focus(): void {
     this.focused = true;
