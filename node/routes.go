@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tabrelay/tabrelay/web/sdk"
 )
 
 // publicRoutes are the public listener's routes at this stage (SPEC §2).
@@ -24,6 +25,7 @@ func (n *Node) publicRoutes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
 	mux.Handle("/{$}", n.mcp)
+	mux.Handle("GET /sdk/", sdk.Handler())
 	return n.closeWhileDraining(counted(mux, n.guardStore(mux), n.httpRequests))
 }
 
