@@ -21,6 +21,7 @@ run: build
 # them through scripts/ensure-deps.sh and fail with one line when they cannot.
 test:
 	@bash scripts/ensure-deps.sh
+	bash scripts/web-test.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -timeout 10m -run InProcess ./tests
 
@@ -30,6 +31,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	$(GO) vet ./...
+	@bash scripts/web-test.sh lint
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTagData -fuzztime 60s ./protocol

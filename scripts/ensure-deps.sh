@@ -4,8 +4,9 @@
 # suite (scripts/node22.sh, from the npm registry) and the suite itself,
 # pinned in scripts/conformance/package-lock.json, and the official MCP
 # TypeScript client the end-to-end tests drive (on the system node 20),
-# pinned in tests/node/package-lock.json, and a redis-server for the Redis
-# store's tests (Debian's package). Fails with one line.
+# pinned in tests/node/package-lock.json, a redis-server for the Redis
+# store's tests and Chromium for the browser tests (Debian's packages).
+# Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "make test: $*" >&2; exit 1; }
@@ -16,16 +17,28 @@ need npm "install Node.js and npm (node 20 is enough; scripts/node22.sh fetches 
 
 mkdir -p .cache
 
-# store/redis tests start a real redis-server on a loopback port.
-if ! command -v redis-server >/dev/null 2>&1; then
+# apt_install CMD PACKAGE WHY: installs Debian's PACKAGE when CMD is missing.
+apt_updated=""
+apt_install() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  local as_root
   if [ "$(id -u)" -eq 0 ]; then as_root=()
   elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then as_root=(sudo -n)
-  else fail "redis-server is missing and installing it needs root (apt-get install redis-server)"; fi
-  { "${as_root[@]}" apt-get update -qq &&
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; } >.cache/apt-redis.log 2>&1 ||
-    { tail -5 .cache/apt-redis.log >&2; fail "could not install redis-server (see .cache/apt-redis.log)"; }
-  command -v redis-server >/dev/null 2>&1 || fail "redis-server is still missing after apt-get install redis-server"
-fi
+  else fail "$1 is missing and installing it needs root (apt-get install $2) — $3"; fi
+  if [ -z "$apt_updated" ]; then
+    "${as_root[@]}" apt-get update -qq >.cache/apt-update.log 2>&1 ||
+      { tail -5 .cache/apt-update.log >&2; fail "apt-get update failed (see .cache/apt-update.log)"; }
+    apt_updated=1
+  fi
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$2" >".cache/apt-$2.log" 2>&1 ||
+    { tail -5 ".cache/apt-$2.log" >&2; fail "could not install $2 (see .cache/apt-$2.log)"; }
+  command -v "$1" >/dev/null 2>&1 || fail "$1 is still missing after apt-get install $2"
+}
+
+# store/redis tests start a real redis-server on a loopback port.
+apt_install redis-server redis-server "the Redis store's tests start one"
+# The tab SDK's browser tests drive Debian's Chromium (headless) from Go.
+apt_install chromium chromium "the tab SDK's browser tests run in it"
 bash scripts/node22.sh >/dev/null 2>.cache/node22.log || { tail -3 .cache/node22.log >&2; fail "could not install Node 22 (scripts/node22.sh)"; }
 
 conf=scripts/conformance

@@ -1,0 +1,161 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The browser tests drive Debian's Chromium (scripts/ensure-deps.sh
+// installs it), headless, with a profile of its own per test, through
+// chromedp. Pages are served by the test on a loopback origin of their
+// own, which the relay allows; they load the tab SDK from the relay's
+// /sdk/ path as an app would.
+
+// chromium starts a headless Chromium and returns the context of its
+// first page. It ends with the test.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install chromium")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoSandbox, // as root, Chromium refuses its sandbox
+		chromedp.DisableGPU,
+		// This machine's network is closed: no connection beyond loopback.
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate"),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// appPage serves one HTML page at / on an origin of its own.
+func appPage(t *testing.T, html string) (origin, url string) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		fmt.Fprint(w, html)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, srv.URL + "/"
+}
+
+// echoPage is an app page with one tool, echo (the demo bundle's), that
+// connects to relay with the SDK the relay serves. window.runs lists the
+// ids of the calls it ran; window.tabrelayStatus is the client's status.
+func echoPage(relay string) string {
+	return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>echo</title></head>
+<body><p id="status" role="status">starting</p>
+<script type="module">
+import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
+const app = defineApp({
+  version: "demo-1",
+  app: { name: "demo", title: "Demo" },
+  instructions: "A test page.",
+  tools: [{ name: "echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" }],
+});
+window.runs = [];
+const client = connect({
+  relay: "` + relay + `",
+  app,
+  handlers: { echo: (call) => { window.runs.push(call.id); return { echoed: call.arguments, by: "chromium" }; } },
+});
+client.onStatus((s) => {
+  window.tabrelayStatus = s;
+  document.getElementById("status").textContent = s.state;
+});
+window.tabrelayClient = client;
+</script></body></html>`
+}
+
+// waitState waits until the page's client reports state.
+func waitState(t *testing.T, ctx context.Context, state string) {
+	t.Helper()
+	var got string
+	eventually(t, func() bool {
+		var err error
+		got, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(window.tabrelayStatus || {}).state || ""`))
+		return err == nil && got == state
+	}, "the page's client %s (it is %q)", state, got)
+}
+
+// TestChromiumTabAnswersACall is the SDK in a real browser: a page that
+// loads it from the relay connects, its browser approves a host's
+// connection, the page answers the host's tools/call, and when the relay
+// restarts under it the page reconnects by itself and answers again.
+func TestChromiumTabAnswersACall(t *testing.T) {
+	ctx := chromium(t)
+	listen, admin, data := freePort(t), freePort(t), t.TempDir()
+	relayURL := "http://" + listen
+	pageOrigin, pageURL := appPage(t, echoPage(relayURL))
+	allowed := "ALLOWED_ORIGINS=" + pageOrigin + "," + origin
+	p := startServe(t, listen, admin, data, allowed)
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, ctx, "connected")
+
+	// The person approves in another tab of the same browser: the page's
+	// secret, as the headless tab's secret file.
+	secret, err := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem("tabrelay:secret") || ""`))
+	if err != nil || secret == "" {
+		t.Fatalf("the page keeps no secret in localStorage: %q %v", secret, err)
+	}
+	b := newBrowser(t)
+	if err := os.WriteFile(b.secretFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, relayURL)
+	h.register()
+	f := h.authorize()
+	if out, err := b.ask(relayURL, "approve", "--scope", "echo", f.code); err != nil {
+		t.Fatalf("approve: %v %s", err, out)
+	}
+	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
+	c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
+	answeredByPage := func(value string) {
+		t.Helper()
+		rep := c.send("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"value": value}}, false, nil)
+		text := fmt.Sprint(rep.result["content"])
+		if rep.err != nil || rep.result["isError"] == true || !strings.Contains(text, "chromium") || !strings.Contains(text, value) {
+			t.Fatalf("tools/call echo: %d %v %v", rep.status, rep.err, rep.result)
+		}
+	}
+	answeredByPage("first")
+
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.exited
+	waitState(t, ctx, "reconnecting")
+	startServe(t, listen, admin, data, allowed)
+	waitState(t, ctx, "connected")
+	answeredByPage("second")
+
+	if runs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.runs.length`)); err != nil || runs != 2 {
+		t.Fatalf("the page ran %d calls (%v), want 2", runs, err)
+	}
+}
