@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -88,6 +89,10 @@ type Tool struct {
 	// UI is the uri of the UI resource that shows this tool's results
 	// (MCP Apps: carried as _meta.ui.resourceUri).
 	UI string `json:"ui,omitempty"`
+	// Permissions are the kinds of the person's permission a call of this
+	// tool needs (PermissionKinds): the tab asks, allows or refuses by the
+	// strictest of them. An action's own list replaces the tool's.
+	Permissions []string `json:"permissions,omitempty"`
 }
 
 // ToolAnnotations are MCP's hints about a tool.
@@ -100,8 +105,29 @@ type ToolAnnotations struct {
 
 // Action is one named action of a tool.
 type Action struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Permissions []string `json:"permissions,omitempty"` // replaces the tool's for this action
+}
+
+// PermissionKinds are the kinds of permission a tool or action may need
+// (seed 000, "The person's permissions"): a change, a heavy job (estimated
+// against 10 s), a file written, a saved thing deleted, a large download,
+// something published, a recording paused.
+var PermissionKinds = []string{"change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"}
+
+func checkPermissions(kinds []string) error {
+	seen := make(map[string]bool, len(kinds))
+	for _, k := range kinds {
+		switch {
+		case !slices.Contains(PermissionKinds, k):
+			return fmt.Errorf("permissions: %q is not one of %s", k, strings.Join(PermissionKinds, ", "))
+		case seen[k]:
+			return fmt.Errorf("permissions: %q appears twice", k)
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // UIResource is an MCP Apps view the host may draw beside a tool's results.
@@ -235,6 +261,9 @@ func (t *Tool) check(uris map[string]bool) error {
 	case t.UI != "" && (!uris[t.UI] || !strings.HasPrefix(t.UI, "ui://")):
 		return fmt.Errorf("ui: %q is not one of the bundle's ui:// views", t.UI)
 	}
+	if err := checkPermissions(t.Permissions); err != nil {
+		return err
+	}
 	props, err := objectSchemaProperties(t.InputSchema)
 	if err != nil {
 		return fmt.Errorf("inputSchema: %w", err)
@@ -252,6 +281,9 @@ func (t *Tool) check(uris map[string]bool) error {
 			return fmt.Errorf("actions[%d].name: %q must match %s", j, a.Name, namePattern)
 		case seen[a.Name]:
 			return fmt.Errorf("actions[%d].name: %q appears twice", j, a.Name)
+		}
+		if err := checkPermissions(a.Permissions); err != nil {
+			return fmt.Errorf("actions[%d].%w", j, err)
 		}
 		seen[a.Name] = true
 	}

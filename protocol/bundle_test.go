@@ -48,6 +48,10 @@ func TestLoadBundleNamesTheBadField(t *testing.T) {
 		{"view of another type", "resources[0].mimeType", func(b map[string]any) {
 			b["resources"].([]any)[0].(map[string]any)["mimeType"] = "text/html"
 		}},
+		{"unknown permission kind", "tools[0].permissions", func(b map[string]any) { tool(b, 0)["permissions"] = []any{"explodes"} }},
+		{"permission kind twice", "tools[1].actions[2].permissions", func(b map[string]any) {
+			tool(b, 1)["actions"].([]any)[2].(map[string]any)["permissions"] = []any{"change", "change"}
+		}},
 		{"unknown field", "colour", func(b map[string]any) { b["colour"] = "blue" }},
 	}
 	for _, tc := range cases {
@@ -60,6 +64,23 @@ func TestLoadBundleNamesTheBadField(t *testing.T) {
 	}
 	if _, err := protocol.LoadBundle([]byte(`{"version":"1"} {}`)); err == nil {
 		t.Fatal("trailing data accepted")
+	}
+}
+
+// Permission kinds are optional, on a tool and on an action (whose list
+// replaces the tool's), and bundles without them load as before.
+func TestBundlePermissionKinds(t *testing.T) {
+	b, err := protocol.LoadBundle(mutate(t, func(b map[string]any) {
+		tool(b, 1)["permissions"] = []any{"change"}
+		tool(b, 1)["actions"].([]any)[2].(map[string]any)["permissions"] = []any{"change", "deletes-saved"}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter, _ := b.Tool("counter")
+	if strings.Join(counter.Permissions, ",") != "change" || strings.Join(counter.Actions[2].Permissions, ",") != "change,deletes-saved" ||
+		counter.Actions[0].Permissions != nil {
+		t.Fatalf("counter: %+v", counter)
 	}
 }
 
