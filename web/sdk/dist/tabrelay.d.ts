@@ -213,6 +213,7 @@ export declare class TabClient<A extends AppDeclaration> {
     private dials;
     private maxBytes;
     private pairingId;
+    private readonly requests;
     constructor(options: ClientOptions<A>);
     /** The status now. */
     get status(): Status;
@@ -232,6 +233,24 @@ export declare class TabClient<A extends AppDeclaration> {
     permissionsChanged(): void;
     /** focus reports that the person looks at this tab now; the page's focus events call it already. */
     focus(): void;
+    /** connectInfo asks who waits behind a connect code, before the person decides (§8 step 3). It uses nothing up. */
+    connectInfo(code: string): Promise<ConnectInfo>;
+    /** approve grants the connection asking with code the scope the person chose; it resolves with the new connection. */
+    approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo>;
+    /** decline refuses the connection asking with code. */
+    decline(code: string): Promise<void>;
+    /** listConnections lists this browser's live connections. */
+    listConnections(): Promise<ConnectionInfo[]>;
+    /** forget ends a connection: its tokens stop working at once. */
+    forget(connection: string | {
+        readonly id: string;
+    }): Promise<void>;
+    /** setScope replaces a connection's scope (an empty one leaves it no access); it resolves with the connection as it is now. */
+    setScope(connection: string | {
+        readonly id: string;
+    }, scope: readonly ScopeEntry[]): Promise<ConnectionInfo>;
+    private codeRequest;
+    private request;
     /**
      * retryNow ends the wait before the next try when the browser's network
      * comes back: the wait was for a network that is there again. The count
@@ -480,7 +499,12 @@ type TabMessage = Hello | {
     type: "permissions-changed";
 } | {
     type: "pong";
-};
+} | RequestMessage;
+/** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
+type RequestMessage = {
+    type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope";
+    ref: string;
+} & Record<string, unknown>;
 interface Welcome {
     type: "welcome";
     protocol: number;
@@ -566,6 +590,109 @@ declare class CallRecord {
     /** prune removes the entries whose calls the relay can no longer send (§10). */
     prune(): void;
 }
+
+// requests.ts
+/** One entry of a connection's scope (§7): a tool, and its actions ("*": all of them). */
+export interface ScopeEntry {
+    tool: string;
+    /** Left out means ["*"]; an empty list is refused by the relay in an approve. */
+    actions?: string[];
+}
+/** A connection of this browser, as the relay keeps it (§7 `done`). */
+export interface ConnectionInfo {
+    id: string;
+    client: string;
+    host: string;
+    createdAt: number;
+    lastUsedAt: number;
+    scope: ScopeEntry[];
+}
+/** Who waits behind a connect code (§8 step 3). */
+export interface ConnectInfo {
+    /** The client's name. */
+    client: string;
+    /** "metadata-document": the name is what clientUrl's site publishes; "registered": the client named itself. */
+    clientKind: string;
+    /** The metadata document's URL ("" for a registered client). */
+    clientUrl: string;
+    /** The host the authorization goes back to: who gets the connection. */
+    redirectHost: string;
+    /** What the host asked for, as entries of the bundle; null when it asked for nothing. */
+    requestedScope: ScopeEntry[] | null;
+    /** When the code expires, Unix ms (relay clock). */
+    expiresAt: number;
+}
+/**
+ * RelayError is how a request fails: code is the relay's (§7 `error`:
+ * wrong-code, code-used, code-expired, limited, invalid-scope, not-found,
+ * unavailable, unsupported…) or the SDK's own: not-connected (no welcome in
+ * time, the request was not sent), lost (the socket ended before the
+ * answer: it may or may not have been done), no-answer, stopped.
+ */
+export declare class RelayError extends Error {
+    readonly code: string;
+    readonly name = "RelayError";
+    constructor(code: string, message: string);
+}
+/** How long a request waits for a welcomed socket before it is rejected unsent. */
+declare const REQUEST_WAIT_MS = 15000;
+/** How long a sent request waits for its answer (the relay gives up after 10 s and says so). */
+declare const REQUEST_ANSWER_MS = 30000;
+export declare const REQUEST_MESSAGES: {
+    readonly "not-connected": "The relay could not be reached in time, so the request was not sent. Try again in a moment.";
+    readonly lost: "The connection to the relay ended before it answered, so this may or may not have been done. The list of connections tells, once the tab is connected again.";
+    readonly "no-answer": "The relay did not answer in time, so this may or may not have been done. The list of connections tells.";
+};
+/** Requests keeps the pending requests of one client. */
+declare class Requests {
+    private readonly env;
+    /** send writes on the welcomed socket; false when there is none. */
+    private readonly send;
+    private readonly pending;
+    private seq;
+    private readonly tag;
+    constructor(env: Environment, 
+    /** send writes on the welcomed socket; false when there is none. */
+    send: (msg: TabMessage) => boolean);
+    /** request sends msg with a fresh ref and resolves with the relay's answer, read by parse. */
+    request<T>(msg: Omit<RequestMessage, "ref">, parse: (answer: Record<string, unknown>) => T): Promise<T>;
+    /** welcomed sends the requests that waited for a socket. */
+    welcomed(): void;
+    /** socketEnded rejects the requests sent on the socket that ended: they may or may not have been done (§7). */
+    socketEnded(): void;
+    /** stopped rejects every request: the client stopped for good (until start), with its sentence. */
+    stopped(message: string): void;
+    /** onAnswer takes a done, connections, connect-info or error; false when no request has its ref. */
+    onAnswer(msg: Record<string, unknown>): boolean;
+    private trySend;
+    private end;
+}
+/** checkScope returns why scope cannot be sent ("" when it can): a field of the wrong JSON type closes the socket (§7). */
+declare function checkScope(scope: unknown, mayBeEmpty: boolean): string;
+declare function scopeOf(v: unknown): ScopeEntry[];
+declare function connectionInfoOf(v: unknown): ConnectionInfo;
+declare function connectInfoOf(m: Record<string, unknown>): ConnectInfo;
+/** The fragment parameter a relay's waiting page links with (§8 step 2). */
+export declare const CONNECT_FRAGMENT = "tabrelay-connect";
+/** The parts of window takeConnectCode uses. */
+export interface LocationLike {
+    location: {
+        readonly href: string;
+        readonly hash: string;
+    };
+    history: {
+        readonly state: unknown;
+        replaceState(data: unknown, unused: string, url?: string): void;
+    };
+}
+/**
+ * takeConnectCode reads the connect code of a `#tabrelay-connect=CODE`
+ * fragment and removes it from the address bar (history.replaceState), so
+ * it stays in no history entry or bookmark (§8 step 2). Other parts of
+ * the fragment stay. It returns null when the fragment carries no code.
+ * Call it on load and on hashchange.
+ */
+export declare function takeConnectCode(win?: LocationLike): string | null;
 
 // tools.ts
 /**

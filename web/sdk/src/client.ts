@@ -14,6 +14,10 @@ import {
   type Connection, type Incoming, type Permission, type TabMessage,
 } from "./protocol.js";
 import { CallRecord } from "./record.js";
+import {
+  checkScope, connectInfoOf, connectionInfoOf, RelayError, Requests,
+  type ConnectInfo, type ConnectionInfo, type ScopeEntry,
+} from "./requests.js";
 import { checkApp, type AppDeclaration } from "./tools.js";
 
 /** What the app can show of the connection. */
@@ -95,6 +99,7 @@ export class TabClient<A extends AppDeclaration> {
   private dials = 0;
   private maxBytes = MAX_MESSAGE_BYTES;
   private pairingId = "";
+  private readonly requests: Requests;
 
   constructor(private readonly options: ClientOptions<A>) {
     // Mistakes of the app's own code throw here, at once, not at a call.
@@ -104,6 +109,10 @@ export class TabClient<A extends AppDeclaration> {
     this.env = { ...defaultEnvironment(), ...options.environment };
     this.url = socketURL(options.relay);
     this.prefix = options.storagePrefix ?? "tabrelay";
+    this.requests = new Requests(this.env, (msg) => {
+      const sock = this.sock;
+      return sock?.welcomedAt !== undefined && this.send(sock, msg);
+    });
   }
 
   /** The status now. */
@@ -177,6 +186,65 @@ export class TabClient<A extends AppDeclaration> {
   focus(): void {
     this.focusedAt = this.env.now();
     this.deliver({ type: "focus", at: this.focusedAt }, false); // the next hello carries it anyway
+  }
+
+  // The person's answers to connect codes and their connections (§7
+  // "Requests with ref", §8). Each resolves with the relay's answer or
+  // rejects with a RelayError: the relay's code and sentence, or the SDK's
+  // own (not-connected, lost, no-answer, stopped). A request made while the
+  // tab is not connected waits for the next welcome, up to 15 s.
+
+  /** connectInfo asks who waits behind a connect code, before the person decides (§8 step 3). It uses nothing up. */
+  connectInfo(code: string): Promise<ConnectInfo> {
+    return this.codeRequest("connect-info", code, {}, connectInfoOf);
+  }
+
+  /** approve grants the connection asking with code the scope the person chose; it resolves with the new connection. */
+  approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo> {
+    const bad = checkScope(scope, false);
+    if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
+    return this.codeRequest("approve", code, { scope: copyScope(scope) }, (m) => connectionInfoOf(m["connection"]));
+  }
+
+  /** decline refuses the connection asking with code. */
+  decline(code: string): Promise<void> {
+    return this.codeRequest("decline", code, {}, () => undefined);
+  }
+
+  /** listConnections lists this browser's live connections. */
+  listConnections(): Promise<ConnectionInfo[]> {
+    return this.request({ type: "list-connections" }, (m) =>
+      (Array.isArray(m["connections"]) ? m["connections"] : []).map(connectionInfoOf));
+  }
+
+  /** forget ends a connection: its tokens stop working at once. */
+  forget(connection: string | { readonly id: string }): Promise<void> {
+    const id = typeof connection === "string" ? connection : connection?.id;
+    if (typeof id !== "string" || !id) return Promise.reject(new RelayError("not-found", "No connection was named."));
+    return this.request({ type: "forget", connection: id }, () => undefined);
+  }
+
+  /** setScope replaces a connection's scope (an empty one leaves it no access); it resolves with the connection as it is now. */
+  setScope(connection: string | { readonly id: string }, scope: readonly ScopeEntry[]): Promise<ConnectionInfo> {
+    const id = typeof connection === "string" ? connection : connection?.id;
+    if (typeof id !== "string" || !id) return Promise.reject(new RelayError("not-found", "No connection was named."));
+    const bad = checkScope(scope, true);
+    if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
+    return this.request({ type: "set-scope", connection: id, scope: copyScope(scope) }, (m) => connectionInfoOf(m["connection"]));
+  }
+
+  private codeRequest<T>(type: "connect-info" | "approve" | "decline", code: string, more: Record<string, unknown>, parse: (m: Record<string, unknown>) => T): Promise<T> {
+    // An empty code would count as a wrong one at the relay (§7): say so here.
+    if (typeof code !== "string" || !code.trim()) {
+      return Promise.reject(new RelayError("wrong-code", "Type the connect code that the application's page shows."));
+    }
+    return this.request({ type, code, ...more }, parse);
+  }
+
+  private request<T>(msg: { type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope" } & Record<string, unknown>, parse: (m: Record<string, unknown>) => T): Promise<T> {
+    const s = this.current;
+    if (s.state === "stopped") return Promise.reject(new RelayError("stopped", s.message));
+    return this.requests.request(msg, parse);
   }
 
   /**
@@ -260,9 +328,13 @@ export class TabClient<A extends AppDeclaration> {
         return this.ended(sock, 4000);
       }
       case "error":
+        if (this.requests.onAnswer(msg)) return;
         return this.env.warn(`the relay answered with an error: ${String(msg["code"])}`, msg["message"]);
-      case "done": case "connections": case "connect-info": case "scope":
-        return; // answers to requests this SDK does not send yet; scope is reserved (§7)
+      case "done": case "connections": case "connect-info":
+        if (!this.requests.onAnswer(msg)) this.warnOnce("ref", `a "${msg.type}" answering no pending request was ignored`);
+        return;
+      case "scope":
+        return; // reserved (§7)
       default:
         return this.warnOnce("type:" + msg.type, `a relay message of unknown type "${msg.type}" was ignored`);
     }
@@ -283,6 +355,7 @@ export class TabClient<A extends AppDeclaration> {
       this.outbox.shift();
     }
     this.setStatus({ state: "connected", pairing: this.pairingId });
+    this.requests.welcomed();
   }
 
   private answerPermissions(sock: Socket, msg: Incoming): void {
@@ -334,6 +407,8 @@ export class TabClient<A extends AppDeclaration> {
   private abandon(sock: Socket): void {
     this.env.clearTimeout(sock.watchdog);
     if (this.sock === sock) this.sock = undefined;
+    // Requests sent on it may or may not have been done (§7).
+    if (sock.welcomedAt !== undefined) this.requests.socketEnded();
     const ws = sock.ws;
     ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
     try {
@@ -348,6 +423,7 @@ export class TabClient<A extends AppDeclaration> {
     if (this.retryTimer !== undefined) this.env.clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.setStatus({ state: "stopped", why, message: STOP_MESSAGES[why], ...(code ? { code } : {}) });
+    this.requests.stopped(STOP_MESSAGES[why]);
   }
 
   /** deliver sends msg on the welcomed socket; keep: else it waits for the next welcome. */
@@ -440,6 +516,10 @@ export function socketURL(relay: string): string {
   u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
   u.pathname = u.pathname.replace(/\/$/, "") + "/tab";
   return u.href;
+}
+
+function copyScope(scope: readonly ScopeEntry[]): ScopeEntry[] {
+  return scope.map((e) => (e.actions ? { tool: e.tool, actions: [...e.actions] } : { tool: e.tool }));
 }
 
 function positive(v: unknown): number | undefined {

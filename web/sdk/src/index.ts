@@ -7,6 +7,10 @@ export {
   CallCancelled, Reply, ToolError,
   type ActionHandlers, type Handlers, type ToolCall, type ToolHandler,
 } from "./calls.js";
+export {
+  CONNECT_FRAGMENT, RelayError, REQUEST_MESSAGES, takeConnectCode,
+  type ConnectInfo, type ConnectionInfo, type LocationLike, type ScopeEntry,
+} from "./requests.js";
 export { STOP_MESSAGES, type StopReason } from "./codes.js";
 export {
   checkApp, defineApp, PERMISSION_KINDS, permissionKindsOf, toBundle,

@@ -86,7 +86,11 @@ export type TabMessage =
   | { type: "log"; id: string; level: LogLevel; data: unknown }
   | { type: "permissions"; id: string; tools: Record<string, Permission> }
   | { type: "permissions-changed" }
-  | { type: "pong" };
+  | { type: "pong" }
+  | RequestMessage;
+
+/** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
+export type RequestMessage = { type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope"; ref: string } & Record<string, unknown>;
 
 // Messages the relay sends, as they should be. Everything that arrives is
 // checked field by field before use (client.ts, calls.ts): these types say
