@@ -15,6 +15,9 @@ type Events struct {
 	Bus interface {
 		Publish(kind EventKind, pairing string)
 	}
+	// Also, when set, hears every event delivered on this node after the
+	// listeners (the tab sockets push a browser's connections).
+	Also func(kind EventKind, pairing string)
 
 	mu      sync.Mutex // guards the fields below
 	subs    map[string]map[chan EventKind]struct{}
@@ -29,6 +32,10 @@ type EventKind uint8
 const (
 	ToolsChanged EventKind = 1 << iota
 	TokenRevoked
+	// ConnectionsChanged: a connection of the browser was approved,
+	// derived, forgotten, or its scope written. What a host may list may
+	// have changed with it, so listeners hear it as ToolsChanged too.
+	ConnectionsChanged
 )
 
 // NewEvents returns an empty hub.
@@ -52,8 +59,15 @@ func (e *Events) Publish(kind EventKind, pairing string) {
 }
 
 // Deliver tells this node's listeners of pairing (what the Bus calls for
-// an event on another node).
+// an event on another node), then Also.
 func (e *Events) Deliver(kind EventKind, pairing string) {
+	e.deliverListeners(kind, pairing)
+	if e.Also != nil {
+		e.Also(kind, pairing)
+	}
+}
+
+func (e *Events) deliverListeners(kind EventKind, pairing string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for ch := range e.subs[pairing] {
@@ -141,7 +155,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 			if !s.stillValid(r) {
 				return
 			}
-			if kind&ToolsChanged != 0 && p.Notifications.ToolsListChanged {
+			if kind&(ToolsChanged|ConnectionsChanged) != 0 && p.Notifications.ToolsListChanged {
 				st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed", Params: map[string]any{"_meta": meta}})
 			}
 		}

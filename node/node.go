@@ -171,12 +171,12 @@ func New(cfg Config) (*Node, error) {
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
 		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
-		Revoked: func(pairing string) { n.events.Revoked(pairing) },
+		Revoked:            func(pairing string) { n.events.Revoked(pairing) },
+		ConnectionsChanged: func(pairing string) { n.events.Publish(mcp.ConnectionsChanged, pairing) },
 	})
 	n.events = mcp.NewEvents()
 	if n.cluster != nil {
 		n.events.Bus = bus{n.cluster.Bus}
-		go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, pairing string) { n.events.Deliver(mcp.EventKind(kind), pairing) })
 	}
 	if err == nil {
 		n.mcp, err = n.newMCP(key)
@@ -188,6 +188,18 @@ func New(cfg Config) (*Node, error) {
 			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
 		})
+	}
+	if err == nil {
+		// A browser's connections changed (here, or on another node): its
+		// tabs on this node are pushed the list.
+		n.events.Also = func(kind mcp.EventKind, pairing string) {
+			if kind&mcp.ConnectionsChanged != 0 {
+				n.tabs.PushConnections(pairing)
+			}
+		}
+		if n.cluster != nil { // the other nodes' events, once everything that hears them exists
+			go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, pairing string) { n.events.Deliver(mcp.EventKind(kind), pairing) })
+		}
 	}
 	if err != nil {
 		n.system.Shutdown()

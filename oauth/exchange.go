@@ -128,6 +128,7 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 		ConnectionID: child.ID, PairingID: child.PairingID, ClientID: clientID, Resource: s.resource, ExpiresAt: expires}); err != nil {
 		return exchanged{}, err
 	}
+	s.connectionsChanged(child.PairingID)
 	resolved, err := s.ResolvedScope(ctx, child.ID)
 	if err != nil {
 		return exchanged{}, err

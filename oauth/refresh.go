@@ -113,6 +113,12 @@ func (s *Server) revokeFamily(ctx context.Context, id string) {
 	}
 }
 
+func (s *Server) connectionsChanged(pairing string) {
+	if s.cfg.ConnectionsChanged != nil && pairing != "" {
+		s.cfg.ConnectionsChanged(pairing)
+	}
+}
+
 func (s *Server) revoked(pairing string) {
 	if s.cfg.Revoked != nil && pairing != "" {
 		s.cfg.Revoked(pairing)

@@ -109,7 +109,8 @@ func (s *Server) Scope(ctx context.Context, connection string) (Scope, error) {
 // Only the person (from a tab of the connection's browser) and the admin
 // API call it: nothing an MCP request carries reaches it.
 func (s *Server) WriteScope(ctx context.Context, connection string, entries []protocol.ScopeEntry, add bool, by string) (Scope, error) {
-	if _, err := s.cfg.Store.Connection(ctx, connection); err != nil {
+	c, err := s.cfg.Store.Connection(ctx, connection)
+	if err != nil {
 		return Scope{}, err
 	}
 	checked, err := s.checkEntries(entries, true)
@@ -126,6 +127,7 @@ func (s *Server) WriteScope(ctx context.Context, connection string, entries []pr
 		return Scope{}, err
 	}
 	s.cfg.Logger.Info("scope written", "connection", connection, "by", by, "entries", len(sc.Entries))
+	s.connectionsChanged(c.PairingID)
 	return sc, nil
 }
 

@@ -50,6 +50,10 @@ type Config struct {
 	// token, a forgotten connection) with its browser's pairing id: long
 	// requests of that browser check their token again at once.
 	Revoked func(pairing string)
+	// ConnectionsChanged, when set, hears that a connection of the
+	// browser was approved, derived, forgotten, or had its scope written:
+	// the browser's tabs are pushed their connections anew.
+	ConnectionsChanged func(pairing string)
 }
 
 // Server serves the authorization endpoints and decides for tabs.

@@ -50,6 +50,7 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 		return protocol.ConnectionInfo{}, err
 	}
 	s.cfg.Metrics.Decisions.WithLabelValues("approved").Inc()
+	s.connectionsChanged(pairing)
 	s.cfg.Logger.Info("connection approved", "pairing", pairing, "connection", c.ID, "client", c.ClientName)
 	return connectionInfo(c, entries), nil
 }
@@ -190,6 +191,7 @@ func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
 		s.cfg.Logger.Error("clear the scope of a forgotten connection", "connection", connection, "err", err)
 	}
 	s.revoked(pairing)
+	s.connectionsChanged(pairing)
 	s.cfg.Logger.Info("connection forgotten", "pairing", pairing, "connection", connection)
 	return nil
 }

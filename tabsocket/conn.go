@@ -46,7 +46,7 @@ type conn struct {
 	pingOff  bool         // guarded by pingMu: no ping is armed any more
 	pingMu   sync.Mutex
 	credits  atomic.Int64               // calls sent that the tab has not answered yet
-	pairing  string                     // set once the hello is accepted; read by the reader only
+	pairing  string                     // set once the hello is accepted, before proven
 	tab      atomic.Pointer[actors.Tab] // set once the hello is accepted
 	proven   atomic.Bool                // the hello was accepted
 	released sync.Once

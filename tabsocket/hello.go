@@ -66,8 +66,8 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 	if c.ending.Load() {
 		return false // the hello deadline passed meanwhile
 	}
+	c.pairing = id // before proven: PushConnections reads it once proven
 	c.proven.Store(true)
-	c.pairing = id
 	var focused time.Time
 	if h.FocusedAt > 0 {
 		focused = time.UnixMilli(h.FocusedAt)

@@ -205,6 +205,41 @@ func (s *Server) untrack(c *conn) {
 	s.idle.Broadcast()
 }
 
+// PushConnections sends each proven socket of pairing on this node the
+// browser's connections as they are now: a connections message without
+// ref, so that an open Connections panel never goes stale (one tab
+// approved, forgot or changed a scope; an admin changed one; a host derived
+// one). The list is read once, in the background.
+func (s *Server) PushConnections(pairing string) {
+	if s.cfg.Connections == nil {
+		return
+	}
+	s.mu.Lock()
+	var to []*conn
+	for c := range s.conns {
+		if c.proven.Load() && c.pairing == pairing {
+			to = append(to, c)
+		}
+	}
+	s.mu.Unlock()
+	if len(to) == 0 {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		list, err := s.cfg.Connections.Connections(ctx, pairing)
+		if err != nil {
+			s.cfg.Logger.Warn("connections not pushed to the tabs", "pairing", pairing, "err", err)
+			return
+		}
+		msg := protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list}
+		for _, c := range to {
+			c.Send(msg)
+		}
+	}()
+}
+
 // Conns reports how many tab sockets are open.
 func (s *Server) Conns() int {
 	s.mu.Lock()

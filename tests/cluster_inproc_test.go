@@ -218,6 +218,14 @@ func TestInProcessMembersTellListenersOnEveryNode(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Connections) != 1 {
 		t.Fatalf("connections %s: %v", out, err)
 	}
+	// The person narrows the connection's scope on b: what the host may
+	// list changed.
+	if out, err := br.ask(b.url, "set-scope", "--scope", "whoami", list.Connections[0].ID); err != nil {
+		t.Fatalf("set-scope: %v %s", err, out)
+	}
+	if l := next("tools/list_changed after set-scope"); !strings.Contains(l, "notifications/tools/list_changed") {
+		t.Fatalf("got %s", l)
+	}
 	if out, err := br.ask(b.url, "forget", list.Connections[0].ID); err != nil {
 		t.Fatalf("forget: %v %s", err, out)
 	}

@@ -724,10 +724,10 @@ func TestClusterRedisOutage(t *testing.T) {
 	}
 }
 
-// rawTab is one tab socket that only says hello: enough to activate its
-// pairing, with no goroutine of its own.
-func rawTab(ctx context.Context, n *clusterNode, secret string) (*websocket.Conn, string, error) {
-	ws, _, err := websocket.Dial(ctx, "ws://"+n.listen+"/tab", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+// rawTab is one tab socket of the relay at addr (host:port) that only
+// says hello: enough to activate its pairing, with no goroutine of its own.
+func rawTab(ctx context.Context, addr, secret string) (*websocket.Conn, string, error) {
+	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/tab", &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
 	if err != nil {
 		return nil, "", err
 	}
@@ -796,7 +796,7 @@ func activationRace(t *testing.T, opts clusterOptions) {
 					go func(k int) {
 						defer pair.Done()
 						<-go1
-						ws, p, err := rawTab(ctx, c.nodes[k], secrets[i])
+						ws, p, err := rawTab(ctx, c.nodes[k].listen, secrets[i])
 						res[k] = got{ws, p, err}
 					}(k)
 				}
