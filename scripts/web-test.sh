@@ -27,7 +27,7 @@ cd "$sdk"
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
 "$node" scripts/build.mjs --outdir "$fresh" || fail "the build failed (node scripts/build.mjs in $sdk)"
-for f in tabrelay.js tabrelay.d.ts tabrelay-bundle.js; do
+for f in tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-bundle.js; do
   cmp -s "$fresh/$f" "dist/$f" || fail "$sdk/dist/$f is stale: run npm run build in $sdk and commit dist/ and README.md"
 done
 
