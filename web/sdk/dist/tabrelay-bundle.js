@@ -64,21 +64,20 @@ function checkTool(tool) {
 }
 function checkKinds(kinds) {
   const bad = kinds?.find((k) => !PERMISSION_KINDS.includes(k));
-  return bad === void 0 ? void 0 : `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
+  if (bad !== void 0) return `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
+  const twice = kinds?.find((k, i) => kinds.indexOf(k) !== i);
+  return twice === void 0 ? void 0 : `permissions: ${JSON.stringify(twice)} appears twice`;
 }
 function toBundle(app) {
   const problem = checkApp(app);
   if (problem) throw new TypeError("tabrelay: " + problem);
-  const tools = app.tools.map(
-    ({ permissions: _kinds, actions, ...tool }) => actions ? { ...tool, actions: actions.map(({ permissions: _k, ...action }) => action) } : tool
-  );
   return withoutUndefined({
     version: app.version,
     protocol: PROTOCOL_VERSION,
     app: app.app,
     instructions: app.instructions,
     dataTag: app.dataTag,
-    tools,
+    tools: app.tools,
     resources: app.resources,
     resourceTemplates: app.resourceTemplates,
     prompts: app.prompts

@@ -100,9 +100,18 @@ export declare class CallCancelled extends Error {
     name: string;
     constructor(reason: CancelReason | string);
 }
+/**
+ * A CallGate stands between a call and its handler: the person's
+ * permissions (createPermissions) are one. run either calls next, with the
+ * call or a copy of it (another signal, say), or answers without it.
+ */
+export interface CallGate {
+    run(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult>;
+}
 interface CallsOptions<A extends AppDeclaration> {
     app: A;
     handlers: Handlers<A>;
+    gate?: CallGate | undefined;
     env: Environment;
     record: CallRecord;
     /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
@@ -170,6 +179,13 @@ export interface PermissionsQuery {
     readonly connection: Connection;
     readonly tools: readonly string[];
 }
+/** What the answers to permissions-query come from: a function, or the person's permissions (createPermissions). */
+export type PermissionsAnswer = (query: PermissionsQuery) => Readonly<Record<string, Permission>>;
+/** The person's permissions as the client uses them: they answer queries, gate calls and say when they change. */
+export interface PermissionsGate extends CallGate {
+    answer: PermissionsAnswer;
+    onChange(listener: () => void): () => void;
+}
 export interface ClientOptions<A extends AppDeclaration> {
     /** The relay's address: https://relay.example.com (the socket is its /tab), or a ws(s):// URL used as it is. */
     relay: string;
@@ -179,10 +195,11 @@ export interface ClientOptions<A extends AppDeclaration> {
     handlers: Handlers<A>;
     /**
      * permissions answers the relay's permissions-query: what the person's
-     * settings make of each tool for that connection. It must answer at once.
-     * Without it, every tool is "unknown" to the relay.
+     * settings make of each tool for that connection, at once. Given the
+     * person's permissions (createPermissions), they also decide every call
+     * and announce their changes. Without it, every tool is "unknown".
      */
-    permissions?: (query: PermissionsQuery) => Readonly<Record<string, Permission>>;
+    permissions?: PermissionsAnswer | PermissionsGate;
     /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:tab-id`, `<prefix>:call:<id>`); "tabrelay". */
     storagePrefix?: string;
     /** Calls whose arguments exceed this many bytes are refused with an error result; 1 MiB. */
@@ -698,7 +715,7 @@ export declare function takeConnectCode(win?: LocationLike): string | null;
 /**
  * The kinds of question a call may raise with the person (seed 000, "The
  * person's permissions"): the strictest kind of a call decides whether it
- * runs, is asked about or is refused. The relay does not read them yet.
+ * runs, is asked about or is refused (createPermissions in the UI entry).
  */
 export declare const PERMISSION_KINDS: readonly ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
 export type PermissionKind = (typeof PERMISSION_KINDS)[number];
@@ -764,10 +781,6 @@ export declare function defineApp<const A extends AppDeclaration>(app: A): A;
 export declare function checkApp(app: AppDeclaration): string | undefined;
 /** permissionKindsOf returns the kinds a call of tool (and action) raises. */
 export declare function permissionKindsOf(tool: ToolDeclaration, action?: string): readonly PermissionKind[];
-/**
- * toBundle returns the bundle JSON value the relay loads. Permission kinds
- * are left out: protocol/bundle.go refuses fields it does not know, and the
- * relay has no use for them yet (README "Bundle").
- */
+/** toBundle returns the bundle JSON value the relay loads, permission kinds included (protocol/bundle.go). */
 export declare function toBundle(app: AppDeclaration): Record<string, unknown>;
 export {};

@@ -82,9 +82,19 @@ interface Running {
   cancelled: boolean;
 }
 
+/**
+ * A CallGate stands between a call and its handler: the person's
+ * permissions (createPermissions) are one. run either calls next, with the
+ * call or a copy of it (another signal, say), or answers without it.
+ */
+export interface CallGate {
+  run(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult>;
+}
+
 export interface CallsOptions<A extends AppDeclaration> {
   app: A;
   handlers: Handlers<A>;
+  gate?: CallGate | undefined;
   env: Environment;
   record: CallRecord;
   /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
@@ -173,7 +183,7 @@ export class Calls<A extends AppDeclaration> {
     const running: Running = { controller: new AbortController(), asking: false, cancelled: false };
     this.running.set(id, running);
     const call = this.toolCall(id, msg, c, running);
-    void this.o.record.claim(id, call.deadline, () => this.run(c.handler, call)).then((claimed) => {
+    void this.o.record.claim(id, call.deadline, () => this.run(c, call)).then((claimed) => {
       this.running.delete(id);
       this.remember(id, claimed.result);
       // After a cancel the relay drops any result: none is sent (§7).
@@ -216,11 +226,18 @@ export class Calls<A extends AppDeclaration> {
   }
 
   /** run calls the handler and turns what it returned or threw into a result; it never throws. */
-  private async run(handler: ToolHandler, call: ToolCall): Promise<TabResult> {
+  private async run(c: Checked, call: ToolCall): Promise<TabResult> {
+    const handle = async (call: ToolCall): Promise<TabResult> => {
+      try {
+        const value = await c.handler(call);
+        return value instanceof Reply ? { ...value.result } : value === undefined ? {} : { data: value };
+      } catch (err) {
+        return failure(err, call.signal);
+      }
+    };
     let result: TabResult;
     try {
-      const value = await handler(call);
-      result = value instanceof Reply ? { ...value.result } : value === undefined ? {} : { data: value };
+      result = this.o.gate ? await this.o.gate.run(call, c.tool, handle) : await handle(call);
     } catch (err) {
       result = failure(err, call.signal);
     }

@@ -5,7 +5,7 @@
 // backoff.ts'; the secret and tab id are identity.ts'.
 
 import { jitteredWaitMs, MAX_BACKOFF_MS, Retries } from "./backoff.js";
-import { Calls, checkHandlers, type Handlers } from "./calls.js";
+import { Calls, checkHandlers, type CallGate, type Handlers } from "./calls.js";
 import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./codes.js";
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId, TAB_ID_KEY } from "./identity.js";
@@ -36,6 +36,15 @@ export interface PermissionsQuery {
   readonly tools: readonly string[];
 }
 
+/** What the answers to permissions-query come from: a function, or the person's permissions (createPermissions). */
+export type PermissionsAnswer = (query: PermissionsQuery) => Readonly<Record<string, Permission>>;
+
+/** The person's permissions as the client uses them: they answer queries, gate calls and say when they change. */
+export interface PermissionsGate extends CallGate {
+  answer: PermissionsAnswer;
+  onChange(listener: () => void): () => void;
+}
+
 export interface ClientOptions<A extends AppDeclaration> {
   /** The relay's address: https://relay.example.com (the socket is its /tab), or a ws(s):// URL used as it is. */
   relay: string;
@@ -45,10 +54,11 @@ export interface ClientOptions<A extends AppDeclaration> {
   handlers: Handlers<A>;
   /**
    * permissions answers the relay's permissions-query: what the person's
-   * settings make of each tool for that connection. It must answer at once.
-   * Without it, every tool is "unknown" to the relay.
+   * settings make of each tool for that connection, at once. Given the
+   * person's permissions (createPermissions), they also decide every call
+   * and announce their changes. Without it, every tool is "unknown".
    */
-  permissions?: (query: PermissionsQuery) => Readonly<Record<string, Permission>>;
+  permissions?: PermissionsAnswer | PermissionsGate;
   /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:tab-id`, `<prefix>:call:<id>`); "tabrelay". */
   storagePrefix?: string;
   /** Calls whose arguments exceed this many bytes are refused with an error result; 1 MiB. */
@@ -109,6 +119,8 @@ export class TabClient<A extends AppDeclaration> {
     this.env = { ...defaultEnvironment(), ...options.environment };
     this.url = socketURL(options.relay);
     this.prefix = options.storagePrefix ?? "tabrelay";
+    const p = options.permissions;
+    if (typeof p === "object") p.onChange(() => this.permissionsChanged());
     this.requests = new Requests(this.env, (msg) => {
       const sock = this.sock;
       return sock?.welcomedAt !== undefined && this.send(sock, msg);
@@ -152,6 +164,7 @@ export class TabClient<A extends AppDeclaration> {
     this.tab ??= new TabId(env, this.prefix + TAB_ID_KEY);
     this.calls ??= new Calls({
       app: this.options.app, handlers: this.options.handlers, env,
+      gate: typeof this.options.permissions === "object" ? this.options.permissions : undefined,
       record: new CallRecord(env, this.storage, this.prefix, this.options.waitForOtherTabMs ?? 5000),
       deliver: (msg, keep) => this.deliver(msg, keep),
       maxMessageBytes: () => this.maxBytes,
@@ -363,10 +376,10 @@ export class TabClient<A extends AppDeclaration> {
     if (typeof id !== "string") return this.warnOnce("perm", "a permissions-query without an id was ignored");
     const names = Array.isArray(msg["tools"]) ? msg["tools"].filter((t): t is string => typeof t === "string") : [];
     const tools: Record<string, Permission> = {};
-    const ask = this.options.permissions;
-    if (ask) {
+    const p = this.options.permissions;
+    if (p) {
       try {
-        const answer = ask({ connection: connectionOf(msg["connection"]), tools: names });
+        const answer = (typeof p === "function" ? p : p.answer.bind(p))({ connection: connectionOf(msg["connection"]), tools: names });
         for (const name of names) {
           const p = answer[name];
           if (p === "asks" || p === "runs" || p === "refused") tools[name] = p;

@@ -2,9 +2,9 @@
 // tabrelay relay. The public API is what this file exports; README.md
 // describes it.
 
-export { connect, TabClient, socketURL, type ClientOptions, type PermissionsQuery, type Status } from "./client.js";
+export { connect, TabClient, socketURL, type ClientOptions, type PermissionsAnswer, type PermissionsGate, type PermissionsQuery, type Status } from "./client.js";
 export {
-  CallCancelled, Reply, ToolError,
+  CallCancelled, Reply, ToolError, type CallGate,
   type ActionHandlers, type Handlers, type ToolCall, type ToolHandler,
 } from "./calls.js";
 export {

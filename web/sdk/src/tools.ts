@@ -7,7 +7,7 @@ import { PROTOCOL_VERSION } from "./protocol.js";
 /**
  * The kinds of question a call may raise with the person (seed 000, "The
  * person's permissions"): the strictest kind of a call decides whether it
- * runs, is asked about or is refused. The relay does not read them yet.
+ * runs, is asked about or is refused (createPermissions in the UI entry).
  */
 export const PERMISSION_KINDS = [
   "change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording",
@@ -123,7 +123,9 @@ function checkTool(tool: ToolDeclaration): string | undefined {
 
 function checkKinds(kinds: readonly string[] | undefined): string | undefined {
   const bad = kinds?.find((k) => !(PERMISSION_KINDS as readonly string[]).includes(k));
-  return bad === undefined ? undefined : `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
+  if (bad !== undefined) return `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
+  const twice = kinds?.find((k, i) => kinds.indexOf(k) !== i);
+  return twice === undefined ? undefined : `permissions: ${JSON.stringify(twice)} appears twice`;
 }
 
 /** permissionKindsOf returns the kinds a call of tool (and action) raises. */
@@ -132,24 +134,17 @@ export function permissionKindsOf(tool: ToolDeclaration, action?: string): reado
   return own ?? tool.permissions ?? [];
 }
 
-/**
- * toBundle returns the bundle JSON value the relay loads. Permission kinds
- * are left out: protocol/bundle.go refuses fields it does not know, and the
- * relay has no use for them yet (README "Bundle").
- */
+/** toBundle returns the bundle JSON value the relay loads, permission kinds included (protocol/bundle.go). */
 export function toBundle(app: AppDeclaration): Record<string, unknown> {
   const problem = checkApp(app);
   if (problem) throw new TypeError("tabrelay: " + problem);
-  const tools = app.tools.map(({ permissions: _kinds, actions, ...tool }) =>
-    actions ? { ...tool, actions: actions.map(({ permissions: _k, ...action }) => action) } : tool,
-  );
   return withoutUndefined({
     version: app.version,
     protocol: PROTOCOL_VERSION,
     app: app.app,
     instructions: app.instructions,
     dataTag: app.dataTag,
-    tools,
+    tools: app.tools,
     resources: app.resources,
     resourceTemplates: app.resourceTemplates,
     prompts: app.prompts,

@@ -20,18 +20,25 @@ function declarationOf(file: string): { bundle: Record<string, unknown>; decl: A
 
 describe("the bundle", () => {
   for (const file of ["demo_bundle.json", "conformance_bundle.json"]) {
-    test(`declaring ${file}'s tools makes ${file} again, permission kinds left out`, () => {
+    test(`declaring ${file}'s tools makes ${file} again`, () => {
       const { bundle, decl } = declarationOf(file);
-      const withKinds = {
-        ...decl,
-        tools: decl.tools.map((t) => ({
-          ...t, permissions: ["change" as const],
-          ...(t.actions ? { actions: t.actions.map((a) => ({ ...a, permissions: ["heavy" as const] })) } : {}),
-        })),
-      };
-      assert.deepEqual(toBundle(withKinds), bundle);
+      assert.deepEqual(toBundle(decl), bundle);
     });
   }
+
+  test("permission kinds go into the bundle, per tool and per action", () => {
+    const { decl } = declarationOf("demo_bundle.json");
+    const withKinds = {
+      ...decl,
+      tools: decl.tools.map((t) => ({
+        ...t, permissions: ["change" as const],
+        ...(t.actions ? { actions: t.actions.map((a) => ({ ...a, permissions: ["heavy" as const] })) } : {}),
+      })),
+    };
+    const tools = toBundle(withKinds)["tools"] as { permissions?: string[]; actions?: { permissions?: string[] }[] }[];
+    assert.ok(tools.every((t) => t.permissions?.[0] === "change"));
+    assert.ok(tools.flatMap((t) => t.actions ?? []).every((a) => a.permissions?.[0] === "heavy"));
+  });
 
   test("permission kinds: an action's own replace its tool's", () => {
     const counter = app.tools[1];
@@ -49,6 +56,7 @@ describe("the bundle", () => {
     ["a schema not of an object", (a) => ({ ...a, tools: [{ ...a.tools[0], inputSchema: { type: "string" } }] }), /inputSchema/],
     ["actions without an action property", (a) => ({ ...a, tools: [{ ...a.tools[0], actions: [{ name: "go" }] }] }), /"action" property/],
     ["an unknown permission kind", (a) => ({ ...a, tools: [{ ...a.tools[0], permissions: ["explodes"] }] }), /permissions: "explodes"/],
+    ["a permission kind twice", (a) => ({ ...a, tools: [{ ...a.tools[0], permissions: ["change", "change"] }] }), /permissions: "change" appears twice/],
   ];
   for (const [what, edit, message] of broken) {
     test(`a declaration with ${what} is refused, naming the field`, () => {

@@ -1,0 +1,444 @@
+// The person's permissions (seed 000 "The person's permissions", "Agents
+// and the data"), headless: the kinds, each Ask, Allow or Deny; the modes
+// as presets; the decision of a call; the "This connection" grants; the
+// data switch; the answers to the relay's permissions-query; and the
+// questions the confirm card shows. No DOM: the elements of this entry, or
+// an app's own UI, render what it asks. Given to the client as its
+// `permissions` option, it decides every call before the handler runs.
+
+import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
+import { PERMISSION_KINDS, permissionKindsOf, type AppDeclaration, type ToolName } from "../index.js";
+import { Turns, whoOf } from "./turns.js";
+
+/** What the person set for one kind of question. */
+export type Setting = "ask" | "allow" | "deny";
+export type Settings = Readonly<Record<PermissionKind, Setting>>;
+
+/** Work estimated at this long or longer on this device counts as `heavy`: the person's attention span. */
+export const HEAVY_MS = 10_000;
+
+const ASK_CONFIRM_KINDS = {
+  "writes-file": "ask", "deletes-saved": "ask", "large-download": "ask", publishes: "ask", "pauses-recording": "ask",
+} as const;
+
+/** The modes: presets of every kind's setting. */
+export const MODES = {
+  /** The default: changes run, heavy and irreversible work is asked about. */
+  "ask-heavy-irreversible": { title: "Ask before heavy or irreversible", settings: { change: "allow", heavy: "ask", ...ASK_CONFIRM_KINDS } },
+  "allow-undoable": { title: "Allow everything undoable", settings: { change: "allow", heavy: "allow", ...ASK_CONFIRM_KINDS } },
+  /** Reads run (a heavy read is asked about); nothing that changes anything does. */
+  "read-only": {
+    title: "Read only",
+    settings: { change: "deny", heavy: "ask", "writes-file": "deny", "deletes-saved": "deny", "large-download": "deny", publishes: "deny", "pauses-recording": "deny" },
+  },
+} as const satisfies Record<string, { title: string; settings: Settings }>;
+export type Mode = keyof typeof MODES;
+export const DEFAULT_MODE: Mode = "ask-heavy-irreversible";
+
+/** Why a kind is asked about, as the confirm card says it. */
+export const KIND_REASONS: Readonly<Record<PermissionKind, string>> = {
+  change: "It changes something in the app.",
+  heavy: "It is heavy work: it may keep this tab busy for a while.",
+  "writes-file": "It writes a file on this computer.",
+  "deletes-saved": "It deletes something saved.",
+  "large-download": "It downloads a large amount of data.",
+  publishes: "It publishes or shares something outside this tab.",
+  "pauses-recording": "It pauses the recording of what happens in the app.",
+};
+
+const KIND_PHRASES: Readonly<Record<PermissionKind, string>> = {
+  change: "changes", heavy: "heavy work", "writes-file": "writing files", "deletes-saved": "deleting saved things",
+  "large-download": "large downloads", publishes: "publishing", "pauses-recording": "pausing the recording",
+};
+
+const STRICTNESS: Readonly<Record<Setting, number>> = { allow: 0, ask: 1, deny: 2 };
+
+/** A decision: the strictest setting among a call's kinds, and the kinds that have it (none for allow). */
+export interface Decision {
+  readonly setting: Setting;
+  readonly kinds: readonly PermissionKind[];
+}
+
+/**
+ * decide returns what settings make of a call raising kinds. `heavy`
+ * counts only when the work is heavy; a kind granted for the connection
+ * asks no more (a denied one stays denied).
+ */
+export function decide(settings: Settings, kinds: readonly PermissionKind[], heavy: boolean, granted: ReadonlySet<PermissionKind> = new Set()): Decision {
+  let setting: Setting = "allow";
+  let deciding: PermissionKind[] = [];
+  for (const kind of kinds) {
+    if (kind === "heavy" && !heavy) continue;
+    let s = settings[kind];
+    if (s === "ask" && granted.has(kind)) s = "allow";
+    if (STRICTNESS[s] > STRICTNESS[setting]) [setting, deciding] = [s, []];
+    if (s === setting && s !== "allow") deciding.push(kind);
+  }
+  return { setting, kinds: deciding };
+}
+
+/** The person's answer to a question: Allow once, This connection, Always, or Deny. */
+export type Answer = "once" | "connection" | "always" | "deny";
+
+/** One question to the person about one call, as the confirm card shows it. */
+export interface Question {
+  /** The call's id. */
+  readonly id: string;
+  readonly connection: Connection;
+  /** Who asks: "Claude (claude.ai)". */
+  readonly who: string;
+  readonly tool: string;
+  readonly action: string | undefined;
+  /** What: the tool's title, and its action. */
+  readonly title: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** The arguments as text, for the card's Details (cut at 4000 characters). */
+  readonly details: string;
+  /** Why: the kinds asked about, and a sentence for each. */
+  readonly kinds: readonly PermissionKind[];
+  readonly reasons: readonly string[];
+  readonly turn: string;
+  /** Fires when the question is over however it ended: answered, or moot (the call cancelled, the turn stopped, the tab closing). */
+  readonly signal: AbortSignal;
+  /** showing says the person sees the question now: the relay then tells the agent it waits for them (`asking`). */
+  showing(): void;
+}
+
+/** A confirmer shows a question and resolves with the person's answer; a moot question's answer is ignored. */
+export type Confirmer = (question: Question) => Promise<Answer>;
+
+/** An estimate of a call's work on this device, in ms; undefined when it cannot tell (then `heavy` counts). */
+export type Estimate = (call: { readonly action: string | undefined; readonly arguments: Readonly<Record<string, unknown>> }) => number | undefined;
+
+/** The browser parts the permissions use (tests replace them). */
+export interface PermissionsEnvironment {
+  /** null: the settings live for the page only. */
+  storage: StorageLike | null;
+  /** Calls listener with the key of each change another tab made to the storage ("storage" events). */
+  onStorage(listener: (key: string | null) => void): () => void;
+  /** Calls listener when the page goes away ("pagehide"). */
+  onPageHide(listener: () => void): () => void;
+}
+
+export interface PermissionsOptions<A extends AppDeclaration> {
+  app: A;
+  /** A function per heavy tool estimating its work from the arguments; without one, `heavy` always counts. */
+  estimates?: { readonly [N in ToolName<A>]?: Estimate };
+  /** Shows questions; the confirm card sets itself here too (setConfirmer). */
+  confirm?: Confirmer;
+  /** The prefix of the storage key `<prefix>:permissions:<app name>`; "tabrelay". */
+  storagePrefix?: string;
+  environment?: Partial<PermissionsEnvironment>;
+}
+
+interface Stored {
+  kinds: Partial<Record<PermissionKind, Setting>>;
+  summariesOnly: boolean;
+}
+
+interface Pending {
+  question: Question;
+  settle(answer: Answer | "moot" | "reconsider" | "closing"): void;
+  recheck(): boolean;
+}
+
+/** The sentence an agent reads when the data switch refuses a tool. */
+export const SUMMARIES_ONLY_REFUSAL = "The person set this app so that agents see names and summaries only; this tool reads cell-level data, so it was not run.";
+
+/** createPermissions makes the person's permissions of an app, for the client's `permissions` option. */
+export function createPermissions<const A extends AppDeclaration>(options: PermissionsOptions<A>): Permissions<A> {
+  return new Permissions(options);
+}
+
+export class Permissions<A extends AppDeclaration = AppDeclaration> implements CallGate {
+  /** The agents' turns, for the activity line. */
+  readonly turns = new Turns();
+  private readonly tools = new Map<string, ToolDeclaration>();
+  private readonly env: PermissionsEnvironment;
+  private readonly key: string;
+  private readonly listeners = new Set<() => void>();
+  private readonly grants = new Map<string, Set<PermissionKind>>();
+  private readonly pending = new Set<Pending>();
+  private stored: Stored;
+  private confirmer: Confirmer | undefined;
+
+  constructor(private readonly options: PermissionsOptions<A>) {
+    for (const tool of options.app.tools) this.tools.set(tool.name, tool);
+    this.env = { ...defaultPermissionsEnvironment(), ...options.environment };
+    this.key = `${options.storagePrefix ?? "tabrelay"}:permissions:${options.app.app.name}`;
+    this.confirmer = options.confirm;
+    this.stored = this.load();
+    this.env.onStorage((key) => {
+      if (key !== null && key !== this.key) return;
+      const before = JSON.stringify(this.stored);
+      this.stored = this.load();
+      if (JSON.stringify(this.stored) !== before) this.changed();
+    });
+    this.env.onPageHide(() => this.pending.forEach((p) => p.settle("closing")));
+  }
+
+  /** Every kind's setting now. */
+  get settings(): Settings {
+    const settings = { ...MODES[DEFAULT_MODE].settings } as Record<PermissionKind, Setting>;
+    for (const kind of PERMISSION_KINDS) settings[kind] = this.stored.kinds[kind] ?? settings[kind];
+    return settings;
+  }
+
+  /** The mode whose preset the settings are, or "custom". */
+  get mode(): Mode | "custom" {
+    const now = this.settings;
+    const match = (Object.keys(MODES) as Mode[]).find((m) => PERMISSION_KINDS.every((k) => MODES[m].settings[k] === now[k]));
+    return match ?? "custom";
+  }
+
+  /** setMode sets every kind to the mode's preset. */
+  setMode(mode: Mode): void {
+    this.save({ kinds: { ...MODES[mode].settings } });
+  }
+
+  /** set sets one kind. */
+  set(kind: PermissionKind, setting: Setting): void {
+    this.save({ kinds: { ...this.settings, [kind]: setting } });
+  }
+
+  /** The data switch "Agents see names and summaries only": the person's alone, no call can change it. */
+  get summariesOnly(): boolean {
+    return this.stored.summariesOnly;
+  }
+
+  setSummariesOnly(on: boolean): void {
+    this.save({ summariesOnly: on });
+  }
+
+  /** grant lets a connection run calls of these kinds without asking, until the page closes ("This connection"). */
+  grant(connectionId: string, kinds: readonly PermissionKind[]): void {
+    const set = this.grants.get(connectionId) ?? new Set();
+    kinds.forEach((k) => set.add(k));
+    this.grants.set(connectionId, set);
+    this.changed();
+  }
+
+  /** onChange calls listener after every change of what agents may do; it returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** setConfirmer sets who shows the questions (null: none, and calls that ask are refused). */
+  setConfirmer(confirmer: Confirmer | null): void {
+    this.confirmer = confirmer ?? undefined;
+  }
+
+  /** The questions waiting for the person now. */
+  get questions(): readonly Question[] {
+    return [...this.pending].map((p) => p.question);
+  }
+
+  /** decisionFor returns what the settings make of a call; estimateMs undefined means heavy counts. */
+  decisionFor(tool: ToolDeclaration, action: string | undefined, connectionId: string, estimateMs?: number): Decision {
+    if (this.summariesOnly && tool.result === "cells") return { setting: "deny", kinds: [] };
+    const heavy = !(estimateMs !== undefined && estimateMs < HEAVY_MS);
+    return decide(this.settings, permissionKindsOf(tool, action), heavy, this.grants.get(connectionId));
+  }
+
+  /**
+   * answer answers a permissions-query (§7): "refused" when every way of
+   * calling the tool is refused, "asks" when any may ask (heavy work is
+   * counted as possible), else "runs". Tools this app does not declare
+   * are left out.
+   */
+  answer(query: PermissionsQuery): Record<string, Permission> {
+    const out: Record<string, Permission> = {};
+    for (const name of query.tools) {
+      const tool = this.tools.get(name);
+      if (!tool) continue;
+      const ways = tool.actions?.length ? tool.actions.map((a) => a.name) : [undefined];
+      const settings = ways.map((w) => this.decisionFor(tool, w, query.connection.id).setting);
+      out[name] = settings.every((s) => s === "deny") ? "refused" : settings.includes("ask") ? "asks" : "runs";
+    }
+    return out;
+  }
+
+  /** run is the client's gate: it refuses, asks, or runs each call (CallGate). */
+  run(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult> {
+    return this.turns.track(call, titleOf(tool, call.action), async (call) => {
+      const result = await this.admit(call, tool, next);
+      // The person may have turned the switch on while it ran.
+      return this.summariesOnly && tool.result === "cells" && !result.error ? { error: SUMMARIES_ONLY_REFUSAL } : result;
+    });
+  }
+
+  private async admit(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult> {
+    const title = titleOf(tool, call.action);
+    const estimate = this.estimate(tool, call);
+    for (;;) {
+      if (this.summariesOnly && tool.result === "cells") return { error: SUMMARIES_ONLY_REFUSAL };
+      const d = this.decisionFor(tool, call.action, call.connection.id, estimate);
+      if (d.setting === "allow") return next(call);
+      if (d.setting === "deny") {
+        return { error: `The person's settings in this tab refuse ${d.kinds.map((k) => KIND_PHRASES[k]).join(" and ")} to agents, so ${title} was not run.` };
+      }
+      if (!this.confirmer) return { error: `${title} needs the person's confirmation, and this tab has no way to ask; it was not run.` };
+      const answer = await this.ask(this.confirmer, call, tool, d.kinds, estimate);
+      switch (answer) {
+        case "reconsider":
+          continue;
+        case "once":
+          return next(call);
+        case "connection":
+          this.grant(call.connection.id, d.kinds);
+          return next(call);
+        case "always":
+          this.save({ kinds: { ...this.settings, ...Object.fromEntries(d.kinds.map((k) => [k, "allow"])) } });
+          return next(call);
+        case "deny":
+          return { error: `The person declined to let ${whoOf(call.connection)} run ${title}.` };
+        case "closing":
+          return { error: `The tab closed before the person answered; ${title} was not run.` };
+        case "moot":
+          return { error: `The call ended before the person answered; ${title} was not run.` };
+      }
+    }
+  }
+
+  private ask(confirmer: Confirmer, call: ToolCall, tool: ToolDeclaration, kinds: readonly PermissionKind[], estimate: number | undefined) {
+    return new Promise<Answer | "moot" | "reconsider" | "closing">((resolve) => {
+      const over = new AbortController();
+      let asked = false;
+      const pending: Pending = {
+        question: {
+          id: call.id, connection: call.connection, who: whoOf(call.connection),
+          tool: tool.name, action: call.action, title: titleOf(tool, call.action),
+          arguments: call.arguments, details: detailsOf(call.arguments),
+          kinds, reasons: kinds.map((k) => (k === "heavy" && estimate !== undefined ? `It is heavy work: about ${Math.round(estimate / 1000)} s on this device.` : KIND_REASONS[k])),
+          turn: call.turn, signal: over.signal,
+          showing: () => {
+            if (!asked && !over.signal.aborted) (asked = true), call.asking();
+          },
+        },
+        settle: (answer) => {
+          if (!this.pending.delete(pending)) return;
+          call.signal.removeEventListener("abort", moot);
+          if (asked) call.answered();
+          over.abort();
+          resolve(answer);
+        },
+        // A change of the settings may have decided the question (another card's "This connection", another tab).
+        recheck: () => this.decisionFor(tool, call.action, call.connection.id, estimate).setting !== "ask",
+      };
+      const moot = () => pending.settle("moot");
+      if (call.signal.aborted) return resolve("moot");
+      call.signal.addEventListener("abort", moot);
+      this.pending.add(pending);
+      this.emit();
+      Promise.resolve()
+        .then(() => confirmer(pending.question))
+        .then((a) => pending.settle(isAnswer(a) ? a : "deny"), () => pending.settle("deny"));
+    });
+  }
+
+  private estimate(tool: ToolDeclaration, call: ToolCall): number | undefined {
+    const fn = (this.options.estimates as Readonly<Record<string, Estimate | undefined>> | undefined)?.[tool.name];
+    if (!fn || !permissionKindsOf(tool, call.action).includes("heavy")) return undefined;
+    try {
+      const ms = fn({ action: call.action, arguments: call.arguments });
+      return typeof ms === "number" && Number.isFinite(ms) ? ms : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private load(): Stored {
+    const kinds: Partial<Record<PermissionKind, Setting>> = {};
+    let summariesOnly = this.stored?.summariesOnly ?? false;
+    try {
+      const raw = this.env.storage?.getItem(this.key);
+      const v: unknown = raw ? JSON.parse(raw) : undefined;
+      if (v && typeof v === "object") {
+        const o = v as { kinds?: Record<string, unknown>; summariesOnly?: unknown };
+        for (const kind of PERMISSION_KINDS) {
+          const s = o.kinds?.[kind];
+          if (s === "ask" || s === "allow" || s === "deny") kinds[kind] = s;
+        }
+        summariesOnly = o.summariesOnly === true;
+      } else if (this.stored) {
+        return this.stored; // nothing stored (cleared, or a browser that keeps none): keep the page's own
+      }
+    } catch {
+      // Unreadable: the defaults.
+    }
+    return { kinds, summariesOnly };
+  }
+
+  /** save merges change into what is stored (another tab may have written since) and keeps it for the page when it cannot. */
+  private save(change: Partial<Stored>): void {
+    const fresh = this.load();
+    this.stored = { kinds: { ...fresh.kinds, ...change.kinds }, summariesOnly: change.summariesOnly ?? fresh.summariesOnly };
+    try {
+      this.env.storage?.setItem(this.key, JSON.stringify(this.stored));
+    } catch {
+      // A full or refusing storage: the setting holds for this page.
+    }
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const p of [...this.pending]) if (p.recheck()) p.settle("reconsider");
+    this.emit();
+  }
+
+  private emit(): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch (err) {
+        console.warn("tabrelay: a permissions listener threw", err);
+      }
+    }
+  }
+}
+
+function isAnswer(a: unknown): a is Answer {
+  return a === "once" || a === "connection" || a === "always" || a === "deny";
+}
+
+/** titleOf names a call for the person: the tool's title, and its action. */
+export function titleOf(tool: ToolDeclaration, action: string | undefined): string {
+  const title = tool.title?.trim() || tool.name;
+  return action ? `${title} (${action})` : title;
+}
+
+const MAX_DETAILS = 4000;
+
+function detailsOf(args: Readonly<Record<string, unknown>>): string {
+  let text: string;
+  try {
+    text = JSON.stringify(args, null, 2) ?? "{}";
+  } catch {
+    text = "(arguments that cannot be shown)";
+  }
+  return text.length > MAX_DETAILS ? text.slice(0, MAX_DETAILS) + `… (${text.length - MAX_DETAILS} more characters)` : text;
+}
+
+/** defaultPermissionsEnvironment reads the page's localStorage and events, where they exist. */
+export function defaultPermissionsEnvironment(): PermissionsEnvironment {
+  const w = typeof window === "undefined" ? undefined : window;
+  let storage: StorageLike | null = null;
+  try {
+    storage = w?.localStorage ?? null;
+  } catch {
+    // Site data blocked.
+  }
+  return {
+    storage,
+    onStorage(listener) {
+      const on = (e: StorageEvent) => e.storageArea === storage && listener(e.key);
+      w?.addEventListener("storage", on);
+      return () => w?.removeEventListener("storage", on);
+    },
+    onPageHide(listener) {
+      w?.addEventListener("pagehide", listener);
+      return () => w?.removeEventListener("pagehide", listener);
+    },
+  };
+}

@@ -1,0 +1,153 @@
+// The agents' turns as the person sees them (seed 000 "The activity
+// line"; docs/tab-protocol.md §12): one line per turn — who, how many
+// steps, what now — and Stop, which ends the turn's pending calls with a
+// sentence the agent reads. Headless: <tabrelay-activity> renders it.
+
+import type { Connection, TabResult, ToolCall } from "../index.js";
+
+/** One agent turn, as its activity line shows it. */
+export interface TurnLine {
+  /** The connection and the turn: what stop and dismiss take. */
+  readonly key: string;
+  readonly turn: string;
+  readonly connection: Connection;
+  /** Who acts: "Claude (claude.ai)". */
+  readonly who: string;
+  /** Calls finished in this turn, and the changes they reported (ToolCall.step). */
+  readonly calls: number;
+  readonly steps: number;
+  /** acting: a call runs; asking: one waits for the person; done: none pending; stopped: the person pressed Stop. */
+  readonly state: "acting" | "asking" | "done" | "stopped";
+  /** The title of the call running now ("" when none). */
+  readonly now: string;
+  /** The line as a sentence: "Claude (claude.ai) · 2 steps · now: Rename note". */
+  readonly text: string;
+}
+
+interface Entry {
+  turn: string;
+  connection: Connection;
+  calls: number;
+  steps: number;
+  stopped: boolean;
+  running: Map<string, { title: string; asking: boolean; stop: AbortController }>;
+}
+
+/** TurnStopped is a call's signal reason when the person stopped its turn. */
+export class TurnStopped extends Error {
+  override name = "AbortError";
+  constructor() {
+    super("The person stopped the agent's turn.");
+  }
+}
+
+/** whoOf names a connection for the person: its client and host. */
+export function whoOf(c: Connection): string {
+  return c.client && c.host ? `${c.client} (${c.host})` : c.client || c.host || "An agent";
+}
+
+export class Turns {
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<(lines: readonly TurnLine[]) => void>();
+
+  /** The lines now, oldest turn first. */
+  get lines(): readonly TurnLine[] {
+    return [...this.entries].map(([key, e]) => lineOf(key, e));
+  }
+
+  /** onChange calls listener with the lines at every change; it returns the unsubscribe. */
+  onChange(listener: (lines: readonly TurnLine[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** stop ends a turn: its pending calls are answered with a sentence, their signals fire, and its later calls are refused. */
+  stop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e || e.stopped) return;
+    e.stopped = true;
+    for (const r of e.running.values()) r.stop.abort(new TurnStopped());
+    this.emit();
+  }
+
+  /** dismiss removes the line of a turn with no pending call. */
+  dismiss(key: string): void {
+    const e = this.entries.get(key);
+    if (e && e.running.size === 0 && this.entries.delete(key)) this.emit();
+  }
+
+  /**
+   * track runs one call as part of its turn: run gets a copy of the call
+   * whose signal also fires on Stop and whose asking, answered and step
+   * show on the line. It resolves with run's result, or the Stop sentence.
+   */
+  async track(call: ToolCall, title: string, run: (call: ToolCall) => Promise<TabResult>): Promise<TabResult> {
+    const key = `${call.connection.id} ${call.turn}`;
+    let e = this.entries.get(key);
+    if (!e) {
+      // A connection's new turn replaces its old line once that is done.
+      for (const [k, old] of this.entries) if (old.connection.id === call.connection.id && old.running.size === 0) this.entries.delete(k);
+      e = { turn: call.turn, connection: call.connection, calls: 0, steps: 0, stopped: false, running: new Map() };
+      this.entries.set(key, e);
+    }
+    const stoppedSentence = `The person stopped this turn in the tab; ${title} was not run or did not finish.`;
+    if (e.stopped) return { error: stoppedSentence };
+    const entry = e;
+    const r = { title, asking: false, stop: new AbortController() };
+    entry.running.set(call.id, r);
+    this.emit();
+    const signal = eitherSignal(call.signal, r.stop.signal);
+    const mine: ToolCall = {
+      ...call, signal,
+      asking: () => ((r.asking = true), call.asking(), this.emit()),
+      answered: () => ((r.asking = false), call.answered(), this.emit()),
+      step: () => (entry.steps++, call.step(), this.emit()),
+    };
+    const stopped = new Promise<TabResult>((resolve) => {
+      const on = () => resolve({ error: stoppedSentence });
+      if (r.stop.signal.aborted) on();
+      else r.stop.signal.addEventListener("abort", on, { once: true });
+    });
+    try {
+      return await Promise.race([run(mine), stopped]);
+    } finally {
+      entry.running.delete(call.id);
+      entry.calls++;
+      this.emit();
+    }
+  }
+
+  private emit(): void {
+    const lines = this.lines;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(lines);
+      } catch (err) {
+        console.warn("tabrelay: an activity listener threw", err);
+      }
+    }
+  }
+}
+
+function lineOf(key: string, e: Entry): TurnLine {
+  const running = [...e.running.values()];
+  const now = running.map((r) => r.title).join(", ");
+  const state = e.stopped ? "stopped" : running.some((r) => r.asking) ? "asking" : running.length ? "acting" : "done";
+  const who = whoOf(e.connection);
+  const steps = `${e.steps} ${e.steps === 1 ? "step" : "steps"}`;
+  const what = { acting: `now: ${now}`, asking: `waiting for your answer: ${now}`, done: "done", stopped: "stopped" }[state];
+  return { key, turn: e.turn, connection: e.connection, who, calls: e.calls, steps: e.steps, state, now, text: `${who} · ${steps} · ${what}` };
+}
+
+/** eitherSignal fires when a or b does, with its reason. */
+function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const c = new AbortController();
+  const on = (s: AbortSignal) => () => c.abort(s.reason);
+  if (a.aborted) c.abort(a.reason);
+  else if (b.aborted) c.abort(b.reason);
+  else {
+    a.addEventListener("abort", on(a), { once: true });
+    b.addEventListener("abort", on(b), { once: true });
+  }
+  return c.signal;
+}
