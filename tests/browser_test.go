@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -65,14 +65,17 @@ func appPage(t *testing.T, html string) (origin, url string) {
 }
 
 // echoPage is an app page with one tool, echo (the demo bundle's), that
-// connects to relay with the SDK the relay serves. window.runs lists the
-// ids of the calls it ran; window.tabrelayStatus is the client's status.
+// connects to relay with the SDK the relay serves, and the Connect panel
+// of its UI module. window.runs lists the ids of the calls it ran;
+// window.tabrelayStatus is the client's status.
 func echoPage(relay string) string {
 	return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>echo</title></head>
 <body><p id="status" role="status">starting</p>
+<tabrelay-connect></tabrelay-connect>
 <script type="module">
 import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
+import "` + relay + `/sdk/v1/tabrelay-ui.js";
 const app = defineApp({
   version: "demo-1",
   app: { name: "demo", title: "Demo" },
@@ -90,6 +93,9 @@ client.onStatus((s) => {
   document.getElementById("status").textContent = s.state;
 });
 window.tabrelayClient = client;
+const panel = document.querySelector("tabrelay-connect");
+panel.app = app;
+panel.client = client;
 </script></body></html>`
 }
 
@@ -105,8 +111,8 @@ func waitState(t *testing.T, ctx context.Context, state string) {
 }
 
 // TestChromiumTabAnswersACall is the SDK in a real browser: a page that
-// loads it from the relay connects, its browser approves a host's
-// connection, the page answers the host's tools/call, and when the relay
+// loads it from the relay connects, the person approves a host's
+// connection in the page's Connect panel, the page answers the host's tools/call, and when the relay
 // restarts under it the page reconnects by itself and answers again.
 func TestChromiumTabAnswersACall(t *testing.T) {
 	ctx := chromium(t)
@@ -120,22 +126,12 @@ func TestChromiumTabAnswersACall(t *testing.T) {
 	}
 	waitState(t, ctx, "connected")
 
-	// The person approves in another tab of the same browser: the page's
-	// secret, as the headless tab's secret file.
-	secret, err := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem("tabrelay:secret") || ""`))
-	if err != nil || secret == "" {
-		t.Fatalf("the page keeps no secret in localStorage: %q %v", secret, err)
-	}
-	b := newBrowser(t)
-	if err := os.WriteFile(b.secretFile, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The person approves in the page: the waiting page's code typed into
+	// its Connect panel, which shows who asks before they choose.
 	h := newHost(t, relayURL)
 	h.register()
 	f := h.authorize()
-	if out, err := b.ask(relayURL, "approve", "--scope", "echo", f.code); err != nil {
-		t.Fatalf("approve: %v %s", err, out)
-	}
+	approveInPage(t, ctx, f.code)
 	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
 	c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
 	answeredByPage := func(value string) {
@@ -157,5 +153,44 @@ func TestChromiumTabAnswersACall(t *testing.T) {
 
 	if runs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.runs.length`)); err != nil || runs != 2 {
 		t.Fatalf("the page ran %d calls (%v), want 2", runs, err)
+	}
+}
+
+// approveInPage types code into the page's <tabrelay-connect>, checks that
+// it names the host's client (a self-registered one: it "calls itself"
+// so) with nothing ticked, ticks echo and approves.
+func approveInPage(t *testing.T, page context.Context, code string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(page, 30*time.Second)
+	defer cancel()
+	const panel = "tabrelay-connect "
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(panel+"input[name=code]")),
+		chromedp.SendKeys(chromedp.CSS(panel+"input[name=code]"), code),
+		chromedp.Click(chromedp.CSS(panel+"button[data-part=lookup]")),
+		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=client]")),
+	); err != nil {
+		t.Fatalf("type the code into the Connect panel: %v", err)
+	}
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(panel+"[data-part=client]")))
+	identity, err2 := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(panel+"[data-part=identity]")))
+	if err != nil || err2 != nil || who != "E2E Host" || !strings.Contains(identity, "calls itself") {
+		t.Fatalf("the Connect panel shows %q / %q (%v %v), want the host's client E2E Host, calling itself so", who, identity, err, err2)
+	}
+	ticked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("tabrelay-connect input[data-tool=echo]").checked`))
+	if err != nil || ticked {
+		t.Fatalf("echo is ticked before the person chose (%v): the host asked for nothing", err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(panel+"input[data-tool=echo]")),
+		chromedp.Click(chromedp.CSS(panel+"button[data-part=approve]")),
+		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=undo]")),
+	); err != nil {
+		alert, _ := chromedp.Run(page, chromedp.Text(chromedp.CSS(panel+"[role=alert]")))
+		t.Fatalf("approve in the Connect panel: %v %s", err, alert)
+	}
+	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(panel+"[data-part=result]")))
+	if err != nil || !strings.Contains(result, "E2E Host") || !strings.Contains(result, "is connected") {
+		t.Fatalf("the Connect panel's result: %q %v", result, err)
 	}
 }
