@@ -1,0 +1,70 @@
+// <tabrelay-activity>: the activity line (seed 000 "The activity line").
+// One line per agent turn — who, how many steps, what now — with Stop
+// while the turn has pending calls (Stop also withdraws its cards), and
+// Dismiss once it is over. Set its `turns` (a Permissions' turns).
+
+import type { Turns, TurnLine } from "./turns.js";
+import { adoptStyle, Base, BUTTON_CSS, define, make } from "./controls-dom.js";
+
+const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
+:where(tabrelay-activity) ul{list-style:none;margin:0;padding:0;display:grid;gap:var(--tabrelay-gap,.5em)}
+:where(tabrelay-activity) li{display:flex;align-items:center;gap:var(--tabrelay-gap,.5em);background:var(--tabrelay-bg,transparent);border-radius:var(--tabrelay-radius,6px)}
+:where(tabrelay-activity) li>span{flex:1}
+:where(tabrelay-activity) [data-state=asking]>span{font-weight:600}
+:where(tabrelay-activity) ${BUTTON_CSS.replace(/\n/g, "\n:where(tabrelay-activity) ")}`;
+
+export class TabrelayActivity extends Base {
+  private turnsValue: Turns | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly list = typeof document === "undefined" ? undefined : make("ul", { "aria-live": "polite", "aria-label": "Agent activity" });
+
+  get turns(): Turns | undefined {
+    return this.turnsValue;
+  }
+
+  set turns(t: Turns | undefined) {
+    this.turnsValue = t;
+    if (this.isConnected) this.watch();
+  }
+
+  connectedCallback(): void {
+    adoptStyle("activity", STYLE);
+    if (this.list && !this.list.isConnected) this.append(this.list);
+    this.watch();
+  }
+
+  disconnectedCallback(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private watch(): void {
+    this.unsubscribe?.();
+    const t = this.turnsValue;
+    this.unsubscribe = t?.onChange((lines) => this.render(lines));
+    this.render(t?.lines ?? []);
+  }
+
+  private render(lines: readonly TurnLine[]): void {
+    if (!this.list) return;
+    // Keep the focus on a line's button across renders: the person may be about to press Stop.
+    const focused = (document.activeElement as HTMLElement | null)?.dataset?.["key"];
+    this.list.replaceChildren(...lines.map((line) => {
+      const pending = line.state === "acting" || line.state === "asking";
+      const [label, act] = pending ? ["Stop", () => this.turnsValue?.stop(line.key)] : ["Dismiss", () => this.turnsValue?.dismiss(line.key)];
+      const button = make("button", { type: "button", "data-key": line.key, "aria-label": `${label}: ${line.who}` }, label);
+      button.addEventListener("click", act);
+      return make("li", { "data-state": line.state }, make("span", {}, line.text), button);
+    }));
+    if (focused) this.list.querySelector<HTMLElement>(`button[data-key="${cssEscape(focused)}"]`)?.focus();
+  }
+}
+
+function cssEscape(s: string): string {
+  return globalThis.CSS?.escape ? globalThis.CSS.escape(s) : s.replace(/["\\]/g, "\\$&");
+}
+
+/** defineActivityElement registers <tabrelay-activity>; importing @tabrelay/tab/ui does it in a browser. */
+export function defineActivityElement(): void {
+  define("tabrelay-activity", TabrelayActivity);
+}

@@ -1,0 +1,92 @@
+// <tabrelay-confirm>: the confirm card (seed 000 "The confirm card"). Set
+// its `permissions` (createPermissions) and it shows every question they
+// ask: who asks, what (the tool's title; the arguments under Details), why
+// (each kind asked about), and Allow once, This connection, Always, Deny.
+// A card goes as soon as its question is over (answered, or moot: the call
+// cancelled or timed out, the turn stopped, the tab closing). The first
+// card takes the keyboard focus unless the person is typing elsewhere;
+// Escape answers Deny.
+
+import type { Answer, Confirmer, Permissions, Question } from "./permissions.js";
+import { adoptStyle, Base, BUTTON_CSS, define, make, typingElsewhere, uid } from "./controls-dom.js";
+
+const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
+:where(tabrelay-confirm) [role=alertdialog]{background:var(--tabrelay-bg,Canvas);border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-padding,.75em);box-shadow:var(--tabrelay-shadow,0 2px 8px #0003)}
+:where(tabrelay-confirm) h2{font-size:1em;margin:0 0 .25em}
+:where(tabrelay-confirm) ul{margin:.25em 0;padding-left:1.2em}
+:where(tabrelay-confirm) pre{font-family:var(--tabrelay-mono,ui-monospace,monospace);font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12em;overflow:auto;margin:.25em 0}
+:where(tabrelay-confirm) .tr-buttons{display:flex;flex-wrap:wrap;gap:var(--tabrelay-gap,.5em);margin-top:.5em}
+:where(tabrelay-confirm) [data-answer=once]{background:var(--tabrelay-accent,#1a5fd0);color:var(--tabrelay-accent-fg,#fff)}
+:where(tabrelay-confirm) ${BUTTON_CSS.replace(/\n/g, "\n:where(tabrelay-confirm) ")}`;
+
+const BUTTONS: readonly [Answer, string][] = [["once", "Allow once"], ["connection", "This connection"], ["always", "Always"], ["deny", "Deny"]];
+
+export class TabrelayConfirm extends Base {
+  private permissionsValue: Permissions | undefined;
+  private readonly confirmer: Confirmer = (q) => this.show(q);
+
+  /** The permissions whose questions this element shows; it becomes their confirmer. */
+  get permissions(): Permissions | undefined {
+    return this.permissionsValue;
+  }
+
+  set permissions(p: Permissions | undefined) {
+    this.permissionsValue?.setConfirmer(null);
+    this.permissionsValue = p;
+    p?.setConfirmer(this.confirmer);
+  }
+
+  connectedCallback(): void {
+    adoptStyle("confirm", STYLE);
+    this.permissionsValue?.setConfirmer(this.confirmer);
+  }
+
+  /** show renders one question and resolves with the person's answer. */
+  show(q: Question): Promise<Answer> {
+    return new Promise((resolve) => {
+      const title = uid("confirm");
+      const why = uid("why");
+      const first = !this.querySelector("[role=alertdialog]");
+      const card = make("section", { role: "alertdialog", "aria-labelledby": title, "aria-describedby": why, tabindex: "-1", "data-call": q.id },
+        make("h2", { id: title }, `${q.who} asks to run ${q.title}`),
+        make("ul", { id: why }, ...q.reasons.map((r) => make("li", {}, r))),
+        make("details", {}, make("summary", {}, "Details"), make("pre", {}, q.details)),
+      );
+      const buttons = make("div", { class: "tr-buttons" });
+      const done = (a: Answer) => {
+        this.remove_(card);
+        resolve(a);
+      };
+      for (const [answer, label] of BUTTONS) {
+        const b = make("button", { type: "button", "data-answer": answer }, label);
+        b.addEventListener("click", () => done(answer));
+        buttons.append(b);
+      }
+      card.append(buttons);
+      card.addEventListener("keydown", (e) => {
+        if (e.key === "Escape") (e.preventDefault(), done("deny"));
+      });
+      q.signal.addEventListener("abort", () => this.remove_(card), { once: true });
+      if (q.signal.aborted) return;
+      this.append(card);
+      q.showing();
+      if (first && !typingElsewhere(this)) card.focus();
+    });
+  }
+
+  disconnectedCallback(): void {
+    // Out of the page, it asks no more: calls that would ask are refused until it is back.
+    this.permissionsValue?.setConfirmer(null);
+  }
+
+  private remove_(card: HTMLElement): void {
+    const hadFocus = card.contains(document.activeElement);
+    card.remove();
+    if (hadFocus) this.querySelector<HTMLElement>("[role=alertdialog]")?.focus();
+  }
+}
+
+/** defineConfirmElement registers <tabrelay-confirm>; importing @tabrelay/tab/ui does it in a browser. */
+export function defineConfirmElement(): void {
+  define("tabrelay-confirm", TabrelayConfirm);
+}

@@ -1,0 +1,62 @@
+// <tabrelay-data-switch>: the switch "Agents see names and summaries only"
+// (seed 000 "Agents and the data"). The person's alone: no call can change
+// it. While on, tools whose result class is `cells` are refused with a
+// sentence and listed as refused. Set its `permissions`.
+
+import type { Permissions } from "./permissions.js";
+import { adoptStyle, Base, define, make, uid } from "./controls-dom.js";
+
+/** Said beside the switch: summaries of small groups can still tell single values. */
+export const SUMMARIES_ONLY_CAVEAT = "Not anonymisation: a summary of a very small group can still reveal single values.";
+
+const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
+:where(tabrelay-data-switch) label{display:flex;align-items:center;gap:var(--tabrelay-gap,.5em);cursor:pointer}
+:where(tabrelay-data-switch) input{accent-color:var(--tabrelay-accent,#1a5fd0)}
+:where(tabrelay-data-switch) p{margin:.25em 0 0;color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
+:where(tabrelay-data-switch) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
+
+export class TabrelayDataSwitch extends Base {
+  private permissionsValue: Permissions | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private input: HTMLInputElement | undefined;
+
+  get permissions(): Permissions | undefined {
+    return this.permissionsValue;
+  }
+
+  set permissions(p: Permissions | undefined) {
+    this.permissionsValue = p;
+    if (this.isConnected) this.watch();
+  }
+
+  connectedCallback(): void {
+    adoptStyle("data-switch", STYLE);
+    if (!this.input) {
+      const note = uid("caveat");
+      this.input = make("input", { type: "checkbox", role: "switch", "aria-describedby": note });
+      this.input.addEventListener("change", () => this.permissionsValue?.setSummariesOnly(this.input!.checked));
+      this.append(make("label", {}, this.input, "Agents see names and summaries only"), make("p", { id: note }, SUMMARIES_ONLY_CAVEAT));
+    }
+    this.watch();
+  }
+
+  disconnectedCallback(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private watch(): void {
+    this.unsubscribe?.();
+    const p = this.permissionsValue;
+    const sync = () => {
+      if (this.input) (this.input.checked = p?.summariesOnly ?? false), (this.input.disabled = !p);
+    };
+    this.unsubscribe = p?.onChange(sync);
+    sync();
+  }
+}
+
+/** defineDataSwitchElement registers <tabrelay-data-switch>; importing @tabrelay/tab/ui does it in a browser. */
+export function defineDataSwitchElement(): void {
+  define("tabrelay-data-switch", TabrelayDataSwitch);
+}
