@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -72,19 +71,12 @@ func TestChromiumACallRunsOnceAcrossTabs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	secret, err := chromedp.Run(first, chromedp.Evaluate[string](`localStorage.getItem("tabrelay:secret") || ""`))
-	if err != nil || secret == "" {
-		t.Fatalf("no secret in localStorage: %v", err)
-	}
-	b := newBrowser(t)
-	if err := os.WriteFile(b.secretFile, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	h := newHost(t, relayURL)
 	h.register()
 	f := h.authorize()
-	if out, err := b.ask(relayURL, "approve", "--scope", "echo", "--scope", "wait", f.code); err != nil {
-		t.Fatalf("approve: %v %s", err, out)
+	if _, err := chromedp.Run(first, chromedp.Evaluate[string](
+		`window.tabrelayClient.approve(`+jsString(f.code)+`, [{ tool: "echo" }, { tool: "wait" }]).then((c) => c.id)`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("approve in the page: %v", err)
 	}
 	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
 	c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
