@@ -22,7 +22,7 @@ import (
 
 // chromium starts a headless Chromium and returns the context of its
 // first page. It ends with the test.
-func chromium(t *testing.T) context.Context {
+func chromium(t testing.TB) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -49,7 +49,7 @@ func chromium(t *testing.T) context.Context {
 }
 
 // appPage serves one HTML page at / on an origin of its own.
-func appPage(t *testing.T, html string) (origin, url string) {
+func appPage(t testing.TB, html string) (origin, url string) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
@@ -100,7 +100,7 @@ panel.client = client;
 }
 
 // waitState waits until the page's client reports state.
-func waitState(t *testing.T, ctx context.Context, state string) {
+func waitState(t testing.TB, ctx context.Context, state string) {
 	t.Helper()
 	var got string
 	eventually(t, func() bool {
