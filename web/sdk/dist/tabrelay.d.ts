@@ -231,6 +231,8 @@ export declare class TabClient<A extends AppDeclaration> {
     private maxBytes;
     private pairingId;
     private readonly requests;
+    private conns;
+    private readonly connListeners;
     constructor(options: ClientOptions<A>);
     /** The status now. */
     get status(): Status;
@@ -238,6 +240,15 @@ export declare class TabClient<A extends AppDeclaration> {
     get pairing(): string;
     /** This page's tab id ("" before start). */
     get tabId(): string;
+    /** The browser's live connections as last heard (a push or a listConnections answer); undefined until known. */
+    get connections(): readonly ConnectionInfo[] | undefined;
+    /**
+     * onConnections calls listener with the list now (once known) and with
+     * every list heard after: each pushed `connections` and each
+     * listConnections() answer. While anyone listens, every welcome asks
+     * for the list. It returns the unsubscribe.
+     */
+    onConnections(listener: (list: readonly ConnectionInfo[]) => void): () => void;
     /** onStatus calls listener with the status now and at each change; it returns the unsubscribe. */
     onStatus(listener: (s: Status) => void): () => void;
     /** start connects, and keeps connecting until a stop code or stop(). Again after a stop, it starts anew. */
@@ -258,6 +269,8 @@ export declare class TabClient<A extends AppDeclaration> {
     decline(code: string): Promise<void>;
     /** listConnections lists this browser's live connections. */
     listConnections(): Promise<ConnectionInfo[]>;
+    /** heard keeps a connections list (an answer or a push) and tells the listeners. */
+    private heard;
     /** forget ends a connection: its tokens stop working at once. */
     forget(connection: string | {
         readonly id: string;
@@ -295,6 +308,7 @@ export declare class TabClient<A extends AppDeclaration> {
     private send;
     private setStatus;
     private notify;
+    private safely;
     /** guarded runs a socket event: nothing the relay sends may throw out of it and stop the client. */
     private guarded;
     /** warnOnce warns once per kind: a relay that repeats a bad message must not flood the console. */

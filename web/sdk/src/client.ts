@@ -110,6 +110,8 @@ export class TabClient<A extends AppDeclaration> {
   private maxBytes = MAX_MESSAGE_BYTES;
   private pairingId = "";
   private readonly requests: Requests;
+  private conns: ConnectionInfo[] | undefined;
+  private readonly connListeners = new Set<(list: readonly ConnectionInfo[]) => void>();
 
   constructor(private readonly options: ClientOptions<A>) {
     // Mistakes of the app's own code throw here, at once, not at a call.
@@ -140,6 +142,23 @@ export class TabClient<A extends AppDeclaration> {
   /** This page's tab id ("" before start). */
   get tabId(): string {
     return this.tab?.value ?? "";
+  }
+
+  /** The browser's live connections as last heard (a push or a listConnections answer); undefined until known. */
+  get connections(): readonly ConnectionInfo[] | undefined {
+    return this.conns;
+  }
+
+  /**
+   * onConnections calls listener with the list now (once known) and with
+   * every list heard after: each pushed `connections` and each
+   * listConnections() answer. While anyone listens, every welcome asks
+   * for the list. It returns the unsubscribe.
+   */
+  onConnections(listener: (list: readonly ConnectionInfo[]) => void): () => void {
+    this.connListeners.add(listener);
+    if (this.conns) this.safely(listener, this.conns);
+    return () => this.connListeners.delete(listener);
   }
 
   /** onStatus calls listener with the status now and at each change; it returns the unsubscribe. */
@@ -226,8 +245,14 @@ export class TabClient<A extends AppDeclaration> {
 
   /** listConnections lists this browser's live connections. */
   listConnections(): Promise<ConnectionInfo[]> {
-    return this.request({ type: "list-connections" }, (m) =>
-      (Array.isArray(m["connections"]) ? m["connections"] : []).map(connectionInfoOf));
+    return this.request({ type: "list-connections" }, (m) => this.heard(m));
+  }
+
+  /** heard keeps a connections list (an answer or a push) and tells the listeners. */
+  private heard(m: Record<string, unknown>): ConnectionInfo[] {
+    const list = (this.conns = (Array.isArray(m["connections"]) ? m["connections"] : []).map(connectionInfoOf));
+    for (const l of this.connListeners) this.safely(l, list);
+    return list;
   }
 
   /** forget ends a connection: its tokens stop working at once. */
@@ -344,6 +369,7 @@ export class TabClient<A extends AppDeclaration> {
         if (this.requests.onAnswer(msg)) return;
         return this.env.warn(`the relay answered with an error: ${String(msg["code"])}`, msg["message"]);
       case "done": case "connections": case "connect-info":
+        if (msg.type === "connections" && msg["ref"] === undefined) return void this.heard(msg); // a push (§7)
         if (!this.requests.onAnswer(msg)) this.warnOnce("ref", `a "${msg.type}" answering no pending request was ignored`);
         return;
       case "scope":
@@ -369,6 +395,8 @@ export class TabClient<A extends AppDeclaration> {
     }
     this.setStatus({ state: "connected", pairing: this.pairingId });
     this.requests.welcomed();
+    // A push lost with the last socket is made good (§7 `connections`).
+    if (this.connListeners.size) this.listConnections().catch(() => {});
   }
 
   private answerPermissions(sock: Socket, msg: Incoming): void {
@@ -483,10 +511,14 @@ export class TabClient<A extends AppDeclaration> {
   }
 
   private notify(listener: (s: Status) => void): void {
+    this.safely(listener, this.current);
+  }
+
+  private safely<T>(listener: (v: T) => void, v: T): void {
     try {
-      listener(this.current);
+      listener(v);
     } catch (err) {
-      this.env.warn("a status listener threw", err);
+      this.env.warn("a listener threw", err);
     }
   }
 

@@ -1,11 +1,12 @@
 // @tabrelay/tab/ui: the default UI elements. Importing it defines
-// <tabrelay-connect>, <tabrelay-confirm>, <tabrelay-activity> and
+// <tabrelay-connect>, <tabrelay-connections>, <tabrelay-confirm>, <tabrelay-activity> and
 // <tabrelay-data-switch> (in a browser); the logic behind them is exported
 // too, for an app that builds its own.
 
 import { defineActivityElement } from "./activity-line.js";
 import { defineConfirmElement } from "./confirm-card.js";
 import { defineConnectElement } from "./connect.js";
+import { defineConnectionsElement } from "./connections.js";
 import { defineDataSwitchElement } from "./data-switch.js";
 
 export { defineConnectElement, TabrelayConnect, type ConnectClient } from "./connect.js";
@@ -18,9 +19,15 @@ export { Turns, TurnStopped, whoOf, type TurnLine } from "./turns.js";
 export { defineConfirmElement, TabrelayConfirm } from "./confirm-card.js";
 export { defineActivityElement, TabrelayActivity } from "./activity-line.js";
 export { defineDataSwitchElement, SUMMARIES_ONLY_CAVEAT, TabrelayDataSwitch } from "./data-switch.js";
+export { defineConnectionsElement, TabrelayConnections } from "./connections.js";
+export {
+  connectionWords, ConnectionsPanel, SCOPE_REFUSED, scopeWords,
+  type ConnectionRow, type ConnectionsClient, type ConnectionWords,
+} from "./connections-model.js";
 export { ERROR_WORDS, errorWords, hostOf, ScopeModel, whoAsks, type PickerTool, type WhoAsks } from "./model.js";
 
 defineConnectElement();
+defineConnectionsElement();
 defineConfirmElement();
 defineActivityElement();
 defineDataSwitchElement();

@@ -1,0 +1,227 @@
+// <tabrelay-connections>: the Connections panel (docs/tab-protocol.md §8
+// "The Connections panel"). It lists the browser's connections — client,
+// host, created, last used, what each may use — lets the person change a
+// connection's scope (the Connect panel's ScopeModel) or forget it (after
+// a second word), and follows the relay's pushes, so an open panel never
+// goes stale. Light DOM, text only (nothing from the relay becomes HTML),
+// themed by the --tabrelay-* custom properties. ConnectionsPanel
+// (connections-model.ts) holds the logic.
+
+import type { AppDeclaration } from "../index.js";
+import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
+import { adoptStyle, Base, define, make, uid } from "./controls-dom.js";
+
+const T = ":where(tabrelay-connections)";
+const STYLE = `${T}{display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit);background:var(--tabrelay-bg,transparent);
+ padding:var(--tabrelay-padding,0);border-radius:var(--tabrelay-radius,6px)}
+${T} ul{list-style:none;margin:0;padding:0;display:grid;gap:var(--tabrelay-gap,.5em)}
+${T} li{border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-gap,.5em)}
+${T} h3{margin:0 0 .25em;font-size:1em}
+${T} dl{display:grid;grid-template-columns:auto 1fr;gap:.1em var(--tabrelay-gap,.5em);margin:0 0 var(--tabrelay-gap,.5em)}
+${T} dt{color:var(--tabrelay-muted,inherit);opacity:.8}
+${T} dd{margin:0}
+${T} fieldset{border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);margin:0 0 var(--tabrelay-gap,.5em)}
+${T} button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;margin-inline-end:var(--tabrelay-gap,.5em)}
+${T} [data-part=save],${T} [data-part=confirm-forget]{background:var(--tabrelay-accent,#1a5fd0);color:var(--tabrelay-accent-fg,#fff)}
+${T} [role=alert]:not(:empty){color:var(--tabrelay-error,#b00020);margin:var(--tabrelay-gap,.5em) 0}
+${T} .tr-note{color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
+${T} :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}
+${T} [hidden]{display:none}`;
+
+/**
+ * TabrelayConnections is the element: set `client` (a TabClient) and `app`
+ * (the defineApp declaration: the tools' titles and the scope picker).
+ * `panel` is its ConnectionsPanel. It dispatches `tabrelay-forgotten` and
+ * `tabrelay-scope-changed` (detail: the connection), bubbling.
+ */
+export class TabrelayConnections extends Base {
+  private clientValue: ConnectionsClient | undefined;
+  private appValue: AppDeclaration | undefined;
+  private model: ConnectionsPanel | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private parts: { heading: HTMLElement; notice: HTMLElement; alert: HTMLElement; note: HTMLElement; list: HTMLElement } | undefined;
+  private focusKey = "";
+  private readonly uidBase = uid("connections");
+
+  get client(): ConnectionsClient | undefined {
+    return this.clientValue;
+  }
+  set client(c: ConnectionsClient | undefined) {
+    this.clientValue = c;
+    this.restart();
+  }
+
+  get app(): AppDeclaration | undefined {
+    return this.appValue;
+  }
+  set app(a: AppDeclaration | undefined) {
+    this.appValue = a;
+    this.restart();
+  }
+
+  /** The headless panel behind the element (undefined without a client). */
+  get panel(): ConnectionsPanel | undefined {
+    return this.model;
+  }
+
+  connectedCallback(): void {
+    adoptStyle("connections", STYLE);
+    if (!this.parts) {
+      const headId = this.uidBase + "-head";
+      const refresh = make("button", { type: "button", "data-part": "refresh" }, "Refresh");
+      refresh.addEventListener("click", () => void this.model?.refresh());
+      this.parts = {
+        heading: make("h2", { id: headId, tabindex: "-1" }, "Connected agents"),
+        notice: make("p", { role: "status", "data-part": "notice" }),
+        alert: make("div", { role: "alert", "data-part": "error" }),
+        note: make("p", { "data-part": "note", class: "tr-note" }),
+        list: make("ul", { "data-part": "list", "aria-labelledby": headId }),
+      };
+      const p = this.parts;
+      this.replaceChildren(make("section", { "aria-labelledby": headId }, p.heading, p.notice, p.alert, p.note, p.list, refresh));
+    }
+    this.restart();
+  }
+
+  disconnectedCallback(): void {
+    this.stopFollowing();
+  }
+
+  private stopFollowing(): void {
+    this.unsubscribe?.();
+    this.model?.close();
+    this.unsubscribe = this.model = undefined;
+  }
+
+  private restart(): void {
+    this.stopFollowing();
+    const c = this.clientValue;
+    if (!c || !this.isConnected) return this.render();
+    const model = (this.model = new ConnectionsPanel(c, this.appValue));
+    this.unsubscribe = model.onChange(() => this.render());
+    model.open();
+    this.render();
+  }
+
+  private render(): void {
+    const p = this.parts, model = this.model;
+    if (!p) return;
+    const active = document.activeElement as HTMLElement | null;
+    const key = this.focusKey || (this.contains(active) ? active?.dataset["key"] ?? "" : "");
+    this.focusKey = "";
+    p.notice.textContent = model?.notice ?? "";
+    p.alert.textContent = model?.alert ?? "";
+    const title = this.appValue?.app.title ?? "this app";
+    p.note.textContent = !model || !model.list
+      ? "Loading the connections…"
+      : model.list.length === 0
+        ? `No agent is connected to ${title} in this browser.`
+        : model.stale ? "Not connected to the relay just now: this list may be out of date." : "";
+    p.note.hidden = !p.note.textContent;
+    p.list.replaceChildren(...(model?.rows ?? []).map((row) => this.row(row, model!)));
+    if (key === "heading") p.heading.focus();
+    else if (key) this.querySelector<HTMLElement>(`[data-key="${CSS.escape(key)}"]`)?.focus();
+  }
+
+  private row(r: ConnectionRow, model: ConnectionsPanel): HTMLElement {
+    const headId = `${this.uidBase}-${r.id}`;
+    const button = (part: string, text: string, label: string, act: () => void, attrs: Record<string, string> = {}) => {
+      const b = make("button", { type: "button", "data-part": part, "data-key": `${r.id}:${part}`, ...(label ? { "aria-label": label } : {}), ...attrs }, text);
+      b.disabled = r.busy;
+      b.addEventListener("click", act);
+      return b;
+    };
+    const term = (dt: string, dd: string, part: string) => [make("dt", {}, dt), make("dd", { "data-part": part }, dd)];
+    const li = make("li", { "data-connection": r.id, ...(r.busy ? { "aria-busy": "true" } : {}) },
+      make("h3", { id: headId, "data-part": "client" }, r.name),
+      make("dl", {}, ...term("Host", r.host, "host"), ...term("Connected", r.created, "created"),
+        ...term("Last used", r.lastUsed, "last-used"), ...term("May use", r.scope, "scope")));
+    if (r.mode === "view") {
+      li.append(
+        ...(this.appValue ? [button("edit", "Change access", `Change access for ${r.who}`, () => {
+          this.focusKey = `${r.id}:tool:0`;
+          model.edit(r.id);
+        })] : []),
+        button("forget", "Forget", `Forget ${r.who}`, () => {
+          this.focusKey = `${r.id}:keep`;
+          model.askForget(r.id);
+        }));
+    } else if (r.mode === "forget") {
+      const qId = headId + "-q";
+      const box = make("div", { role: "group", "aria-labelledby": qId, "data-part": "forget-question" },
+        make("p", { id: qId }, `Forget ${r.who}? It loses access at once; to use ${this.appValue?.app.title ?? "the app"} again it must connect anew.`),
+        button("confirm-forget", `Forget ${r.name}`, "", () => void this.forget(r.id, model)),
+        button("keep", "Keep it", `Keep ${r.who}`, () => this.back(r.id, "forget", model)));
+      box.addEventListener("keydown", (ev) => ev.key === "Escape" && this.back(r.id, "forget", model));
+      li.append(box);
+    } else if (r.picker) {
+      li.append(this.picker(r, model, button));
+    }
+    return li;
+  }
+
+  private picker(r: ConnectionRow, model: ConnectionsPanel, button: (part: string, text: string, label: string, act: () => void) => HTMLButtonElement): HTMLElement {
+    const picker = r.picker!;
+    let n = 0;
+    const box = (tool: string, action: string | undefined, label: string) => {
+      const id = `${this.uidBase}-${r.id}-${tool}-${action ?? ""}`;
+      const input = make("input", { type: "checkbox", id, "data-tool": tool, "data-key": `${r.id}:tool:${n++}`, ...(action ? { "data-action": action } : {}) });
+      input.checked = picker.ticked(tool, action);
+      input.disabled = r.busy || (action !== undefined && picker.ticked(tool)); // an action is fixed while its whole tool is ticked
+      input.addEventListener("change", () => {
+        picker.set(tool, action, input.checked);
+        this.render();
+      });
+      return make("div", {}, input, make("label", { for: id }, label));
+    };
+    const rows: Node[] = [make("legend", {}, `What ${r.who} may use in ${this.appValue?.app.title ?? "this app"}`)];
+    for (const t of picker.tools) {
+      if (t.actions.length === 0) rows.push(box(t.name, undefined, t.title));
+      else rows.push(make("fieldset", {}, make("legend", {}, t.title), box(t.name, undefined, "Everything, also actions added later"),
+        ...t.actions.map((a) => box(t.name, a.name, a.name))));
+    }
+    const form = make("form", { "data-part": "scope-form" }, make("fieldset", { "data-part": "scope" }, ...rows),
+      make("p", { class: "tr-note" }, "Nothing ticked leaves it connected with no access."));
+    const save = button("save", "Save", `Save what ${r.who} may use`, () => {});
+    save.type = "submit";
+    form.append(save, button("cancel", "Cancel", `Cancel changing ${r.who}`, () => this.back(r.id, "edit", model)));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const conn = r.connection;
+      this.focusKey = `${r.id}:save`;
+      if (await model.save(r.id)) {
+        this.focusKey = `${r.id}:edit`;
+        this.render();
+        this.emit("tabrelay-scope-changed", model.list?.find((c) => c.id === conn.id) ?? conn);
+      } else {
+        this.focusKey = `${r.id}:save`;
+        this.render();
+      }
+    });
+    form.addEventListener("keydown", (ev) => ev.key === "Escape" && this.back(r.id, "edit", model));
+    return form;
+  }
+
+  private back(id: string, from: string, model: ConnectionsPanel): void {
+    this.focusKey = `${id}:${from}`;
+    model.cancel(id);
+  }
+
+  private async forget(id: string, model: ConnectionsPanel): Promise<void> {
+    const conn = model.list?.find((c) => c.id === id);
+    this.focusKey = `${id}:confirm-forget`;
+    const done = await model.forget(id);
+    this.focusKey = done ? "heading" : `${id}:confirm-forget`; // done: its row is gone
+    this.render();
+    if (done) this.emit("tabrelay-forgotten", conn);
+  }
+
+  private emit(type: string, detail: unknown): void {
+    this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true }));
+  }
+}
+
+/** defineConnectionsElement registers the element (as tabrelay-connections unless named); importing the UI module does it already. */
+export function defineConnectionsElement(name = "tabrelay-connections"): void {
+  define(name, class extends TabrelayConnections {});
+}
