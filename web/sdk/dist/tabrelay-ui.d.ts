@@ -433,6 +433,8 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
     private stored;
     private confirmer;
     constructor(options: PermissionsOptions<A>);
+    /** The app's declaration these permissions were made for. */
+    get app(): A;
     /** Every kind's setting now. */
     get settings(): Settings;
     /** The mode whose preset the settings are, or "custom". */
@@ -476,6 +478,68 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
 export declare function titleOf(tool: ToolDeclaration, action: string | undefined): string;
 /** defaultPermissionsEnvironment reads the page's localStorage and events, where they exist. */
 export declare function defaultPermissionsEnvironment(): PermissionsEnvironment;
+
+// ui/settings.ts
+/** Each kind in plain words: its label and one line saying what it covers. */
+export declare const KIND_WORDS: Readonly<Record<PermissionKind, {
+    readonly label: string;
+    readonly explanation: string;
+}>>;
+/** Each mode's line under its title. */
+export declare const MODE_EXPLANATIONS: Readonly<Record<Mode | "custom", string>>;
+export declare const SETTING_LABELS: Readonly<Record<Setting, string>>;
+export interface ModeOption {
+    readonly mode: Mode | "custom";
+    readonly title: string;
+    readonly explanation: string;
+    readonly checked: boolean;
+    /** Custom cannot be picked: it is what the settings are when they match no mode. */
+    readonly disabled: boolean;
+}
+export interface KindRow {
+    readonly kind: PermissionKind;
+    readonly label: string;
+    readonly explanation: string;
+    readonly setting: Setting;
+    readonly options: readonly {
+        readonly setting: Setting;
+        readonly label: string;
+        readonly checked: boolean;
+    }[];
+}
+/** What the settings element shows, from the settings now and the kinds the app uses. */
+export interface SettingsView {
+    readonly mode: Mode | "custom";
+    readonly modes: readonly ModeOption[];
+    readonly kinds: readonly KindRow[];
+    /** Which kinds are shown, and that a mode sets the others too. */
+    readonly note: string;
+}
+/** kindsUsed returns the kinds the app's tools and actions raise, in PERMISSION_KINDS order. */
+export declare function kindsUsed(app: AppDeclaration): PermissionKind[];
+/** settingsView is the element's model: the modes (Custom among them, checked only when nothing else is) and a row per kind shown. */
+export declare function settingsView(state: {
+    readonly settings: Settings;
+    readonly mode: Mode | "custom";
+}, kinds: readonly PermissionKind[]): SettingsView;
+export declare class TabrelayPermissions extends Base {
+    private permissionsValue;
+    private unsubscribe;
+    private built;
+    private readonly group;
+    /** The permissions it shows and sets. */
+    get permissions(): Permissions | undefined;
+    set permissions(p: Permissions | undefined);
+    connectedCallback(): void;
+    disconnectedCallback(): void;
+    private watch;
+    /** sync draws the form once per permissions object, then only moves the checks (the focus stays where it is). */
+    private sync;
+    private radio;
+    private build;
+}
+/** definePermissionsElement registers <tabrelay-permissions>; importing @tabrelay/tab/ui does it in a browser. */
+export declare function definePermissionsElement(): void;
 
 // ui/turns.ts
 /** One agent turn, as its activity line shows it. */

@@ -1,6 +1,6 @@
 // @tabrelay/tab/ui: the default UI elements. Importing it defines
-// <tabrelay-connect>, <tabrelay-connections>, <tabrelay-confirm>, <tabrelay-activity> and
-// <tabrelay-data-switch> (in a browser); the logic behind them is exported
+// <tabrelay-connect>, <tabrelay-connections>, <tabrelay-confirm>, <tabrelay-activity>,
+// <tabrelay-data-switch> and <tabrelay-permissions> (in a browser); the logic behind them is exported
 // too, for an app that builds its own.
 
 import { defineActivityElement } from "./activity-line.js";
@@ -8,6 +8,7 @@ import { defineConfirmElement } from "./confirm-card.js";
 import { defineConnectElement } from "./connect.js";
 import { defineConnectionsElement } from "./connections.js";
 import { defineDataSwitchElement } from "./data-switch.js";
+import { definePermissionsElement } from "./settings.js";
 
 export { defineConnectElement, TabrelayConnect, type ConnectClient } from "./connect.js";
 export {
@@ -21,6 +22,10 @@ export { defineActivityElement, TabrelayActivity } from "./activity-line.js";
 export { defineDataSwitchElement, SUMMARIES_ONLY_CAVEAT, TabrelayDataSwitch } from "./data-switch.js";
 export { defineConnectionsElement, TabrelayConnections } from "./connections.js";
 export {
+  definePermissionsElement, KIND_WORDS, kindsUsed, MODE_EXPLANATIONS, SETTING_LABELS, settingsView, TabrelayPermissions,
+  type KindRow, type ModeOption, type SettingsView,
+} from "./settings.js";
+export {
   connectionWords, ConnectionsPanel, SCOPE_REFUSED, scopeWords,
   type ConnectionRow, type ConnectionsClient, type ConnectionWords,
 } from "./connections-model.js";
@@ -31,3 +36,4 @@ defineConnectionsElement();
 defineConfirmElement();
 defineActivityElement();
 defineDataSwitchElement();
+definePermissionsElement();

@@ -177,6 +177,11 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     this.env.onPageHide(() => this.pending.forEach((p) => p.settle("closing")));
   }
 
+  /** The app's declaration these permissions were made for. */
+  get app(): A {
+    return this.options.app;
+  }
+
   /** Every kind's setting now. */
   get settings(): Settings {
     const settings = { ...MODES[DEFAULT_MODE].settings } as Record<PermissionKind, Setting>;
