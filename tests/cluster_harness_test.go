@@ -516,17 +516,21 @@ func (c *cluster) debugCheck() bool {
 // balancer is a TCP load balancer on loopback: each connection goes to a
 // backend marked up (the preferred one first when set, else round robin);
 // a backend that refuses the dial is skipped, as a balancer's health check
-// would soon do.
+// would soon do. Without checkHealth it has no health check of its own: a
+// node that drains gets new connections until its listener closes.
 type balancer struct {
 	t  testing.TB
 	ln net.Listener
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards the fields below
 	backends []string
 	down     map[int]bool
+	sick     map[int]bool // backends whose last health check failed (checkHealth)
+	strict   bool         // a refused dial is not tried elsewhere (checkHealth)
 	prefer   int
 	next     int
 	conns    map[net.Conn]struct{}
+	routes   map[string]string // a client's address → the backend its connection went to
 	closed   bool
 }
 
@@ -535,7 +539,8 @@ func startBalancer(t testing.TB) *balancer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &balancer{t: t, ln: ln, down: map[int]bool{}, prefer: -1, conns: map[net.Conn]struct{}{}}
+	b := &balancer{t: t, ln: ln, down: map[int]bool{}, sick: map[int]bool{}, prefer: -1, conns: map[net.Conn]struct{}{},
+		routes: map[string]string{}}
 	go b.accept()
 	return b
 }
@@ -562,22 +567,69 @@ func (b *balancer) setPrefer(i int) {
 	b.prefer = i
 }
 
+// checkHealth makes b a balancer without a pre-stop hook that checks its
+// backends: every period it asks healthy(i) of each backend i (GET /ready,
+// say), and sends new connections only to those that passed their last
+// check, or to all when none did (it fails open); and a connection whose
+// dial is refused is closed, not tried on another backend.
+func (b *balancer) checkHealth(period time.Duration, healthy func(i int) bool) {
+	b.mu.Lock()
+	b.strict = true
+	n := len(b.backends)
+	b.mu.Unlock()
+	for i := range n {
+		go func() {
+			tick := time.NewTicker(period)
+			defer tick.Stop()
+			for {
+				ok := healthy(i)
+				b.mu.Lock()
+				if b.closed {
+					b.mu.Unlock()
+					return
+				}
+				if ok {
+					delete(b.sick, i)
+				} else {
+					b.sick[i] = true
+				}
+				b.mu.Unlock()
+				<-tick.C
+			}
+		}()
+	}
+}
+
 // order is the order in which backends are tried for one connection.
 func (b *balancer) order() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	allSick := len(b.sick) == len(b.backends)
+	skip := func(i int) bool { return b.down[i] || (b.sick[i] && !allSick) }
 	var out []string
-	if b.prefer >= 0 && !b.down[b.prefer] {
+	if b.prefer >= 0 && !skip(b.prefer) {
 		out = append(out, b.backends[b.prefer])
 	}
 	for k := 0; k < len(b.backends); k++ {
 		i := (b.next + k) % len(b.backends)
-		if !b.down[i] && i != b.prefer {
+		if !skip(i) && i != b.prefer {
 			out = append(out, b.backends[i])
 		}
 	}
 	b.next++
+	if b.strict && len(out) > 1 {
+		out = out[:1]
+	}
 	return out
+}
+
+// backendOf is the backend that the connection from the client address
+// client (its local address, host:port) went to, or was refused by last;
+// "" when there was none to try.
+func (b *balancer) backendOf(client string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.routes[client]
 }
 
 func (b *balancer) track(c net.Conn, add bool) bool {
@@ -608,6 +660,9 @@ func (b *balancer) serve(in net.Conn) {
 	var out net.Conn
 	for _, backend := range b.order() {
 		c, err := net.DialTimeout("tcp", backend, time.Second)
+		b.mu.Lock()
+		b.routes[in.RemoteAddr().String()] = backend // the last tried
+		b.mu.Unlock()
 		if err == nil {
 			out = c
 			break
@@ -726,11 +781,17 @@ func nextRPCID() int {
 
 // mcp sends one JSON-RPC request to node n (handshake era, SSE accepted).
 func (n *clusterNode) mcp(ctx context.Context, token, method string, params map[string]any) (rpcReply, error) {
+	return postMCP(ctx, n.http, n.c.public, token, nextRPCID(), method, params)
+}
+
+// postMCP sends one JSON-RPC request with id to public's MCP endpoint
+// through client (which may dial a node, or the balancer).
+func postMCP(ctx context.Context, client *http.Client, public, token string, id int, method string, params map[string]any) (rpcReply, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nextRPCID(), "method": method, "params": params})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.c.public+"/", strings.NewReader(string(body)))
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, public+"/", strings.NewReader(string(body)))
 	if err != nil {
 		return rpcReply{}, err
 	}
@@ -738,7 +799,7 @@ func (n *clusterNode) mcp(ctx context.Context, token, method string, params map[
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := n.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return rpcReply{}, err
 	}

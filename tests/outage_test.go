@@ -65,11 +65,12 @@ func (n *clusterNode) post(path, contentType, body string, header map[string]str
 }
 
 // tabAndHost starts a tab process of a new browser through the balancer
-// and connects a new host to it, approved through node at.
-func tabAndHost(t *testing.T, c *cluster, name string, at *clusterNode) (*browser, *host, tokens) {
+// (with extra arguments) and connects a new host to it, approved through
+// node at.
+func tabAndHost(t *testing.T, c *cluster, name string, at *clusterNode, extra ...string) (*browser, *host, tokens) {
 	t.Helper()
 	b := newBrowser(t)
-	b.startTab(c.public, name, "--focus")
+	b.startTab(c.public, name, append([]string{"--focus"}, extra...)...)
 	b.waitSecret()
 	h, err := registerHost(c.public)
 	if err != nil {
