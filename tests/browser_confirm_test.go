@@ -67,16 +67,7 @@ func TestChromiumConfirmCard(t *testing.T) {
 	}
 	waitState(t, page, "connected")
 
-	h := newHost(t, relayURL)
-	h.register()
-	f := h.authorize()
-	approved, err := chromedp.Run(page, chromedp.Evaluate[string](
-		`window.tabrelayClient.approve(`+jsString(f.code)+`, [{ tool: "counter" }]).then((c) => c.client)`, chromedp.EvalAwaitPromise))
-	if err != nil || approved != "E2E Host" {
-		t.Fatalf("approve in the page: %q %v", approved, err)
-	}
-	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-	c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
+	c := approvedHost(t, page, relayURL, `[{ tool: "counter" }]`)
 
 	// reset starts a call and returns its answer, once the host has it.
 	reset := func() <-chan rpcReply {
