@@ -91,10 +91,29 @@ func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request,
 		return true
 	}
 	s.cfg.Metrics.ScopeRefusals.Inc()
-	s.cfg.Logger.Info("scope refusal", "connection", g.ConnectionID, "tool", t.Name, "action", action)
+	s.cfg.Logger.Info("scope refusal", "connection", g.ConnectionID, "tool", t.Name, "action", loggedAction(t, action))
 	writeResult(w, req.ID, s.finishCall(e, protocol.ToolResult{IsError: true, Content: []protocol.Content{{Type: "text",
 		Text: s.refusal(t.Name, action)}}}))
 	return false
+}
+
+// loggedAction is what a log line may say of a call's action: its name
+// when the tool declares it, else only that it was none of them. The
+// argument itself is the host's, of any length and content, and no
+// argument goes in a log line (SPEC §9).
+func loggedAction(t *protocol.Tool, action string) string {
+	if len(t.Actions) == 0 {
+		return ""
+	}
+	for _, a := range t.Actions {
+		if a.Name == action {
+			return action
+		}
+	}
+	if action == "" {
+		return "(none named)"
+	}
+	return "(not one the tool declares)"
 }
 
 // refusal is the sentence a refused call answers with: which tool and

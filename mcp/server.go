@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -177,22 +178,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	if err != nil {
-		writeError(w, nil, rpcError(http.StatusRequestEntityTooLarge, CodeInvalidRequest, "The request body is too large.", nil))
+	body, rerr := s.readBody(w, r)
+	if rerr != nil {
+		writeError(w, nil, rerr)
 		return
 	}
 	if trimmed := strings.TrimSpace(string(body)); strings.HasPrefix(trimmed, "[") {
 		writeError(w, nil, rpcError(http.StatusBadRequest, CodeInvalidRequest, "One JSON-RPC message per request: batches are not served.", nil))
 		return
 	}
-	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, nil, rpcError(http.StatusBadRequest, CodeParseError, "The body is not one JSON-RPC message.", nil))
+	if !json.Valid(body) {
+		writeError(w, nil, rpcError(http.StatusBadRequest, CodeParseError, "The body is not JSON.", nil))
 		return
 	}
-	if req.JSONRPC != "2.0" || (req.Method == "" && !req.isResponse()) || (len(req.ID) > 0 && !validID(req.ID)) {
-		writeError(w, req.ID, rpcError(http.StatusBadRequest, CodeInvalidRequest, "Not a JSON-RPC 2.0 request.", nil))
+	// Valid JSON from here on: what is wrong with it makes an invalid
+	// request, not a parse error (JSON-RPC 2.0 §5.1), and its id is echoed
+	// only when it is one JSON-RPC allows (else null).
+	var req request
+	err := json.Unmarshal(body, &req)
+	if err != nil || req.JSONRPC != "2.0" || (req.Method == "" && !req.isResponse()) || (len(req.ID) > 0 && !validID(req.ID)) {
+		var id json.RawMessage
+		if validID(req.ID) {
+			id = req.ID
+		}
+		writeError(w, id, rpcError(http.StatusBadRequest, CodeInvalidRequest, "Not a JSON-RPC 2.0 request.", nil))
 		return
 	}
 	if req.isNotification() || req.isResponse() {
@@ -200,6 +209,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.handle(w, r, &req, grant)
+}
+
+// readBody reads the request body within the limit. What went wrong is
+// said as it is: a body over the limit is 413, one that stopped arriving
+// before the server's read deadline is 408, one cut off is 400.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err == nil {
+		return body, nil
+	}
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, rpcError(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
+			fmt.Sprintf("The request body is larger than the relay's limit of %d bytes.", s.cfg.MaxBody), nil)
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+		return nil, rpcError(http.StatusRequestTimeout, CodeInvalidRequest,
+			"The request body stopped arriving before the relay's read timeout; send it again whole.", nil)
+	}
+	return nil, rpcError(http.StatusBadRequest, CodeInvalidRequest, "The request body did not arrive whole.", nil)
 }
 
 // authenticate checks the bearer token (SPEC §5). A missing or bad token
