@@ -76,8 +76,14 @@ type Server struct {
 	mu       sync.Mutex // guards the fields below
 	conns    map[*conn]struct{}
 	draining bool
-	idle     *sync.Cond // signalled when conns shrinks
+	idle     *sync.Cond      // signalled when conns shrinks
+	refused  map[string]bool // origins refused and logged, at most maxLoggedOrigins
 }
+
+// maxLoggedOrigins bounds the origins whose refusal is logged: the first
+// refusal of each says what to fix (a page's browser cannot see the 403),
+// and a scan of made-up origins cannot flood the log.
+const maxLoggedOrigins = 64
 
 // NewServer checks cfg and returns the endpoint.
 func NewServer(cfg Config) (*Server, error) {
@@ -124,7 +130,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}}
+	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{}}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -156,6 +162,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	origin := strings.ToLower(r.Header.Get("Origin"))
 	if !s.origins[origin] {
 		s.cfg.Metrics.Refused.WithLabelValues("origin").Inc()
+		s.logRefusedOrigin(origin)
 		http.Error(w, "This origin may not connect tabs to the relay.", http.StatusForbidden)
 		return
 	}
@@ -186,6 +193,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.run() // returns once the socket is closed and its goroutines are done
 	s.untrack(c)
+}
+
+func (s *Server) logRefusedOrigin(origin string) {
+	if len(origin) > 100 {
+		origin = origin[:100]
+	}
+	s.mu.Lock()
+	first := !s.refused[origin] && len(s.refused) < maxLoggedOrigins
+	if first {
+		s.refused[origin] = true
+	}
+	s.mu.Unlock()
+	if first {
+		s.cfg.Logger.Warn("tab origin refused: add it to ALLOWED_ORIGINS if it is your app's (logged once per origin)", "origin", origin)
+	}
 }
 
 func (s *Server) track(c *conn) bool {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	"github.com/tabrelay/tabrelay/tabsocket"
@@ -37,11 +37,13 @@ type env struct {
 	store   *bolt.Store
 	key     []byte
 	metrics *tabsocket.Metrics
+	logs    *syncbuf.Buffer
 }
 
 func newEnv(t *testing.T, tweak func(*tabsocket.Config)) *env {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &syncbuf.Buffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
 	fake := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	system := actors.NewSystem(logger)
 	t.Cleanup(system.Shutdown)
@@ -70,7 +72,7 @@ func newEnv(t *testing.T, tweak func(*tabsocket.Config)) *env {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return &env{t: t, clock: fake, srv: srv, http: hs, caller: actors.NewCaller(system, router, acfg),
-		store: store, key: key, metrics: cfg.Metrics}
+		store: store, key: key, metrics: cfg.Metrics, logs: logs}
 }
 
 func newSecret() string {
@@ -174,6 +176,10 @@ func TestOriginIsComparedExactly(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(e.metrics.Refused.WithLabelValues("origin")); got != 5 {
 		t.Fatalf("refused{origin} = %v", got)
+	}
+	e.dial("https://evil.com") // refused again: logged once
+	if n := strings.Count(e.logs.String(), "tab origin refused"); n != 5 || !strings.Contains(e.logs.String(), "https://evil.com") {
+		t.Fatalf("refusals logged %d times, want once for each of the 5 origins:\n%s", n, e.logs.String())
 	}
 	c, _ := e.welcomed(newSecret(), "t1")
 	c.Close(websocket.StatusNormalClosure, "")

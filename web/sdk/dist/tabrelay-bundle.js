@@ -95,6 +95,7 @@ function parseArgs(argv) {
   let check = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
+    if (arg === "--help" || arg === "-h") return "help";
     if (arg === "--check") check = true;
     else if (arg === "--app" || arg === "--out") {
       const value = argv[++i];
@@ -123,6 +124,13 @@ async function loadApp(path) {
 }
 async function main(argv) {
   const args = parseArgs(argv);
+  if (args === "help") {
+    console.log(`${USAGE}
+
+Writes the bundle the relay loads (RELAY_BUNDLE) from the defineApp value that --app exports
+(as "app" or default); --check exits 1 when the file is not what the declaration makes.`);
+    return 0;
+  }
   if (typeof args === "string") {
     console.error(`tabrelay-bundle: ${args}
 ${USAGE}`);

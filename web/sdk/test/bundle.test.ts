@@ -97,6 +97,12 @@ export const app = defineApp(${JSON.stringify({ ...app })});\n`);
     assert.equal(run("--out", out).status, 0, "written");
   });
 
+  test("--help prints the usage and exits 0", () => {
+    const r = run("--help");
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^usage: tabrelay-bundle /);
+  });
+
   test("usage mistakes and a bad declaration exit 2 with one line", () => {
     assert.equal(run().status, 2);
     assert.equal(run("--bogus").status, 2);

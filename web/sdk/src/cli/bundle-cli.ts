@@ -22,12 +22,13 @@ interface Args {
   check: boolean;
 }
 
-function parseArgs(argv: readonly string[]): Args | string {
+function parseArgs(argv: readonly string[]): Args | string | "help" {
   let app: string | undefined;
   let out: string | undefined;
   let check = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
+    if (arg === "--help" || arg === "-h") return "help";
     if (arg === "--check") check = true;
     else if (arg === "--app" || arg === "--out") {
       const value = argv[++i];
@@ -60,6 +61,10 @@ async function loadApp(path: string): Promise<AppDeclaration> {
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv);
+  if (args === "help") {
+    console.log(`${USAGE}\n\nWrites the bundle the relay loads (RELAY_BUNDLE) from the defineApp value that --app exports\n(as "app" or default); --check exits 1 when the file is not what the declaration makes.`);
+    return 0;
+  }
   if (typeof args === "string") {
     console.error(`tabrelay-bundle: ${args}\n${USAGE}`);
     return 2;
