@@ -16,7 +16,9 @@ const maxSuperseded = 32
 // member. The token just rotated out (Previous) may be presented again
 // within RefreshGrace, RefreshRetries times, as long as its successor was
 // never used: the client lost the response. Anything else that is not the
-// current token revokes the family: it is reuse.
+// current token revokes the family: it is reuse. That includes a rotated
+// token presented more than RefreshRetries times within the grace, so a
+// thief racing the client for a stolen token cannot keep trying quietly.
 func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, error) {
 	if !strings.HasPrefix(token, prefixRefresh) {
 		return issued{}, invalidGrant("The refresh token is unknown.")
@@ -44,7 +46,8 @@ func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, e
 			f.Previous, f.RotatedAt, f.GraceRetries = f.Current, now, 0
 		case equalHash(f.Previous, presented) && now.Sub(f.RotatedAt) <= RefreshGrace:
 			if f.GraceRetries >= RefreshRetries {
-				return invalidGrant("The refresh token was rotated; use the newest one.")
+				return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
+					desc: "The refresh token was presented again too often; the connection's tokens are revoked.", revokeFamID: f.ID}
 			}
 			f.GraceRetries++
 			f.Superseded = appendBounded(f.Superseded, f.Current) // never delivered: it dies

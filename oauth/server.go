@@ -23,7 +23,8 @@ const (
 	FamilyAbsoluteTTL = 90 * 24 * time.Hour
 	// RefreshGrace is how long after a rotation the rotated token may be
 	// presented again (a client that lost the response), RefreshRetries
-	// how often (SPEC §5: ≤ 60 s, a few retries).
+	// how often (SPEC §5: ≤ 60 s, a few retries). Presented later, once
+	// more, or after its successor was used, it revokes the family.
 	RefreshGrace   = 60 * time.Second
 	RefreshRetries = 3
 )

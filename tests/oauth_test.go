@@ -201,40 +201,58 @@ func TestRefreshReuse(t *testing.T) {
 	}
 }
 
+// TestConcurrentRefreshesLeaveOneLiveMember: presentations of one refresh
+// token that race each other are the rotation and its grace retries
+// (SPEC §5), and leave exactly one live member; one more than the grace
+// allows is reuse, and revokes the family even in a race.
 func TestConcurrentRefreshesLeaveOneLiveMember(t *testing.T) {
 	r := startRelay(t, nil)
 	b, _ := pairedBrowser(t, r)
 	h := newHost(t, r.url)
-	_, tokens := connect(t, r, b, h)
-	old := tokens["refresh_token"].(string)
-	var mu sync.Mutex
-	var got []string
-	var wg sync.WaitGroup
-	for i := 0; i < 100; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if status, out := h.refresh(old); status == http.StatusOK {
-				mu.Lock()
-				got = append(got, out["refresh_token"].(string))
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if len(got) == 0 || len(got) > 1+oauth.RefreshRetries {
-		t.Fatalf("%d of 100 concurrent refreshes succeeded; want 1 to %d", len(got), 1+oauth.RefreshRetries)
-	}
-	// Exactly one of them is live. Trying a dead one is reuse (it would
-	// revoke the family), so ask the store instead.
-	live := 0
-	for _, tok := range got {
-		if r.node.OAuth().RefreshIsCurrent(context.Background(), tok) {
-			live++
+	race := func(old string, racers int) []string {
+		var mu sync.Mutex
+		var got []string
+		var wg sync.WaitGroup
+		for range racers {
+			wg.Go(func() {
+				if status, out := h.refresh(old); status == http.StatusOK {
+					mu.Lock()
+					got = append(got, out["refresh_token"].(string))
+					mu.Unlock()
+				}
+			})
 		}
+		wg.Wait()
+		return got
 	}
-	if live != 1 {
-		t.Fatalf("%d live family members, want 1", live)
+	// Trying a member is reuse when it is dead (it would revoke the
+	// family), so ask the store instead.
+	live := func(got []string) int {
+		n := 0
+		for _, tok := range got {
+			if r.node.OAuth().RefreshIsCurrent(context.Background(), tok) {
+				n++
+			}
+		}
+		return n
+	}
+
+	_, tokens := connect(t, r, b, h)
+	got := race(tokens["refresh_token"].(string), 1+oauth.RefreshRetries)
+	if len(got) != 1+oauth.RefreshRetries || live(got) != 1 {
+		t.Fatalf("%d racing refreshes: %d succeeded, %d live; want all and exactly 1", 1+oauth.RefreshRetries, len(got), live(got))
+	}
+
+	_, tokens = connect(t, r, b, h)
+	got = race(tokens["refresh_token"].(string), 100)
+	if len(got) == 0 || len(got) > 1+oauth.RefreshRetries {
+		t.Fatalf("%d of 100 racing refreshes succeeded; want 1 to %d", len(got), 1+oauth.RefreshRetries)
+	}
+	if n := live(got); n != 0 {
+		t.Fatalf("100 racing refreshes left %d live members; want the family revoked", n)
+	}
+	if _, err := r.node.OAuth().Verify(context.Background(), tokens["access_token"].(string)); err == nil {
+		t.Fatal("the access token of a family revoked for reuse still works")
 	}
 }
 
