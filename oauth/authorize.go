@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +15,18 @@ import (
 // enough to fetch an authorization code, the browser that opened the page
 // must also hold this cookie.
 const waitCookie = "tabrelay_wait"
+
+// Bounds of what an authorization request brings into the connect request
+// it stores, far above what hosts send (a random state of a few dozen
+// characters, VS Code's callback URI of a couple hundred, a JWT): a
+// longer one is refused, never stored. The code challenge is bounded by
+// its own rule, the scope by the catalogue (requestedScope), the client's
+// name at its registration (maxClientName).
+const (
+	maxState       = 2 << 10 // bytes
+	maxRedirectURI = 2 << 10 // bytes, also of a registered one (checkRedirectURI)
+	maxClientID    = cimdMaxURLLen
+)
 
 // authorize validates an authorization request and shows the waiting page
 // (SPEC §5). Errors that cannot be trusted to redirect (an unknown client,
@@ -28,6 +41,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	clientID, redirectURI := q.Get("client_id"), q.Get("redirect_uri")
 	if clientID == "" || redirectURI == "" {
 		s.errorPage(w, http.StatusBadRequest, "This sign-in link is incomplete: it names no client or no return address.")
+		return
+	}
+	if len(clientID) > maxClientID || len(redirectURI) > maxRedirectURI {
+		// Not a client or an address the relay could trust: a page.
+		s.errorPage(w, http.StatusBadRequest, fmt.Sprintf("This sign-in link is not valid: its client_id or redirect_uri is longer than %d bytes.", maxRedirectURI))
 		return
 	}
 	client, err := s.client(r.Context(), clientID)
@@ -65,6 +83,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	case len(q.Get("code_challenge")) < 43 || len(q.Get("code_challenge")) > 128:
 		fail("invalid_request", "code_challenge must be a base64url SHA-256 (43 characters)")
+		return
+	case len(q.Get("state")) > maxState:
+		fail("invalid_request", fmt.Sprintf("state may have at most %d bytes", maxState))
 		return
 	case q.Has("resource") && !s.isResource(q.Get("resource")):
 		fail("invalid_target", "resource must be this relay: "+s.resource)

@@ -416,6 +416,9 @@ func cimdCheckRedirectURIs(md *ClientMetadata) error {
 // cimdRedirectProblem says what is wrong with one redirect URI, or "". It
 // names only schemes from a fixed list, never the URI itself.
 func cimdRedirectProblem(raw string) string {
+	if len(raw) > maxRedirectURI {
+		return fmt.Sprintf("is longer than %d bytes", maxRedirectURI)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "is not a valid URL"

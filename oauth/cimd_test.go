@@ -233,6 +233,8 @@ var cimdRefusals = []struct {
 		kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
 	{name: "redirect URI with fragment", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb#x"}), nil),
 		kind: ErrCIMDInvalid, reason: "has a fragment", requests: 1},
+	{name: "redirect URI over 2 KiB", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb?" + strings.Repeat("a", 2048)}), nil),
+		kind: ErrCIMDInvalid, reason: "redirect URI number 1 is longer than 2048 bytes", requests: 1},
 	{name: "private_key_jwt", handler: cimdDocHandler(cimdSet("token_endpoint_auth_method", "private_key_jwt"), nil),
 		kind: ErrCIMDInvalid, reason: `authentication "private_key_jwt", but the relay accepts only public clients`, requests: 1},
 	{name: "unknown auth method", handler: cimdDocHandler(cimdSet("token_endpoint_auth_method", "SECRET-BODY"), nil),

@@ -192,7 +192,15 @@ func scopeWord(word string) (protocol.ScopeEntry, bool) {
 	tool, actions, hasActions := strings.Cut(word, ":")
 	e := protocol.ScopeEntry{Tool: tool}
 	if hasActions {
-		e.Actions = strings.Split(actions, ",")
+		// Each action once: a word repeating one would be stored as
+		// long as it is (a connect request, a derived connection).
+		seen := map[string]bool{}
+		for a := range strings.SplitSeq(actions, ",") {
+			if !seen[a] {
+				seen[a] = true
+				e.Actions = append(e.Actions, a)
+			}
+		}
 	}
 	return e, tool != "" && !slices.Contains(e.Actions, "")
 }

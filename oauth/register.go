@@ -110,6 +110,9 @@ func checkClientMetadata(md *ClientMetadata) error {
 // checkRedirectURI allows https URLs and http loopback URLs, without a
 // fragment or user info (SPEC §5; reference/mcp.md).
 func checkRedirectURI(raw string) error {
+	if len(raw) > maxRedirectURI {
+		return redirectError{fmt.Sprintf("redirect URI %q is longer than %d bytes", clip(raw), maxRedirectURI)}
+	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return redirectError{fmt.Sprintf("redirect URI %q is not an absolute URL", clip(raw))}

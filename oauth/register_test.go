@@ -52,6 +52,8 @@ func TestRegister(t *testing.T) {
 		{name: "no redirect_uris", body: metadata(del("redirect_uris")), status: 400, err: "invalid_redirect_uri"},
 		{name: "empty redirect_uris", body: metadata(redirects()), status: 400, err: "invalid_redirect_uri"},
 		{name: "21 redirect_uris", body: metadata(redirects(tooMany...)), status: 400, err: "invalid_redirect_uri"},
+		{name: "redirect URI of 2048 bytes", body: metadata(redirects(uriOfLen(2048))), status: 201},
+		{name: "redirect URI of 2049 bytes", body: metadata(redirects(uriOfLen(2049))), status: 400, err: "invalid_redirect_uri"},
 		{name: "http on a public host", body: metadata(redirects("http://example.com/cb")), status: 400, err: "invalid_redirect_uri"},
 		{name: "http on a name that starts with localhost", body: metadata(redirects("http://localhost.example.com/cb")), status: 400, err: "invalid_redirect_uri"},
 		{name: "http on a short loopback form", body: metadata(redirects("http://127.1/cb")), status: 400, err: "invalid_redirect_uri"},
