@@ -450,6 +450,8 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
     grant(connectionId: string, kinds: readonly PermissionKind[]): void;
     /** onChange calls listener after every change of what agents may do; it returns the unsubscribe. */
     onChange(listener: () => void): () => void;
+    /** onStep calls listener when the person stops an agent's turn: the client sends the relay a step by the person (§12). */
+    onStep(listener: () => void): () => void;
     /** setConfirmer sets who shows the questions (null: none, and calls that ask are refused). */
     setConfirmer(confirmer: Confirmer | null): void;
     /** The questions waiting for the person now. */
@@ -570,11 +572,20 @@ export declare function whoOf(c: Connection): string;
 export declare class Turns {
     private readonly entries;
     private readonly listeners;
+    private readonly stopListeners;
+    /** The stopped turns whose calls are refused until the relay starts the connection's next turn: key → connection id. */
+    private readonly stoppedKeys;
     /** The lines now, oldest turn first. */
     get lines(): readonly TurnLine[];
     /** onChange calls listener with the lines at every change; it returns the unsubscribe. */
     onChange(listener: (lines: readonly TurnLine[]) => void): () => void;
-    /** stop ends a turn: its pending calls are answered with a sentence, their signals fire, and its later calls are refused. */
+    /** onStop calls listener each time the person stops a turn: the client then sends the relay a step by the person, which ends the turn (§12). */
+    onStop(listener: () => void): () => void;
+    /**
+     * stop ends a turn: its pending calls are answered with a sentence, their
+     * signals fire, the relay is told (onStop), and the turn's calls that
+     * still arrive before the relay's next turn of that connection are refused.
+     */
     stop(key: string): void;
     /** dismiss removes the line of a turn with no pending call. */
     dismiss(key: string): void;
@@ -585,5 +596,6 @@ export declare class Turns {
      */
     track(call: ToolCall, title: string, run: (call: ToolCall) => Promise<TabResult>): Promise<TabResult>;
     private emit;
+    private call;
 }
 export {};

@@ -185,6 +185,8 @@ export type PermissionsAnswer = (query: PermissionsQuery) => Readonly<Record<str
 export interface PermissionsGate extends CallGate {
     answer: PermissionsAnswer;
     onChange(listener: () => void): () => void;
+    /** onStep, when given, calls listener when the person ends an agent's turn (Stop): the client sends a step by the person (§12). */
+    onStep?(listener: () => void): () => void;
 }
 export interface ClientOptions<A extends AppDeclaration> {
     /** The relay's address: https://relay.example.com (the socket is its /tab), or a ws(s):// URL used as it is. */

@@ -43,6 +43,8 @@ export type PermissionsAnswer = (query: PermissionsQuery) => Readonly<Record<str
 export interface PermissionsGate extends CallGate {
   answer: PermissionsAnswer;
   onChange(listener: () => void): () => void;
+  /** onStep, when given, calls listener when the person ends an agent's turn (Stop): the client sends a step by the person (§12). */
+  onStep?(listener: () => void): () => void;
 }
 
 export interface ClientOptions<A extends AppDeclaration> {
@@ -122,7 +124,7 @@ export class TabClient<A extends AppDeclaration> {
     this.url = socketURL(options.relay);
     this.prefix = options.storagePrefix ?? "tabrelay";
     const p = options.permissions;
-    if (typeof p === "object") p.onChange(() => this.permissionsChanged());
+    if (typeof p === "object") p.onChange(() => this.permissionsChanged()), p.onStep?.(() => this.step());
     this.requests = new Requests(this.env, (msg) => {
       const sock = this.sock;
       return sock?.welcomedAt !== undefined && this.send(sock, msg);

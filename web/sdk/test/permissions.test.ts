@@ -246,10 +246,17 @@ describe("turns and Stop", () => {
     assert.match(String((t.results()["c3"] as { error: string }).error), /stopped this turn/);
     assert.equal(t.perms.questions.length, 0, "Stop withdrew the card");
     assert.equal(t.perms.turns.lines[0]?.state, "stopped");
+    // The relay is told, so it ends the turn (§12); until its next turn, the stopped turn's calls are refused, dismissed or not.
+    assert.deepEqual(t.sock.sent("step").filter((m) => m["by"] === "person"), [{ type: "step", by: "person" }]);
+    t.perms.turns.dismiss(line!.key);
+    t.sock.receive(call("c3b", "list"));
+    await flush();
+    assert.match(String((t.results()["c3b"] as { error: string }).error), /stopped this turn/);
     // The agent's next turn is a new line in place of the old.
     t.sock.receive(call("c4", "list", {}, "turn-2"));
     await flush();
     assert.deepEqual(t.perms.turns.lines.map((l) => [l.turn, l.state, l.calls]), [["turn-2", "done", 1]]);
+    assert.deepEqual(t.results()["c4"], { data: "ok" });
   });
 });
 

@@ -229,6 +229,11 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     return () => this.listeners.delete(listener);
   }
 
+  /** onStep calls listener when the person stops an agent's turn: the client sends the relay a step by the person (§12). */
+  onStep(listener: () => void): () => void {
+    return this.turns.onStop(listener);
+  }
+
   /** setConfirmer sets who shows the questions (null: none, and calls that ask are refused). */
   setConfirmer(confirmer: Confirmer | null): void {
     this.confirmer = confirmer ?? undefined;

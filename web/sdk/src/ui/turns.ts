@@ -49,6 +49,9 @@ export function whoOf(c: Connection): string {
 export class Turns {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(lines: readonly TurnLine[]) => void>();
+  private readonly stopListeners = new Set<() => void>();
+  /** The stopped turns whose calls are refused until the relay starts the connection's next turn: key → connection id. */
+  private readonly stoppedKeys = new Map<string, string>();
 
   /** The lines now, oldest turn first. */
   get lines(): readonly TurnLine[] {
@@ -61,12 +64,24 @@ export class Turns {
     return () => this.listeners.delete(listener);
   }
 
-  /** stop ends a turn: its pending calls are answered with a sentence, their signals fire, and its later calls are refused. */
+  /** onStop calls listener each time the person stops a turn: the client then sends the relay a step by the person, which ends the turn (§12). */
+  onStop(listener: () => void): () => void {
+    this.stopListeners.add(listener);
+    return () => this.stopListeners.delete(listener);
+  }
+
+  /**
+   * stop ends a turn: its pending calls are answered with a sentence, their
+   * signals fire, the relay is told (onStop), and the turn's calls that
+   * still arrive before the relay's next turn of that connection are refused.
+   */
   stop(key: string): void {
     const e = this.entries.get(key);
     if (!e || e.stopped) return;
     e.stopped = true;
+    this.stoppedKeys.set(key, e.connection.id);
     for (const r of e.running.values()) r.stop.abort(new TurnStopped());
+    for (const l of [...this.stopListeners]) this.call(l);
     this.emit();
   }
 
@@ -85,9 +100,14 @@ export class Turns {
     const key = `${call.connection.id} ${call.turn}`;
     let e = this.entries.get(key);
     if (!e) {
-      // A connection's new turn replaces its old line once that is done.
-      for (const [k, old] of this.entries) if (old.connection.id === call.connection.id && old.running.size === 0) this.entries.delete(k);
-      e = { turn: call.turn, connection: call.connection, calls: 0, steps: 0, stopped: false, running: new Map() };
+      const stopped = this.stoppedKeys.has(key);
+      if (!stopped) {
+        // A connection's new turn replaces its old line once that is done,
+        // and ends the refusal of its stopped turns: the relay heard the Stop.
+        for (const [k, old] of this.entries) if (old.connection.id === call.connection.id && old.running.size === 0) this.entries.delete(k);
+        for (const [k, id] of this.stoppedKeys) if (id === call.connection.id) this.stoppedKeys.delete(k);
+      }
+      e = { turn: call.turn, connection: call.connection, calls: 0, steps: 0, stopped, running: new Map() };
       this.entries.set(key, e);
     }
     const stoppedSentence = `The person stopped this turn in the tab; ${title} was not run or did not finish.`;
@@ -119,12 +139,14 @@ export class Turns {
 
   private emit(): void {
     const lines = this.lines;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(lines);
-      } catch (err) {
-        console.warn("tabrelay: an activity listener threw", err);
-      }
+    for (const listener of [...this.listeners]) this.call(() => listener(lines));
+  }
+
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      console.warn("tabrelay: an activity listener threw", err);
     }
   }
 }
