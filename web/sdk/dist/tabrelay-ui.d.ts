@@ -428,6 +428,7 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
     private readonly env;
     private readonly key;
     private readonly listeners;
+    private readonly questionListeners;
     private readonly grants;
     private readonly pending;
     private stored;
@@ -448,8 +449,15 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
     setSummariesOnly(on: boolean): void;
     /** grant lets a connection run calls of these kinds without asking, until the page closes ("This connection"). */
     grant(connectionId: string, kinds: readonly PermissionKind[]): void;
-    /** onChange calls listener after every change of what agents may do; it returns the unsubscribe. */
-    onChange(listener: () => void): () => void;
+    /**
+     * onChange calls listener after every change of what agents may do (the
+     * settings, the data switch, a grant) with mine: true when this tab made
+     * it, false when it followed another tab's. The client announces only
+     * its own (permissions-changed). It returns the unsubscribe.
+     */
+    onChange(listener: (mine: boolean) => void): () => void;
+    /** onQuestions calls listener each time a question comes or goes (questions); it returns the unsubscribe. */
+    onQuestions(listener: () => void): () => void;
     /** onStep calls listener when the person stops an agent's turn: the client sends the relay a step by the person (§12). */
     onStep(listener: () => void): () => void;
     /** setConfirmer sets who shows the questions (null: none, and calls that ask are refused). */

@@ -184,7 +184,8 @@ export type PermissionsAnswer = (query: PermissionsQuery) => Readonly<Record<str
 /** The person's permissions as the client uses them: they answer queries, gate calls and say when they change. */
 export interface PermissionsGate extends CallGate {
     answer: PermissionsAnswer;
-    onChange(listener: () => void): () => void;
+    /** onChange calls listener at each change; mine false: another tab made it, and announced it itself. */
+    onChange(listener: (mine?: boolean) => void): () => void;
     /** onStep, when given, calls listener when the person ends an agent's turn (Stop): the client sends a step by the person (§12). */
     onStep?(listener: () => void): () => void;
 }
@@ -232,6 +233,8 @@ export declare class TabClient<A extends AppDeclaration> {
     private dials;
     private maxBytes;
     private pairingId;
+    /** A permissions-changed waits for the next welcome. */
+    private permsDue;
     private readonly requests;
     private conns;
     private readonly connListeners;
@@ -259,7 +262,7 @@ export declare class TabClient<A extends AppDeclaration> {
     stop(): void;
     /** step tells the relay the person changed something in the app: it ends an agent's turn (§12). */
     step(): void;
-    /** permissionsChanged tells the relay that what the person allows changed, so hosts list the tools anew. */
+    /** permissionsChanged tells the relay that what the person allows changed, so hosts list the tools anew; disconnected, once after the next welcome. */
     permissionsChanged(): void;
     /** focus reports that the person looks at this tab now; the page's focus events call it already. */
     focus(): void;

@@ -42,7 +42,8 @@ export type PermissionsAnswer = (query: PermissionsQuery) => Readonly<Record<str
 /** The person's permissions as the client uses them: they answer queries, gate calls and say when they change. */
 export interface PermissionsGate extends CallGate {
   answer: PermissionsAnswer;
-  onChange(listener: () => void): () => void;
+  /** onChange calls listener at each change; mine false: another tab made it, and announced it itself. */
+  onChange(listener: (mine?: boolean) => void): () => void;
   /** onStep, when given, calls listener when the person ends an agent's turn (Stop): the client sends a step by the person (§12). */
   onStep?(listener: () => void): () => void;
 }
@@ -111,6 +112,8 @@ export class TabClient<A extends AppDeclaration> {
   private dials = 0;
   private maxBytes = MAX_MESSAGE_BYTES;
   private pairingId = "";
+  /** A permissions-changed waits for the next welcome. */
+  private permsDue = false;
   private readonly requests: Requests;
   private conns: ConnectionInfo[] | undefined;
   private readonly connListeners = new Set<(list: readonly ConnectionInfo[]) => void>();
@@ -124,7 +127,7 @@ export class TabClient<A extends AppDeclaration> {
     this.url = socketURL(options.relay);
     this.prefix = options.storagePrefix ?? "tabrelay";
     const p = options.permissions;
-    if (typeof p === "object") p.onChange(() => this.permissionsChanged()), p.onStep?.(() => this.step());
+    if (typeof p === "object") p.onChange((mine) => mine === false || this.permissionsChanged()), p.onStep?.(() => this.step());
     this.requests = new Requests(this.env, (msg) => {
       const sock = this.sock;
       return sock?.welcomedAt !== undefined && this.send(sock, msg);
@@ -211,9 +214,10 @@ export class TabClient<A extends AppDeclaration> {
     this.deliver({ type: "step", by: "person" }, true);
   }
 
-  /** permissionsChanged tells the relay that what the person allows changed, so hosts list the tools anew. */
+  /** permissionsChanged tells the relay that what the person allows changed, so hosts list the tools anew; disconnected, once after the next welcome. */
   permissionsChanged(): void {
-    this.deliver({ type: "permissions-changed" }, false);
+    const sock = this.sock;
+    this.permsDue = !(sock?.welcomedAt !== undefined && this.send(sock, { type: "permissions-changed" }));
   }
 
   /** focus reports that the person looks at this tab now; the page's focus events call it already. */
@@ -395,6 +399,7 @@ export class TabClient<A extends AppDeclaration> {
       if (!this.send(sock, this.outbox[0]!)) break;
       this.outbox.shift();
     }
+    if (this.permsDue) this.permissionsChanged();
     this.setStatus({ state: "connected", pairing: this.pairingId });
     this.requests.welcomed();
     // A push lost with the last socket is made good (§7 `connections`).

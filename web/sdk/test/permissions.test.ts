@@ -85,7 +85,7 @@ function setup(o: { confirm?: (q: Question) => Promise<Answer>; site?: FakeSite;
   tab.relay.last.welcome();
   const sock = tab.relay.last;
   const results = () => Object.fromEntries(sock.sent("result").map((m) => [m["id"], m["result"]]));
-  return { site, perms, runs, finish, sock, results };
+  return { site, perms, runs, finish, sock, results, relay: tab.relay, clock: browser.clock };
 }
 
 describe("the decision", () => {
@@ -114,17 +114,54 @@ describe("the decision", () => {
 });
 
 describe("kept per app, followed by the browser's other tabs", () => {
-  test("a setting one tab makes, another tab follows, and announces to its relay", async () => {
+  test("a setting one tab makes, another tab follows; only the tab that made it announces it to the relay", async () => {
     const site = new FakeSite();
     const a = setup({ site });
     const b = setup({ site });
+    const heard: boolean[] = [];
+    b.perms.onChange((mine) => heard.push(mine));
     a.perms.setMode("allow-undoable");
     assert.equal(b.perms.mode, "allow-undoable");
+    assert.deepEqual(heard, [false], "b's own UI still hears it");
     assert.match(site.storage.getItem("tabrelay:permissions:notes") ?? "", /"heavy":"allow"/);
-    assert.equal(b.sock.sent("permissions-changed").length, 1);
+    assert.equal(b.sock.sent("permissions-changed").length, 0);
     assert.equal(a.sock.sent("permissions-changed").length, 1);
     // A page made later reads them.
     assert.equal(setup({ site }).perms.mode, "allow-undoable");
+  });
+});
+
+describe("permissions-changed", () => {
+  test("a question is no change: a confirm card sends nothing; its answer This connection does", async () => {
+    let answer: (a: Answer) => void = () => {};
+    const t = setup({ confirm: () => new Promise((resolve) => (answer = resolve)) });
+    let questions = 0;
+    t.perms.onQuestions(() => questions++);
+    t.sock.receive(call("c1", "file", { action: "delete" }));
+    await flush();
+    assert.equal(t.perms.questions.length, 1);
+    assert.equal(t.sock.sent("permissions-changed").length, 0);
+    answer("connection");
+    await flush();
+    assert.equal(questions, 2, "the question came and went");
+    assert.equal(t.sock.sent("permissions-changed").length, 1);
+  });
+
+  test("changes made while disconnected are announced once, after the next welcome", async () => {
+    const t = setup();
+    t.sock.end(1006);
+    t.perms.setMode("read-only");
+    t.perms.setSummariesOnly(true);
+    const { clock } = t;
+    await clock.advance(60_000);
+    const next = t.relay.last;
+    assert.notEqual(next, t.sock);
+    next.welcome();
+    assert.equal(next.sent("permissions-changed").length, 1);
+    next.end(1006);
+    await clock.advance(60_000);
+    t.relay.last.welcome();
+    assert.equal(t.relay.last.sent("permissions-changed").length, 0, "once, not at every welcome");
   });
 });
 

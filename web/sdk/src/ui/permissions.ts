@@ -156,7 +156,8 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   private readonly tools = new Map<string, ToolDeclaration>();
   private readonly env: PermissionsEnvironment;
   private readonly key: string;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(mine: boolean) => void>();
+  private readonly questionListeners = new Set<() => void>();
   private readonly grants = new Map<string, Set<PermissionKind>>();
   private readonly pending = new Set<Pending>();
   private stored: Stored;
@@ -172,7 +173,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       if (key !== null && key !== this.key) return;
       const before = JSON.stringify(this.stored);
       this.stored = this.load();
-      if (JSON.stringify(this.stored) !== before) this.changed();
+      if (JSON.stringify(this.stored) !== before) this.changed(false);
     });
     this.env.onPageHide(() => this.pending.forEach((p) => p.settle("closing")));
   }
@@ -220,13 +221,24 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     const set = this.grants.get(connectionId) ?? new Set();
     kinds.forEach((k) => set.add(k));
     this.grants.set(connectionId, set);
-    this.changed();
+    this.changed(true);
   }
 
-  /** onChange calls listener after every change of what agents may do; it returns the unsubscribe. */
-  onChange(listener: () => void): () => void {
+  /**
+   * onChange calls listener after every change of what agents may do (the
+   * settings, the data switch, a grant) with mine: true when this tab made
+   * it, false when it followed another tab's. The client announces only
+   * its own (permissions-changed). It returns the unsubscribe.
+   */
+  onChange(listener: (mine: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** onQuestions calls listener each time a question comes or goes (questions); it returns the unsubscribe. */
+  onQuestions(listener: () => void): () => void {
+    this.questionListeners.add(listener);
+    return () => this.questionListeners.delete(listener);
   }
 
   /** onStep calls listener when the person stops an agent's turn: the client sends the relay a step by the person (§12). */
@@ -328,6 +340,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
         },
         settle: (answer) => {
           if (!this.pending.delete(pending)) return;
+          this.emit(this.questionListeners);
           call.signal.removeEventListener("abort", moot);
           if (asked) call.answered();
           over.abort();
@@ -340,7 +353,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       if (call.signal.aborted) return resolve("moot");
       call.signal.addEventListener("abort", moot);
       this.pending.add(pending);
-      this.emit();
+      this.emit(this.questionListeners);
       Promise.resolve()
         .then(() => confirmer(pending.question))
         .then((a) => pending.settle(isAnswer(a) ? a : "deny"), () => pending.settle("deny"));
@@ -389,18 +402,18 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     } catch {
       // A full or refusing storage: the setting holds for this page.
     }
-    this.changed();
+    this.changed(true);
   }
 
-  private changed(): void {
+  private changed(mine: boolean): void {
     for (const p of [...this.pending]) if (p.recheck()) p.settle("reconsider");
-    this.emit();
+    this.emit(this.listeners, mine);
   }
 
-  private emit(): void {
-    for (const listener of [...this.listeners]) {
+  private emit(listeners: Set<(mine: boolean) => void>, mine = true): void {
+    for (const listener of [...listeners]) {
       try {
-        listener();
+        listener(mine);
       } catch (err) {
         console.warn("tabrelay: a permissions listener threw", err);
       }
