@@ -427,8 +427,12 @@ declare function base64url(bytes: Uint8Array): string;
  * hand, an older format) is replaced: this browser then pairs anew.
  */
 declare function loadOrCreateSecret(env: Environment, storage: StorageLike, prefix: string): string;
-/** forgetSecret deletes the secret after the relay said the pairing was forgotten (4102). */
-declare function forgetSecret(storage: StorageLike, prefix: string): void;
+/**
+ * forgetSecret deletes the secret after the relay said the pairing was
+ * forgotten (4102) — only if it is still the one this tab sent: another
+ * tab may have made the browser's new one since.
+ */
+declare function forgetSecret(storage: StorageLike, prefix: string, secret: string): void;
 /**
  * TabId is this page's id. It is kept in sessionStorage so that a reload
  * takes its old socket's place at once (the relay then hands the new

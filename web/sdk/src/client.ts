@@ -317,6 +317,12 @@ export class TabClient<A extends AppDeclaration> {
     this.sock = sock;
     const reconnects = this.dials++;
     ws.onopen = () => {
+      try {
+        // Another tab may have made the browser's secret anew (a 4102, a race at the first start): send the stored one.
+        this.secret = loadOrCreateSecret(env, this.storage!, this.prefix);
+      } catch {
+        // Keep the one read at start.
+      }
       this.send(sock, {
         type: "hello", protocol: PROTOCOL_VERSION, secret: this.secret, tabId: this.tabId,
         bundle: this.options.app.version,
@@ -433,7 +439,7 @@ export class TabClient<A extends AppDeclaration> {
     this.abandon(sock);
     const stop = stopReasonOf(code);
     if (stop) {
-      if (stop === "forgotten" && this.storage) forgetSecret(this.storage, this.prefix);
+      if (stop === "forgotten" && this.storage) forgetSecret(this.storage, this.prefix, this.secret);
       return this.halt(stop, code);
     }
     // 4008 on the socket this page uses: another page load (a duplicated

@@ -30,14 +30,19 @@ export function loadOrCreateSecret(env: Environment, storage: StorageLike, prefi
   env.randomBytes(bytes);
   const secret = base64url(bytes);
   storage.setItem(key, secret);
-  // Two tabs opened at once may both have made one: the last write wins,
-  // and both use it from the next hello on.
+  // Two tabs opened at once may both have made one: the last write wins.
+  // The client reads the secret anew before each hello, so the other tab
+  // sends the winner from its next hello on.
   return storage.getItem(key) ?? secret;
 }
 
-/** forgetSecret deletes the secret after the relay said the pairing was forgotten (4102). */
-export function forgetSecret(storage: StorageLike, prefix: string): void {
-  storage.removeItem(prefix + SECRET_KEY);
+/**
+ * forgetSecret deletes the secret after the relay said the pairing was
+ * forgotten (4102) — only if it is still the one this tab sent: another
+ * tab may have made the browser's new one since.
+ */
+export function forgetSecret(storage: StorageLike, prefix: string, secret: string): void {
+  if (storage.getItem(prefix + SECRET_KEY) === secret) storage.removeItem(prefix + SECRET_KEY);
 }
 
 /**

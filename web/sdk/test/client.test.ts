@@ -155,6 +155,34 @@ describe("close codes (tab-protocol §16)", () => {
     assert.notEqual(t.relay.last.sent()[0]!["secret"], old);
   });
 
+  test("4102 in a tab whose secret another tab has made anew leaves the new one", () => {
+    const browser = new FakeBrowser();
+    const a = newTab(browser);
+    const b = newTab(browser);
+    a.client.start();
+    b.client.start();
+    a.relay.last.welcome();
+    b.relay.last.welcome();
+    a.relay.last.end(4102);
+    a.client.start(); // the browser's new secret
+    const fresh = browser.local.getItem("tabrelay:secret");
+    assert.ok(fresh);
+    b.relay.last.end(4102);
+    assert.equal(browser.local.getItem("tabrelay:secret"), fresh);
+  });
+
+  test("each hello sends the stored secret: a tab whose secret another tab replaced sends the new one", async () => {
+    const t = newTab();
+    t.client.start();
+    t.relay.last.welcome();
+    const other = "B".repeat(43);
+    t.browser.local.setItem("tabrelay:secret", other);
+    t.relay.last.end(1006);
+    await t.clock.advance(1000);
+    t.relay.last.open();
+    assert.equal(t.relay.last.sent("hello")[0]!["secret"], other);
+  });
+
   for (const code of [4000, 4001, 4002, 4003, 4004, 4005, 4006, 4007, 1000, 1001, 1006, 1011]) {
     test(`${code} reconnects with the back-off, on a new socket`, async () => {
       const t = newTab();
