@@ -203,7 +203,7 @@ export interface ClientOptions<A extends AppDeclaration> {
      * and announce their changes. Without it, every tool is "unknown".
      */
     permissions?: PermissionsAnswer | PermissionsGate;
-    /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:tab-id`, `<prefix>:call:<id>`); "tabrelay". */
+    /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:call:<id>`); "tabrelay". */
     storagePrefix?: string;
     /** Calls whose arguments exceed this many bytes are refused with an error result; 1 MiB. */
     maxArgumentBytes?: number;
@@ -362,7 +362,7 @@ export interface SocketLike {
 export type SocketFactory = new (url: string) => SocketLike;
 /** WebSocket.OPEN: the only state in which send works. */
 declare const SOCKET_OPEN = 1;
-/** The part of Storage (localStorage, sessionStorage) the client uses. */
+/** The part of Storage (localStorage) the client uses. */
 export interface StorageLike {
     readonly length: number;
     key(index: number): string | null;
@@ -398,8 +398,6 @@ export interface Environment {
     randomBytes(bytes: Uint8Array<ArrayBuffer>): void;
     /** null when the browser keeps no usable local storage. */
     localStorage: StorageLike | null;
-    /** null when there is none; the tab id then lives in memory only. */
-    sessionStorage: StorageLike | null;
     /** null where the Web Locks API is missing (it needs a secure context). */
     locks: LocksLike | null;
     /** null outside a page (node, workers). */
@@ -416,9 +414,8 @@ declare function defaultEnvironment(): Environment;
 declare function usableStorage(get: () => StorageLike | undefined): StorageLike | null;
 
 // identity.ts
-/** The storage keys, under the client's storagePrefix (default "tabrelay"). */
+/** The storage key of the secret, under the client's storagePrefix (default "tabrelay"). */
 declare const SECRET_KEY = ":secret";
-declare const TAB_ID_KEY = ":tab-id";
 declare function base64url(bytes: Uint8Array): string;
 /**
  * loadOrCreateSecret returns the browser's secret from localStorage, made
@@ -434,23 +431,18 @@ declare function loadOrCreateSecret(env: Environment, storage: StorageLike, pref
  */
 declare function forgetSecret(storage: StorageLike, prefix: string, secret: string): void;
 /**
- * TabId is this page's id. It is kept in sessionStorage so that a reload
- * takes its old socket's place at once (the relay then hands the new
- * socket the calls the old one had, §15) instead of waiting for the relay
- * to notice the old one died. A duplicated tab copies sessionStorage and so
- * the id: the relay then closes one of the two with 4008, and that one
- * makes a new id (renew).
+ * TabId is this page's id, kept in memory only (§5): sessionStorage would
+ * hand it to a duplicated tab, and the relay would then close one of the
+ * two with 4008. A reload makes a new one. A 4008 all the same (another
+ * page load took it) makes a new one too (renew).
  */
 declare class TabId {
     private readonly env;
-    private readonly key;
     private id;
-    constructor(env: Environment, key: string);
+    constructor(env: Environment);
     get value(): string;
-    /** renew makes and keeps a new id: another page load uses this one (4008). */
+    /** renew makes a new id: another page load uses this one (4008). */
     renew(): string;
-    private make;
-    private storage;
 }
 
 // protocol.ts

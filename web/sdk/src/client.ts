@@ -8,7 +8,7 @@ import { jitteredWaitMs, MAX_BACKOFF_MS, Retries } from "./backoff.js";
 import { Calls, checkHandlers, type CallGate, type Handlers } from "./calls.js";
 import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./codes.js";
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
-import { forgetSecret, loadOrCreateSecret, TabId, TAB_ID_KEY } from "./identity.js";
+import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
 import {
   connectionOf, MAX_MESSAGE_BYTES, parseFrame, PROTOCOL_VERSION, utf8Bytes,
   type Connection, type Incoming, type Permission, type TabMessage,
@@ -62,7 +62,7 @@ export interface ClientOptions<A extends AppDeclaration> {
    * and announce their changes. Without it, every tool is "unknown".
    */
   permissions?: PermissionsAnswer | PermissionsGate;
-  /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:tab-id`, `<prefix>:call:<id>`); "tabrelay". */
+  /** The prefix of the storage keys (`<prefix>:secret`, `<prefix>:call:<id>`); "tabrelay". */
   storagePrefix?: string;
   /** Calls whose arguments exceed this many bytes are refused with an error result; 1 MiB. */
   maxArgumentBytes?: number;
@@ -185,7 +185,7 @@ export class TabClient<A extends AppDeclaration> {
       env.warn("the tab secret could not be kept", err); // a storage that took the probe but not the secret
       return this.halt("no-storage");
     }
-    this.tab ??= new TabId(env, this.prefix + TAB_ID_KEY);
+    this.tab ??= new TabId(env);
     this.calls ??= new Calls({
       app: this.options.app, handlers: this.options.handlers, env,
       gate: typeof this.options.permissions === "object" ? this.options.permissions : undefined,
@@ -442,8 +442,8 @@ export class TabClient<A extends AppDeclaration> {
       if (stop === "forgotten" && this.storage) forgetSecret(this.storage, this.prefix, this.secret);
       return this.halt(stop, code);
     }
-    // 4008 on the socket this page uses: another page load (a duplicated
-    // tab) has its tab id. Taking the id back would loop (§16).
+    // 4008 on the socket this page uses: another socket has its tab id.
+    // Taking the id back would loop (§16).
     if (code === CLOSE_REPLACED) this.tab?.renew();
     const welcomed = sock.welcomedAt !== undefined;
     const n = this.retries.after({

@@ -20,7 +20,7 @@ export type SocketFactory = new (url: string) => SocketLike;
 /** WebSocket.OPEN: the only state in which send works. */
 export const SOCKET_OPEN = 1;
 
-/** The part of Storage (localStorage, sessionStorage) the client uses. */
+/** The part of Storage (localStorage) the client uses. */
 export interface StorageLike {
   readonly length: number;
   key(index: number): string | null;
@@ -62,8 +62,6 @@ export interface Environment {
   randomBytes(bytes: Uint8Array<ArrayBuffer>): void;
   /** null when the browser keeps no usable local storage. */
   localStorage: StorageLike | null;
-  /** null when there is none; the tab id then lives in memory only. */
-  sessionStorage: StorageLike | null;
   /** null where the Web Locks API is missing (it needs a secure context). */
   locks: LocksLike | null;
   /** null outside a page (node, workers). */
@@ -82,7 +80,6 @@ export function defaultEnvironment(): Environment {
     random: Math.random,
     randomBytes: (bytes) => g.crypto.getRandomValues(bytes),
     localStorage: usableStorage(() => g.localStorage),
-    sessionStorage: usableStorage(() => g.sessionStorage),
     locks: g.navigator?.locks ?? null,
     page: typeof document === "undefined" ? null : browserPage(),
     warn: (message, detail) => console.warn("tabrelay: " + message, detail ?? ""),

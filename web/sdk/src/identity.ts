@@ -2,9 +2,8 @@
 
 import type { Environment, StorageLike } from "./env.js";
 
-/** The storage keys, under the client's storagePrefix (default "tabrelay"). */
+/** The storage key of the secret, under the client's storagePrefix (default "tabrelay"). */
 export const SECRET_KEY = ":secret";
-export const TAB_ID_KEY = ":tab-id";
 
 const SECRET_BYTES = 32;
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/; // 32 bytes, unpadded base64url
@@ -46,47 +45,26 @@ export function forgetSecret(storage: StorageLike, prefix: string, secret: strin
 }
 
 /**
- * TabId is this page's id. It is kept in sessionStorage so that a reload
- * takes its old socket's place at once (the relay then hands the new
- * socket the calls the old one had, §15) instead of waiting for the relay
- * to notice the old one died. A duplicated tab copies sessionStorage and so
- * the id: the relay then closes one of the two with 4008, and that one
- * makes a new id (renew).
+ * TabId is this page's id, kept in memory only (§5): sessionStorage would
+ * hand it to a duplicated tab, and the relay would then close one of the
+ * two with 4008. A reload makes a new one. A 4008 all the same (another
+ * page load took it) makes a new one too (renew).
  */
 export class TabId {
-  private id: string;
+  private id = "";
 
-  constructor(
-    private readonly env: Environment,
-    private readonly key: string,
-  ) {
-    const stored = this.storage()?.getItem(key);
-    this.id = stored && /^t[A-Za-z0-9_-]{16}$/.test(stored) ? stored : this.make();
+  constructor(private readonly env: Environment) {
+    this.renew();
   }
 
   get value(): string {
     return this.id;
   }
 
-  /** renew makes and keeps a new id: another page load uses this one (4008). */
+  /** renew makes a new id: another page load uses this one (4008). */
   renew(): string {
-    this.id = this.make();
-    return this.id;
-  }
-
-  private make(): string {
     const bytes = new Uint8Array(12);
     this.env.randomBytes(bytes);
-    const id = "t" + base64url(bytes);
-    try {
-      this.storage()?.setItem(this.key, id);
-    } catch {
-      // Kept in memory only: a reload then makes a new one, which the protocol allows.
-    }
-    return id;
-  }
-
-  private storage(): StorageLike | null {
-    return this.env.sessionStorage;
+    return (this.id = "t" + base64url(bytes));
   }
 }

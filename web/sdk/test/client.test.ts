@@ -44,14 +44,15 @@ describe("connecting", () => {
     assert.notEqual(a.client.tabId, b.client.tabId);
   });
 
-  test("a reload keeps the tab id (sessionStorage); a new page load of another tab does not", () => {
+  test("the tab id lives in memory only: a duplicated tab (sessionStorage copied) gets its own", () => {
     const browser = new FakeBrowser();
     const session = new MemoryStorage();
-    const first = newTab(browser, { sessionStorage: session });
+    const first = newTab(browser, { sessionStorage: session } as object);
     first.client.start();
-    const again = newTab(browser, { sessionStorage: session });
-    again.client.start();
-    assert.equal(again.client.tabId, first.client.tabId);
+    const copy = newTab(browser, { sessionStorage: session } as object);
+    copy.client.start();
+    assert.notEqual(copy.client.tabId, first.client.tabId);
+    assert.equal(session.length, 0);
   });
 
   test("a browser with no usable storage gets a stopped status with a sentence, not a crash", () => {

@@ -215,7 +215,6 @@ export class FakeBrowser {
       random: () => 0.5,
       randomBytes: (b) => b.forEach((_, i) => (b[i] = (i * 7 + ++this.draws) & 0xff)),
       localStorage: this.local,
-      sessionStorage: new MemoryStorage(),
       locks: this.locks.forTab(name),
       page,
       warn: (m) => this.warnings.push(m),
