@@ -580,6 +580,11 @@ type Claimed =
  | {
     by: "record";
     result: TabResult;
+}
+/** For now only (another tab runs it, the record failed): a later delivery asks again. */
+ | {
+    by: "for-now";
+    result: TabResult;
 };
 /** Sentences of the results the record answers with itself. */
 declare const SENTENCES: {

@@ -185,7 +185,8 @@ export class Calls<A extends AppDeclaration> {
     const call = this.toolCall(id, msg, c, running);
     void this.o.record.claim(id, call.deadline, () => this.run(c, call)).then((claimed) => {
       this.running.delete(id);
-      this.remember(id, claimed.result);
+      // An answer for now (another tab runs it) is not kept: a redelivery asks the record again.
+      if (claimed.by !== "for-now") this.remember(id, claimed.result);
       // After a cancel the relay drops any result: none is sent (§7).
       if (!running.cancelled) this.answer(id, claimed.result);
     });

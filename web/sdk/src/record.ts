@@ -11,7 +11,9 @@ export type Claimed =
   /** This tab ran it: the result of its run. */
   | { by: "this-tab"; result: TabResult }
   /** The record had it: run before, here or in another tab. */
-  | { by: "record"; result: TabResult };
+  | { by: "record"; result: TabResult }
+  /** For now only (another tab runs it, the record failed): a later delivery asks again. */
+  | { by: "for-now"; result: TabResult };
 
 interface Entry {
   state: "running" | "done";
@@ -70,9 +72,9 @@ export class CallRecord {
       });
     } catch (err) {
       this.env.warn("the call lock failed", err);
-      if (!settled) return { by: "record", result: { error: SENTENCES.notRecorded } };
+      if (!settled) return { by: "for-now", result: { error: SENTENCES.notRecorded } };
     }
-    return settled ?? { by: "record", result: await this.awaitOtherTab(id) };
+    return settled ?? this.awaitOtherTab(id);
   }
 
   /** settleHoldingLock decides while this tab holds the call's lock: nobody else runs it. */
@@ -93,14 +95,14 @@ export class CallRecord {
   private async claimWithoutLock(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
     const entry = this.read(id);
     if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
-    if (entry?.state === "running") return { by: "record", result: await this.awaitOtherTab(id) };
+    if (entry?.state === "running") return this.awaitOtherTab(id);
     return this.runRecorded(id, deadline, run);
   }
 
   private async runRecorded(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
     const keepUntil = this.keepUntil(deadline);
     if (!this.write(id, { state: "running", keepUntil })) {
-      return { by: "record", result: { error: SENTENCES.notRecorded } };
+      return { by: "for-now", result: { error: SENTENCES.notRecorded } };
     }
     const result = await run();
     // A result too big for the storage quota is kept as "done" without it:
@@ -112,12 +114,12 @@ export class CallRecord {
   }
 
   /** awaitOtherTab polls for the result of the tab that holds the call, up to the wait. */
-  private async awaitOtherTab(id: string): Promise<TabResult> {
+  private async awaitOtherTab(id: string): Promise<Claimed> {
     const until = this.env.now() + this.waitForOtherTabMs;
     for (;;) {
       const entry = this.read(id);
-      if (entry?.state === "done") return this.resultOf(entry);
-      if (this.env.now() >= until) return { error: SENTENCES.elsewhere };
+      if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
+      if (this.env.now() >= until) return { by: "for-now", result: { error: SENTENCES.elsewhere } };
       await new Promise<void>((resolve) => this.env.setTimeout(resolve, POLL_MS));
     }
   }

@@ -70,6 +70,13 @@ describe("at most once", () => {
     await browser.clock.advance(5100);
     assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.elsewhere }]);
     assert.equal(b.h.runs.length, 0);
+    // That answer was for now: once a has finished, a redelivery to b gets the result.
+    a.h.finish("c1", { from: "a" });
+    await flush();
+    b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 2 }));
+    await browser.clock.advance(200);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.elsewhere }, { data: { from: "a" } }]);
+    assert.equal(b.h.runs.length, 0);
   });
 
   test("the tab that ran it closed mid-call: the next tab does not run it again, and says so", async () => {
