@@ -39,8 +39,10 @@ const KEEP_AFTER_DEADLINE_MS = 10 * 60_000;
 const KEEP_WITHOUT_DEADLINE_MS = 60 * 60_000;
 /** How often a tab looks for another tab's result while waiting for it. */
 const POLL_MS = 100;
-/** The record is pruned once every so many claims. */
+/** The record is pruned once every so many claims, and when a write fails. */
 const PRUNE_EVERY = 64;
+/** The largest entry kept (characters of JSON): a larger result is kept as done without it, and in the tab's memory. */
+const MAX_ENTRY = 128 * 1024;
 
 export class CallRecord {
   private claims = 0;
@@ -105,8 +107,8 @@ export class CallRecord {
       return { by: "for-now", result: { error: SENTENCES.notRecorded } };
     }
     const result = await run();
-    // A result too big for the storage quota is kept as "done" without it:
-    // a later delivery must still not run the call again.
+    // A result too big for the cap or the storage quota is kept as "done"
+    // without it: a later delivery must still not run the call again.
     if (!this.write(id, { state: "done", keepUntil, result })) {
       this.write(id, { state: "done", keepUntil });
     }
@@ -144,11 +146,16 @@ export class CallRecord {
   }
 
   private write(id: string, entry: Entry): boolean {
-    try {
-      this.storage.setItem(this.prefix + id, JSON.stringify(entry));
-      return true;
-    } catch {
-      return false;
+    const text = JSON.stringify(entry);
+    if (text.length > MAX_ENTRY) return false;
+    for (let again = 0; ; again++) {
+      try {
+        this.storage.setItem(this.prefix + id, text);
+        return true;
+      } catch {
+        if (again) return false;
+        this.prune(); // a full storage may hold stale entries
+      }
     }
   }
 

@@ -137,6 +137,39 @@ describe("at most once", () => {
     assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.notKept }]);
   });
 
+  test("a result over 128 KiB is not stored: done without it, and this tab answers its redelivery from memory", async () => {
+    const { browser, a, b } = twoTabs();
+    a.sock().receive(callMsg("c1", "slow"));
+    await flush();
+    const big = "x".repeat(200 * 1024);
+    a.h.finish("c1", big);
+    await flush();
+    const stored = browser.local.getItem("tabrelay:call:c1") ?? "";
+    assert.ok(stored.length < 1024, "stored without the result");
+    assert.equal(JSON.parse(stored).state, "done");
+    a.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
+    b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
+    await flush();
+    assert.deepEqual(resultOf(a.sock(), "c1"), [{ data: big }, { data: big }]);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.notKept }]);
+    assert.equal(a.h.runs.length + b.h.runs.length, 1);
+  });
+
+  test("a write the full storage refuses prunes stale entries and tries again", async () => {
+    const browser = new FakeBrowser();
+    const small = new MemoryStorage(10_000);
+    const { a } = twoTabs({ localStorage: small }, browser);
+    a.sock().receive(callMsg("c0", "slow")); // the first claim prunes: nothing stale yet
+    await flush();
+    a.h.finish("c0", 0);
+    await flush();
+    small.items.set("tabrelay:call:old", JSON.stringify({ state: "done", keepUntil: 1, result: { data: "y".repeat(9800) } }));
+    a.sock().receive(callMsg("c1", "slow"));
+    await flush();
+    assert.equal(a.h.runs.length, 2, "recorded and run");
+    assert.ok(!small.getItem("tabrelay:call:old"), "the stale entry was pruned");
+  });
+
   test("a cancel 'answered' for a call another tab ran: no result from this tab", async () => {
     const { browser, a, b } = twoTabs();
     a.sock().receive(callMsg("c1", "slow"));
