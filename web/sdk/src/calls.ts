@@ -211,7 +211,8 @@ export class Calls<A extends AppDeclaration> {
         }
         send({ type: "progress", id, progress, ...(total ? { total } : {}), ...(message ? { message: String(message) } : {}) }, false);
       },
-      log: (level, data) => send({ type: "log", id, level: typeof level === "string" ? level : "info", data: data ?? null }, false),
+      // Data JSON leaves out (undefined, a function) would make the relay close with 4103: null instead.
+      log: (level, data) => send({ type: "log", id, level: typeof level === "string" ? level : "info", data: ["undefined", "function", "symbol"].includes(typeof data) ? null : data }, false),
       asking: () => {
         running.asking = true;
         send({ type: "asking", id }, true);

@@ -394,11 +394,12 @@ export class TabClient<A extends AppDeclaration> {
   private onWelcome(sock: Socket, msg: Incoming): void {
     if (sock.welcomedAt !== undefined) return;
     sock.welcomedAt = this.env.now();
+    // Bounded: a garbled interval must not make a busy timer (past 2^31 ms setTimeout fires at once) or a watchdog of 0.
     const interval = positive(msg["pingIntervalMs"]) ?? DEFAULT_PING_INTERVAL_MS;
-    sock.silenceMs = MISSED_PINGS * Math.max(interval, 1000);
+    sock.silenceMs = MISSED_PINGS * Math.min(Math.max(interval, 1000), 300_000);
     this.env.clearTimeout(sock.watchdog);
     this.watch(sock); // from the welcome's limit, not the dial's
-    this.maxBytes = Math.min(positive(msg["maxMessageBytes"]) ?? MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES);
+    this.maxBytes = Math.max(Math.min(positive(msg["maxMessageBytes"]) ?? MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), 65536);
     this.pairingId = typeof msg["pairing"] === "string" ? msg["pairing"] : "";
     // What waited for a socket goes first, in order (§15: results still unsent).
     while (this.outbox.length > 0) {

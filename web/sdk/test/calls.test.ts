@@ -76,6 +76,18 @@ describe("dispatch", () => {
     assert.deepEqual(t.sock().sent("log"), [{ type: "log", id: "c1", level: "info", data: "reading" }]);
   });
 
+  test("log data that is no JSON value goes as null: the relay would close with 4103 on a log without data", async () => {
+    const t = await connected();
+    t.sock().receive(callMsg("c1", "slow"));
+    await flush();
+    const call = t.h.runs[0]!;
+    call.log("info", () => 1);
+    call.log("info", undefined);
+    call.log("info", Symbol("s"));
+    call.log("info", false);
+    assert.deepEqual(t.sock().sent("log").map((m) => m["data"]), [null, null, null, false]);
+  });
+
   test("cancel fires the call's AbortSignal with its reason, and no result is sent", async () => {
     const t = await connected();
     t.sock().receive(callMsg("c1", "slow"));

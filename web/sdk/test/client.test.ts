@@ -68,6 +68,19 @@ describe("connecting", () => {
     assert.equal(t.client.status.state === "stopped" && t.client.status.why, "no-storage");
   });
 
+  test("a garbled welcome is bounded: the watchdog waits at most 15 min, the message limit is at least 64 KiB", () => {
+    const t = newTab();
+    t.client.start();
+    t.relay.last.open();
+    t.relay.last.receive({ type: "welcome", protocol: 1, pairing: "p", pingIntervalMs: 1e12, maxMessageBytes: 10 });
+    assert.ok(Math.max(...t.clock.pending()) <= 900_000, String(t.clock.pending()));
+    t.relay.last.receive({ type: "call", id: "c1", tool: "counter", arguments: { action: "increment", by: 1 }, deadline: t.clock.t + 60_000 });
+    return new Promise<void>((resolve) => setImmediate(() => {
+      assert.equal(t.relay.last.sent("result").length, 1, "a small result is not over the limit");
+      resolve();
+    }));
+  });
+
   test("ping is answered with pong", () => {
     const t = newTab();
     t.client.start();
