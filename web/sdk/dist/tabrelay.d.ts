@@ -237,6 +237,9 @@ export declare class TabClient<A extends AppDeclaration> {
     private permsDue;
     private readonly requests;
     private conns;
+    /** Pushed lists heard, and the count when each list-connections (by ref) went out: a later push is newer than its answer. */
+    private pushes;
+    private readonly listAt;
     private readonly connListeners;
     constructor(options: ClientOptions<A>);
     /** The status now. */

@@ -116,6 +116,9 @@ export class TabClient<A extends AppDeclaration> {
   private permsDue = false;
   private readonly requests: Requests;
   private conns: ConnectionInfo[] | undefined;
+  /** Pushed lists heard, and the count when each list-connections (by ref) went out: a later push is newer than its answer. */
+  private pushes = 0;
+  private readonly listAt = new Map<unknown, number>();
   private readonly connListeners = new Set<(list: readonly ConnectionInfo[]) => void>();
 
   constructor(private readonly options: ClientOptions<A>) {
@@ -130,7 +133,9 @@ export class TabClient<A extends AppDeclaration> {
     if (typeof p === "object") p.onChange((mine) => mine === false || this.permissionsChanged()), p.onStep?.(() => this.step());
     this.requests = new Requests(this.env, (msg) => {
       const sock = this.sock;
-      return sock?.welcomedAt !== undefined && this.send(sock, msg);
+      const sent = sock?.welcomedAt !== undefined && this.send(sock, msg);
+      if (sent && msg.type === "list-connections") this.listAt.set(msg["ref"], this.pushes);
+      return sent;
     });
   }
 
@@ -251,7 +256,11 @@ export class TabClient<A extends AppDeclaration> {
 
   /** listConnections lists this browser's live connections. */
   listConnections(): Promise<ConnectionInfo[]> {
-    return this.request({ type: "list-connections" }, (m) => this.heard(m));
+    return this.request({ type: "list-connections" }, (m) => {
+      const at = this.listAt.get(m["ref"]);
+      this.listAt.delete(m["ref"]);
+      return this.conns && at !== undefined && at < this.pushes ? [...this.conns] : this.heard(m);
+    });
   }
 
   /** heard keeps a connections list (an answer or a push) and tells the listeners. */
@@ -381,7 +390,11 @@ export class TabClient<A extends AppDeclaration> {
         if (this.requests.onAnswer(msg)) return;
         return this.env.warn(`the relay answered with an error: ${String(msg["code"])}`, msg["message"]);
       case "done": case "connections": case "connect-info":
-        if (msg.type === "connections" && msg["ref"] === undefined) return void this.heard(msg); // a push (§7)
+        if (msg.type === "connections" && msg["ref"] === undefined) {
+          // A push (§7); one without a list is ignored, not taken for an empty one.
+          if (Array.isArray(msg["connections"])) this.pushes++, this.heard(msg);
+          return;
+        }
         if (!this.requests.onAnswer(msg)) this.warnOnce("ref", `a "${msg.type}" answering no pending request was ignored`);
         return;
       case "scope":

@@ -44,6 +44,21 @@ describe("the client hears connections", () => {
     assert.deepEqual(late, [[]]);
   });
 
+  test("an answer to a list-connections sent before a push is older than it: the push stands; a push with no list is ignored", async () => {
+    const t = connected();
+    const heard: (readonly ConnectionInfo[])[] = [];
+    t.client.onConnections((l) => heard.push(l));
+    const answer = t.client.listConnections();
+    t.relay.last.receive({ type: "connections", connections: [B] });
+    answerList(t.relay.last, [A]);
+    assert.deepEqual(await answer, [B]);
+    assert.deepEqual(t.client.connections, [B]);
+    assert.deepEqual(heard, [[B]]);
+    t.relay.last.receive({ type: "connections", connections: "garbled" });
+    assert.deepEqual(t.client.connections, [B]);
+    assert.deepEqual(heard, [[B]]);
+  });
+
   test("every listConnections answer reaches the listeners too", async () => {
     const t = connected();
     const heard: (readonly ConnectionInfo[])[] = [];
@@ -84,10 +99,9 @@ describe("the client hears connections", () => {
     });
     t.client.onConnections((l) => heard.push(l));
     t.relay.last.receive({ type: "connections", connections: [{ id: "conn_x", client: 7 }, "junk"] });
-    t.relay.last.receive({ type: "connections" });
+    t.relay.last.receive({ type: "connections" }); // no list: ignored, not an empty one
     assert.deepEqual(heard, [
       [{ id: "conn_x", client: "", host: "", createdAt: 0, lastUsedAt: 0, scope: [] }, { id: "", client: "", host: "", createdAt: 0, lastUsedAt: 0, scope: [] }],
-      [],
     ]);
     assert.equal(t.client.status.state, "connected");
     assert.ok(t.browser.warnings.some((w) => /listener threw/.test(w)));
