@@ -20,6 +20,10 @@ export declare function defineActivityElement(): void;
 export declare class TabrelayConfirm extends Base {
     private permissionsValue;
     private readonly confirmer;
+    /** The open cards' answers: taken out of the page, the element answers them. */
+    private readonly open;
+    /** What had the focus before the first card took it: it gets it back after the last. */
+    private focusBefore;
     /** The permissions whose questions this element shows; it becomes their confirmer. */
     get permissions(): Permissions | undefined;
     set permissions(p: Permissions | undefined);

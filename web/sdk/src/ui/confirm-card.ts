@@ -24,6 +24,10 @@ const BUTTONS: readonly [Answer, string][] = [["once", "Allow once"], ["connecti
 export class TabrelayConfirm extends Base {
   private permissionsValue: Permissions | undefined;
   private readonly confirmer: Confirmer = (q) => this.show(q);
+  /** The open cards' answers: taken out of the page, the element answers them. */
+  private readonly open = new Set<(a: Answer) => void>();
+  /** What had the focus before the first card took it: it gets it back after the last. */
+  private focusBefore: HTMLElement | undefined;
 
   /** The permissions whose questions this element shows; it becomes their confirmer. */
   get permissions(): Permissions | undefined {
@@ -54,6 +58,7 @@ export class TabrelayConfirm extends Base {
       );
       const buttons = make("div", { class: "tr-buttons" });
       const done = (a: Answer) => {
+        this.open.delete(done);
         this.remove_(card);
         resolve(a);
       };
@@ -66,23 +71,35 @@ export class TabrelayConfirm extends Base {
       card.addEventListener("keydown", (e) => {
         if (e.key === "Escape") (e.preventDefault(), done("deny"));
       });
-      q.signal.addEventListener("abort", () => this.remove_(card), { once: true });
+      q.signal.addEventListener("abort", () => (this.open.delete(done), this.remove_(card)), { once: true });
       if (q.signal.aborted) return;
+      this.open.add(done);
       this.append(card);
       q.showing();
-      if (first && !typingElsewhere(this)) card.focus();
+      if (first && !typingElsewhere(this)) {
+        this.focusBefore = (document.activeElement as HTMLElement | null) ?? undefined;
+        card.focus();
+      }
     });
   }
 
   disconnectedCallback(): void {
-    // Out of the page, it asks no more: calls that would ask are refused until it is back.
+    // Out of the page, it asks no more: calls that would ask are refused
+    // until it is back, and so are those its open cards asked about (Deny,
+    // as a confirmer that cannot answer does), so the relay hears answered.
     this.permissionsValue?.setConfirmer(null);
+    for (const done of [...this.open]) done("deny");
   }
 
   private remove_(card: HTMLElement): void {
     const hadFocus = card.contains(document.activeElement);
     card.remove();
-    if (hadFocus) this.querySelector<HTMLElement>("[role=alertdialog]")?.focus();
+    if (!hadFocus) return;
+    const next = this.querySelector<HTMLElement>("[role=alertdialog]");
+    if (next) return next.focus();
+    const before = this.focusBefore;
+    this.focusBefore = undefined;
+    if (before?.isConnected) before.focus();
   }
 }
 
