@@ -6,79 +6,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Answer, Question } from "../src/ui/permissions.js";
 
-/** FakeNode is just enough of an Element for the confirm card. */
-class FakeNode {
-  readonly attrs = new Map<string, string>();
-  children: FakeNode[] = [];
-  parent: FakeNode | undefined;
-  text = "";
-  private readonly listeners = new Map<string, ((ev: unknown) => void)[]>();
-  constructor(readonly tag = "") {}
-  setAttribute(k: string, v: string): void {
-    this.attrs.set(k, String(v));
-  }
-  getAttribute(k: string): string | null {
-    return this.attrs.get(k) ?? null;
-  }
-  append(...nodes: (FakeNode | string)[]): void {
-    for (const n of nodes) {
-      const node = typeof n === "string" ? Object.assign(new FakeNode("#text"), { text: n }) : n;
-      node.remove();
-      node.parent = this;
-      this.children.push(node);
-    }
-  }
-  remove(): void {
-    if (this.parent) this.parent.children = this.parent.children.filter((c) => c !== this);
-    this.parent = undefined;
-  }
-  addEventListener(type: string, fn: (ev: unknown) => void): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), fn]);
-  }
-  dispatch(type: string, ev: unknown = {}): void {
-    for (const fn of this.listeners.get(type) ?? []) fn(ev);
-  }
-  contains(n: unknown): boolean {
-    for (let x = n as FakeNode | undefined; x; x = x.parent) if (x === this) return true;
-    return false;
-  }
-  focus(): void {
-    doc.activeElement = this;
-  }
-  matches(): boolean {
-    return false;
-  }
-  get isConnected(): boolean {
-    let x: FakeNode = this;
-    while (x.parent) x = x.parent;
-    return x === doc.body;
-  }
-  /** querySelector takes `tag`, `[attr=value]` or `tag[attr=value]`. */
-  querySelector(sel: string): FakeNode | null {
-    const m = /^(\w*)(?:\[([\w-]+)=?"?([^\]"]*)"?\])?$/.exec(sel);
-    if (!m) throw new Error("unsupported selector " + sel);
-    const [, tag, attr, value] = m;
-    const walk = (n: FakeNode): FakeNode | null => {
-      for (const c of n.children) {
-        if ((!tag || c.tag === tag) && (!attr || c.attrs.get(attr) === value)) return c;
-        const found = walk(c);
-        if (found) return found;
-      }
-      return null;
-    };
-    return walk(this);
-  }
-}
+import { doc, FakeNode } from "./dom.js";
 
-const doc = {
-  body: new FakeNode("body"),
-  head: new FakeNode("head"),
-  activeElement: null as FakeNode | null,
-  createElement: (tag: string) => new FakeNode(tag),
-  querySelector: (sel: string) => doc.head.querySelector(sel),
-};
-doc.activeElement = doc.body;
-Object.assign(globalThis, { HTMLElement: FakeNode, document: doc });
 const { TabrelayConfirm } = await import("../src/ui/confirm-card.js");
 
 function question(id: string): Question & { shown: number } {

@@ -210,7 +210,7 @@ export class TabrelayConnect extends Base {
     const model = (this.model = new ScopeModel(app ?? { tools: [] }, info.requestedScope));
     const rows: Node[] = [h("legend", {}, `What it may use in ${app?.app.title ?? "this app"}`)];
     const box = (tool: string, action: string | undefined, label: string, note: string) => {
-      const id = `${this.uid}-${tool}-${action ?? ""}`;
+      const id = `tabrelay-box-${++ids}`; // a count: names with "-" in them could collide
       const input = h("input", { type: "checkbox", id, "data-tool": tool, ...(action ? { "data-action": action } : {}) });
       input.checked = model.ticked(tool, action);
       input.addEventListener("change", () => {

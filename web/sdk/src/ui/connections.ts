@@ -164,7 +164,7 @@ export class TabrelayConnections extends Base {
     const picker = r.picker!;
     let n = 0;
     const box = (tool: string, action: string | undefined, label: string) => {
-      const id = `${this.uidBase}-${r.id}-${tool}-${action ?? ""}`;
+      const id = uid("box"); // a count: names with "-" in them could collide
       const input = make("input", { type: "checkbox", id, "data-tool": tool, "data-key": `${r.id}:tool:${n++}`, ...(action ? { "data-action": action } : {}) });
       input.checked = picker.ticked(tool, action);
       input.disabled = r.busy || (action !== undefined && picker.ticked(tool)); // an action is fixed while its whole tool is ticked

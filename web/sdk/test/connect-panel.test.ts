@@ -1,0 +1,37 @@
+// <tabrelay-connect> against the DOM stand-in (test/dom.ts): the scope
+// picker's checkboxes have ids of their own, whatever the tools and
+// actions are named.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { defineApp } from "../src/tools.js";
+import type { ConnectInfo } from "../src/requests.js";
+import { doc, type FakeNode } from "./dom.js";
+
+const { TabrelayConnect } = await import("../src/ui/connect.js");
+
+test("checkbox ids are unique even when tool and action names contain '-', and each label names its own box", async () => {
+  const schema = { type: "object", properties: { action: { type: "string" } } } as const;
+  const app = defineApp({
+    version: "ids-1", app: { name: "ids", title: "Ids" }, instructions: "Ids.",
+    tools: [
+      { name: "a-b", description: "One.", inputSchema: schema, result: "none", actions: [{ name: "c" }] },
+      { name: "a", description: "Two.", inputSchema: schema, result: "none", actions: [{ name: "b-c" }] },
+    ],
+  });
+  const info = {
+    client: "Claude", clientKind: "metadata-document", clientUrl: "https://claude.ai/m", redirectHost: "claude.ai",
+    expiresAt: Date.now() + 600_000, requestedScope: null,
+  } as unknown as ConnectInfo;
+  const el = new TabrelayConnect() as unknown as InstanceType<typeof TabrelayConnect>;
+  doc.body.append(el as unknown as FakeNode);
+  el.client = { app, connectInfo: async () => info, approve: async () => { throw new Error("unused"); }, decline: async () => {} };
+  el.show("KQ7M-2XDP");
+  await new Promise((resolve) => setImmediate(resolve));
+  const root = el as unknown as FakeNode;
+  const boxes = root.querySelectorAll("input[data-tool]");
+  assert.equal(boxes.length, 4);
+  const ids = boxes.map((b) => b.getAttribute("id"));
+  assert.equal(new Set(ids).size, 4, `ids collide: ${ids.join(" ")}`);
+  for (const b of boxes) assert.equal(b.parent?.querySelector("label")?.getAttribute("for"), b.getAttribute("id"));
+});
