@@ -25,6 +25,7 @@ import (
 type conn struct {
 	s    *Server
 	ws   *websocket.Conn
+	raw  net.Conn                    // the TCP connection under ws, closed when ws.Close takes too long
 	log  atomic.Pointer[slog.Logger] // gains the pairing once proven; read by timers too
 	addr string                      // the tab's network address, host only (wrong-code limits)
 
@@ -60,9 +61,9 @@ type outgoing struct {
 	closeWith protocol.CloseCode
 }
 
-func newConn(s *Server, ws *websocket.Conn, addr string) *conn {
+func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &conn{s: s, ws: ws, addr: addr, sendq: make(chan outgoing, s.cfg.SendQueue),
+	c := &conn{s: s, ws: ws, raw: raw, addr: addr, sendq: make(chan outgoing, s.cfg.SendQueue),
 		ctx: ctx, cancel: cancel, stopping: make(chan struct{}), writerD: make(chan struct{})}
 	c.log.Store(s.cfg.Logger)
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),
@@ -170,9 +171,18 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 		}
 		go func() {
 			defer c.cancel()
+			var cut atomic.Bool
+			if c.raw != nil {
+				// The library's handshake has waits without a deadline
+				// (DefaultCloseTimeout): past the bound, the connection goes.
+				guard := time.AfterFunc(c.s.cfg.CloseTimeout, func() { cut.Store(true); _ = c.raw.Close() })
+				defer guard.Stop()
+			}
 			switch how {
 			case endRelayClose:
-				if c.ws.Close(websocket.StatusCode(code), code.Reason()) != nil {
+				// A cut handshake returns nil: the library takes the closed
+				// connection for the end of a handshake.
+				if c.ws.Close(websocket.StatusCode(code), code.Reason()) != nil || cut.Load() {
 					how = endRelayNoAnswer
 				}
 			case endProtocolError:
@@ -278,7 +288,9 @@ func (c *conn) write() {
 				c.close(protocol.CloseSlow)
 				return
 			default:
-				c.end(endDropped, 0) // the connection went; the reader says so too
+				// The connection broke or the library closed it (its own
+				// close frame, after a protocol error the reader will
+				// report): the reader says how the socket ended.
 				return
 			}
 		}

@@ -103,6 +103,12 @@ func (r *rawTab) frame(t *testing.T, payload string, masked bool) {
 	}
 }
 
+// hugeFrameHeader is a masked client frame header of opcode announcing
+// 2^40 bytes of payload (zero mask key).
+func hugeFrameHeader(opcode byte) []byte {
+	return []byte{opcode, 0x80 | 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+}
+
 func openFDs(t *testing.T) int {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
@@ -143,7 +149,9 @@ func (e *env) backTo(t *testing.T, b baseline) {
 // Every way a tab socket can end releases its connection and its
 // goroutines, and a code the relay chose arrives as that code.
 func TestEverySocketEndReleasesIt(t *testing.T) {
-	e := newEnv(t, func(c *tabsocket.Config) { c.SendQueue = 4 })
+	// A close handshake that does not finish is cut after a second here
+	// (10 s in the product): the stalling peers below wait on it.
+	e := newEnv(t, func(c *tabsocket.Config) { c.SendQueue = 4; c.CloseTimeout = time.Second })
 	big, _ := json.Marshal(map[string]string{"pad": strings.Repeat("x", 1<<20)})
 	// call starts a call to the pairing and returns a function that ends it
 	// and waits for it.
@@ -270,6 +278,19 @@ func TestEverySocketEndReleasesIt(t *testing.T) {
 			r.frame(t, `{"type":"hello"}`, false)
 			r.waitEOF(t)
 		}, "protocol_error"},
+		{"a huge frame announced before the hello, then silence", func(t *testing.T, r *rawTab) {
+			// 2^40 bytes announced, 5,000 sent: the library skips the rest
+			// of the payload during its close handshake with no deadline.
+			// The peer reads raw bytes and never answers the close frame.
+			r.tcp.Write(append(hugeFrameHeader(0x81), make([]byte, 5000)...))
+			r.waitEOF(t)
+		}, "relay_no_answer"},
+		{"a stop code, then a huge frame announced and silence", func(t *testing.T, r *rawTab) {
+			r.welcome(t, newSecret())
+			send(t, r.ws, map[string]string{"ref": "x"}) // 4103
+			r.tcp.Write(append(hugeFrameHeader(0x82), make([]byte, 5000)...))
+			r.waitEOF(t)
+		}, "relay_no_answer"},
 		{"a peer that stops answering pings", func(t *testing.T, r *rawTab) {
 			r.welcome(t, newSecret())
 			e.waitTimers(1) // the ping

@@ -7,10 +7,13 @@
 package tabsocket
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -29,6 +32,12 @@ const (
 	DefaultPingInterval = 25 * time.Second
 	DefaultSendQueue    = 256
 	DefaultWriteTimeout = 10 * time.Second
+	// DefaultCloseTimeout bounds a socket's end: coder/websocket's close
+	// handshake waits 5 s to write the frame and 5 s for the answer, but
+	// skips the payload of frames that arrive meanwhile with no deadline
+	// at all, so a peer that announces a huge frame and stalls would hold
+	// the connection for good. After this the TCP connection is closed.
+	DefaultCloseTimeout = 10 * time.Second
 	DefaultRatePerSec   = 100
 	DefaultRateBurst    = 400
 	// helloReadLimit caps what an unproven socket may send.
@@ -61,6 +70,7 @@ type Config struct {
 	PingInterval time.Duration
 	SendQueue    int // messages queued for one tab before it counts as slow
 	WriteTimeout time.Duration
+	CloseTimeout time.Duration // real time, as the library's own waits
 	RatePerSec   int // messages a tab may send per second, sustained
 	RateBurst    int
 	Clock        clock.Clock
@@ -78,6 +88,9 @@ type Server struct {
 	draining bool
 	idle     *sync.Cond      // signalled when conns shrinks
 	refused  map[string]bool // origins refused and logged, at most maxLoggedOrigins
+	// pushes holds the pairings whose connections are being read for a
+	// push; true: they changed again meanwhile, read once more.
+	pushes map[string]bool
 }
 
 // maxLoggedOrigins bounds the origins whose refusal is logged: the first
@@ -112,6 +125,7 @@ func NewServer(cfg Config) (*Server, error) {
 	def(&cfg.HelloTimeout, DefaultHelloTimeout)
 	def(&cfg.PingInterval, DefaultPingInterval)
 	def(&cfg.WriteTimeout, DefaultWriteTimeout)
+	def(&cfg.CloseTimeout, DefaultCloseTimeout)
 	if cfg.SendQueue <= 0 {
 		cfg.SendQueue = DefaultSendQueue
 	}
@@ -130,7 +144,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{}}
+	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{},
+		pushes: map[string]bool{}}
 	s.idle = sync.NewCond(&s.mu)
 	return s, nil
 }
@@ -181,13 +196,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Origin was compared exactly above; the library's own check
 	// matches host patterns, which is not what SPEC §6 asks.
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	hw := &hijacked{ResponseWriter: w}
+	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered the request
 	}
 	s.cfg.Metrics.Open.Inc()
 	defer s.cfg.Metrics.Open.Dec()
-	c := newConn(s, ws, netaddr.Client(r, s.cfg.TrustProxy))
+	c := newConn(s, ws, hw.conn, netaddr.Client(r, s.cfg.TrustProxy))
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}
@@ -210,6 +226,22 @@ func (s *Server) logRefusedOrigin(origin string) {
 	}
 }
 
+// hijacked keeps the TCP connection websocket.Accept takes over, so that
+// a socket's end can close it when the library's close handshake does not
+// return (DefaultCloseTimeout).
+type hijacked struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (h *hijacked) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = c
+	return c, brw, err
+}
+
+func (h *hijacked) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
 func (s *Server) track(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -231,35 +263,63 @@ func (s *Server) untrack(c *conn) {
 // browser's connections as they are now: a connections message without
 // ref, so that an open Connections panel never goes stale (one tab
 // approved, forgot or changed a scope; an admin changed one; a host derived
-// one). The list is read once, in the background.
+// one). One read per pairing is in flight at a time: changes that come
+// while it runs make one more read after it, so the last list sent is
+// never older than the last change, and a burst of changes costs two
+// reads, not one each.
 func (s *Server) PushConnections(pairing string) {
 	if s.cfg.Connections == nil {
 		return
 	}
 	s.mu.Lock()
+	_, running := s.pushes[pairing]
+	s.pushes[pairing] = running // a running push reads again when it is done
+	s.mu.Unlock()
+	if !running {
+		go s.push(pairing)
+	}
+}
+
+func (s *Server) push(pairing string) {
+	for {
+		if to := s.proven(pairing); len(to) > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+			list, err := s.cfg.Connections.Connections(ctx, pairing)
+			cancel()
+			if err != nil {
+				s.cfg.Logger.Warn("connections not pushed to the tabs", "pairing", pairing, "err", err)
+			} else {
+				frame, _ := json.Marshal(protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list})
+				for _, c := range s.proven(pairing) {
+					c.Send(actors.Frame{JSON: frame})
+				}
+			}
+		}
+		s.mu.Lock()
+		again := s.pushes[pairing]
+		if !again {
+			delete(s.pushes, pairing)
+		} else {
+			s.pushes[pairing] = false
+		}
+		s.mu.Unlock()
+		if !again {
+			return
+		}
+	}
+}
+
+// proven returns this node's proven sockets of pairing.
+func (s *Server) proven(pairing string) []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var to []*conn
 	for c := range s.conns {
 		if c.proven.Load() && c.pairing == pairing {
 			to = append(to, c)
 		}
 	}
-	s.mu.Unlock()
-	if len(to) == 0 {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		defer cancel()
-		list, err := s.cfg.Connections.Connections(ctx, pairing)
-		if err != nil {
-			s.cfg.Logger.Warn("connections not pushed to the tabs", "pairing", pairing, "err", err)
-			return
-		}
-		msg := protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list}
-		for _, c := range to {
-			c.Send(msg)
-		}
-	}()
+	return to
 }
 
 // Conns reports how many tab sockets are open.

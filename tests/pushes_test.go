@@ -12,8 +12,9 @@ import (
 
 // pushedTab is a raw tab socket that reads the relay's messages by type.
 type pushedTab struct {
-	t  *testing.T
-	ws *websocket.Conn
+	t    *testing.T
+	ws   *websocket.Conn
+	kept []map[string]any // read while waiting for another message
 }
 
 func openPushedTab(t *testing.T, relayURL, secret string) *pushedTab {
@@ -35,9 +36,18 @@ func (p *pushedTab) send(v any) {
 	}
 }
 
-// next reads until a message of type typ with ref ("" for a push) comes.
+// next returns the first message of type typ with ref ("" for a push),
+// of those read before or, reading on, after: a push and an answer may come
+// in either order.
 func (p *pushedTab) next(typ, ref string) map[string]any {
 	p.t.Helper()
+	match := func(m map[string]any) bool { r, _ := m["ref"].(string); return m["type"] == typ && r == ref }
+	for i, m := range p.kept {
+		if match(m) {
+			p.kept = append(p.kept[:i], p.kept[i+1:]...)
+			return m
+		}
+	}
 	ctx, cancel := context.WithTimeout(p.t.Context(), patience)
 	defer cancel()
 	for {
@@ -50,9 +60,10 @@ func (p *pushedTab) next(typ, ref string) map[string]any {
 		if m["type"] == protocol.TypeError {
 			p.t.Fatalf("the relay answered an error: %s", data)
 		}
-		if r, _ := m["ref"].(string); m["type"] == typ && r == ref {
+		if match(m) {
 			return m
 		}
+		p.kept = append(p.kept, m)
 	}
 }
 
