@@ -69,12 +69,14 @@ func etagOf(b []byte) string {
 
 // Paths the relay serves the module at. MajorPath follows the relay's
 // build (revalidated hourly: the same protocol version, the newest SDK);
-// VersionPath never changes (cached for a year), the one to pin with
-// Integrity.
+// VersionPath's bytes never change (cached for a year), the one to pin with
+// Integrity. The relay serves only its own build: after an upgrade an
+// older version's path answers 404 (web/sdk/README.md says so).
 const MajorPath = "/sdk/v1/tabrelay.js"
 
-// UIMajorPath and UIVersionPath are the UI module's, beside the core's:
-// its import of ./tabrelay.js takes the core from the same directory.
+// UIMajorPath and UIVersionPath are the UI module's, beside the core's.
+// The UI module imports nothing: it drives the client an app hands it, so
+// a page must load both from the same version.
 const UIMajorPath = "/sdk/v1/tabrelay-ui.js"
 
 // VersionPath is the module's path under its exact version.
