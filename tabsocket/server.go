@@ -71,7 +71,7 @@ type Config struct {
 	SendQueue    int // messages queued for one tab before it counts as slow
 	WriteTimeout time.Duration
 	CloseTimeout time.Duration // real time, as the library's own waits
-	RatePerSec   int // messages a tab may send per second, sustained
+	RatePerSec   int           // messages a tab may send per second, sustained
 	RateBurst    int
 	Clock        clock.Clock
 	Logger       *slog.Logger
