@@ -132,7 +132,7 @@ describe("a connection in words", () => {
     const w = connectionWords(A, app, (ms) => `t${ms - T0}`);
     assert.deepEqual(w, {
       name: "Claude", host: "claude.test", who: "Claude (claude.test)", created: "t0",
-      lastUsed: "no use recorded since it connected", scope: "echo; counter: get",
+      lastUsed: "not yet recorded (the relay records use about hourly)", scope: "echo; counter: get",
     });
     const used = connectionWords({ ...A, lastUsedAt: T0 + 5000, client: "", host: "" }, app, (ms) => `t${ms - T0}`);
     assert.equal(used.lastUsed, "t5000");

@@ -58,8 +58,9 @@ export function connectionWords(c: ConnectionInfo, app: Tools, timeOf: (ms: numb
   return {
     name, host, who: `${name} (${host})`,
     created: c.createdAt ? timeOf(c.createdAt) : "unknown",
-    // This relay build does not record use yet: lastUsedAt stays createdAt (§7).
-    lastUsed: c.lastUsedAt > c.createdAt ? timeOf(c.lastUsedAt) : "no use recorded since it connected",
+    // The relay moves lastUsedAt at the host's token refreshes (about
+    // hourly while it works), not at each call (§7).
+    lastUsed: c.lastUsedAt > c.createdAt ? timeOf(c.lastUsedAt) : "not yet recorded (the relay records use about hourly)",
     scope: scopeWords(c.scope, app),
   };
 }
