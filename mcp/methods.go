@@ -89,7 +89,10 @@ func (s *Server) capabilities(e era) map[string]any {
 		resources["subscribe"] = true
 	}
 	return map[string]any{
-		"tools":       map[string]any{"listChanged": true},
+		// Tool changes reach a host only through subscriptions/listen (the
+		// stateless era); a handshake-era host has no stream to hear them
+		// on (GET / answers 405), so it is not promised them.
+		"tools":       map[string]any{"listChanged": e.modern},
 		"resources":   resources,
 		"prompts":     map[string]any{"listChanged": false},
 		"completions": map[string]any{},
