@@ -108,9 +108,15 @@ func TestChromiumACallRunsOnceAcrossTabs(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("the host got no answer after the tab closed")
 	}
+	// The other tab finds the call's record running. Who holds its lock
+	// decides the sentence: nobody (the closed tab's lock was released
+	// first) → it may have run in part; the closing tab still (Chromium
+	// had not let it go yet when the relay moved the call) → it runs in
+	// another tab. Either way it is not run again.
 	text := fmt.Sprint(rep.result["content"])
-	if rep.err != nil || rep.result["isError"] != true || !strings.Contains(text, "may") {
-		t.Fatalf("the host got %v %v; want an error result saying the call may have run", rep.err, rep.result)
+	if rep.err != nil || rep.result["isError"] != true ||
+		!strings.Contains(text, "may have run") && !strings.Contains(text, "runs in another tab") {
+		t.Fatalf("the host got %v %v; want an error result saying the call may have run, or runs in the other tab", rep.err, rep.result)
 	}
 	runs, err := chromedp.Run(second, chromedp.Evaluate[int](`Number(localStorage.getItem("ran:`+id+`") || 0)`))
 	if err != nil || runs != 1 {
