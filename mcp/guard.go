@@ -81,9 +81,12 @@ func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request,
 		return true
 	}
 	if err != nil {
+		// The store is away (an outage's first moments, before the node
+		// turns unready): the documented 503, like every other one.
 		s.cfg.Logger.Error("scope check failed", "connection", g.ConnectionID, "err", err)
-		writeResult(w, req.ID, s.finishCall(e, protocol.ToolResult{IsError: true, Content: []protocol.Content{{Type: "text",
-			Text: "The relay could not check what this connection may use, so nothing ran. Try again in a moment."}}}))
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, req.ID, rpcError(http.StatusServiceUnavailable, CodeUnavailable,
+			"The relay could not check what this connection may use, so nothing ran; retry in a few seconds.", nil))
 		return false
 	}
 	action := actionOf(t, args)

@@ -60,3 +60,41 @@ func TestATokenCheckThatFailsIsADocumented503(t *testing.T) {
 		})
 	}
 }
+
+// scopeDown answers every scope read with the store's failure.
+type scopeDown struct{}
+
+func (scopeDown) Scope(context.Context, Grant) ([]protocol.ScopeEntry, error) {
+	return nil, errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+}
+
+// TestAScopeCheckThatFailsIsADocumented503: the token was checked (from
+// before the outage, say) but the connection's scope cannot be read: the
+// call is answered as every outage is — 503, Retry-After, its id — and
+// nothing runs (the issue 17 scenario got a 200 tool error here).
+func TestAScopeCheckThatFailsIsADocumented503(t *testing.T) {
+	calls := &[]ToolCall{}
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.DemoBundle(), Caller: stubCaller{calls},
+		Guard: scopeDown{}, Verifier: acceptAll{}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/", strings.NewReader(
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get"}}}`))
+	req.Header.Set("Authorization", "Bearer tra_x")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	var rpc struct {
+		ID    json.RawMessage
+		Error struct{ Code int }
+	}
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" || json.Unmarshal(w.Body.Bytes(), &rpc) != nil ||
+		string(rpc.ID) != "9" || rpc.Error.Code != CodeUnavailable || strings.Contains(w.Body.String(), "6379") {
+		t.Fatalf("%d Retry-After %q: %s", w.Code, w.Header().Get("Retry-After"), w.Body.String())
+	}
+	if len(*calls) != 0 {
+		t.Fatalf("the call ran: %v", *calls)
+	}
+}
