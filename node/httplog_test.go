@@ -1,37 +1,20 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A handler's panic, recovered by net/http, is a JSON record at error
 // level with its stack, on the listener's name.
 func TestServerLogSaysPanicsAtErrorLevel(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&out, nil))
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	srv.Config.ErrorLog = serverLog(logger, "public")
@@ -54,7 +37,7 @@ func TestServerLogSaysPanicsAtErrorLevel(t *testing.T) {
 
 // Other complaints of net/http are warnings.
 func TestServerLogSaysTheRestAtWarnLevel(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	serverLog(slog.New(slog.NewJSONHandler(&out, nil)), "admin").Print("http: URL query contains semicolon")
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(out.String()), &rec); err != nil || rec["level"] != "WARN" || rec["listener"] != "admin" {
