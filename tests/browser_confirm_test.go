@@ -14,29 +14,20 @@ import (
 // deletes something saved (it asks, in the default mode), and the person's
 // confirm card and activity line from the relay's UI module.
 func counterPage(relay string) string {
-	return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>counter</title></head>
-<body><p id="status" role="status">starting</p>
-<tabrelay-activity></tabrelay-activity>
+	return sdkPage(relay, "counter", `<tabrelay-activity></tabrelay-activity>
 <tabrelay-confirm></tabrelay-confirm>
-<script type="module">
-import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
-import { createPermissions } from "` + relay + `/sdk/v1/tabrelay-ui.js";
-const app = defineApp({
-  version: "demo-1",
-  app: { name: "demo", title: "Demo" },
-  instructions: "A test page.",
-  tools: [{
+`, `import { createPermissions } from "`+relay+`/sdk/v1/tabrelay-ui.js";
+`,
+		`[{
     name: "counter", title: "Counter", description: "Reads or changes the counter.", result: "summaries",
     inputSchema: { type: "object", properties: { action: { type: "string" } } },
     actions: [{ name: "get" }, { name: "increment", permissions: ["change"] }, { name: "reset", permissions: ["deletes-saved"] }],
-  }],
-});
-let counter = 5;
+  }],`,
+		`let counter = 5;
 window.resets = 0;
 const permissions = createPermissions({ app });
 const client = connect({
-  relay: "` + relay + `",
+  relay,
   app,
   permissions,
   handlers: { counter: {
@@ -47,9 +38,7 @@ const client = connect({
 });
 document.querySelector("tabrelay-confirm").permissions = permissions;
 document.querySelector("tabrelay-activity").turns = permissions.turns;
-client.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
-window.tabrelayClient = client;
-</script></body></html>`
+`)
 }
 
 // TestChromiumConfirmCard: a call the person's settings ask about shows a

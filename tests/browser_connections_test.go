@@ -14,26 +14,15 @@ import (
 // connectionsPage is an app page with the demo bundle's echo that shows
 // the Connections panel of the UI module the relay serves.
 func connectionsPage(relay string) string {
-	return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>connections</title></head>
-<body><p id="status" role="status">starting</p>
-<tabrelay-connections></tabrelay-connections>
-<script type="module">
-import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
-import "` + relay + `/sdk/v1/tabrelay-ui.js";
-const app = defineApp({
-  version: "demo-1",
-  app: { name: "demo", title: "Demo" },
-  instructions: "A test page.",
-  tools: [{ name: "echo", title: "Echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" }],
-});
-const client = connect({ relay: "` + relay + `", app, handlers: { echo: (call) => ({ echoed: call.arguments }) } });
-client.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
-window.tabrelayClient = client;
+	return sdkPage(relay, "connections", `<tabrelay-connections></tabrelay-connections>
+`, `import "`+relay+`/sdk/v1/tabrelay-ui.js";
+`,
+		`[{ name: "echo", title: "Echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" }],`,
+		`const client = connect({ relay, app, handlers: { echo: (call) => ({ echoed: call.arguments }) } });
 const panel = document.querySelector("tabrelay-connections");
 panel.app = app;
 panel.client = client;
-</script></body></html>`
+`)
 }
 
 // panelRows returns the client names the page's Connections panel lists.

@@ -15,19 +15,11 @@ import (
 // (cells) — and the person's permission settings and data switch from the
 // relay's UI module. window.increments and window.noteReads count what ran.
 func settingsPage(relay string) string {
-	return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>settings</title></head>
-<body><p id="status" role="status">starting</p>
-<tabrelay-permissions></tabrelay-permissions>
+	return sdkPage(relay, "settings", `<tabrelay-permissions></tabrelay-permissions>
 <tabrelay-data-switch></tabrelay-data-switch>
-<script type="module">
-import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
-import { createPermissions } from "` + relay + `/sdk/v1/tabrelay-ui.js";
-const app = defineApp({
-  version: "demo-1",
-  app: { name: "demo", title: "Demo" },
-  instructions: "A test page.",
-  tools: [{
+`, `import { createPermissions } from "`+relay+`/sdk/v1/tabrelay-ui.js";
+`,
+		`[{
     name: "counter", title: "Counter", description: "Reads or changes the counter.", result: "summaries",
     inputSchema: { type: "object", properties: { action: { type: "string" } } },
     actions: [{ name: "get" }, { name: "increment", permissions: ["change"] }, { name: "reset", permissions: ["deletes-saved"] }],
@@ -35,14 +27,13 @@ const app = defineApp({
     name: "notes", title: "Notes", description: "Lists, adds or clears notes.", result: "cells",
     inputSchema: { type: "object", properties: { action: { type: "string" } } },
     actions: [{ name: "list" }, { name: "add", permissions: ["change"] }, { name: "clear", permissions: ["deletes-saved"] }],
-  }],
-});
-let counter = 5;
+  }],`,
+		`let counter = 5;
 window.increments = 0;
 window.noteReads = 0;
 const permissions = createPermissions({ app });
 const client = connect({
-  relay: "` + relay + `",
+  relay,
   app,
   permissions,
   handlers: {
@@ -60,9 +51,7 @@ const client = connect({
 });
 document.querySelector("tabrelay-permissions").permissions = permissions;
 document.querySelector("tabrelay-data-switch").permissions = permissions;
-client.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
-window.tabrelayClient = client;
-</script></body></html>`
+`)
 }
 
 // TestChromiumPermissionSettings: the person's choices in

@@ -14,33 +14,22 @@ import (
 // wait runs until the page closes: a call in the middle of its run.
 // Every run is counted in localStorage, which the browser's tabs share.
 func twoToolPage(relay string) string {
-	return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>tabs</title></head>
-<body><p id="status" role="status">starting</p>
-<script type="module">
-import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
-const app = defineApp({
-  version: "demo-1",
-  app: { name: "demo", title: "Demo" },
-  instructions: "A test page.",
-  tools: [
+	return sdkPage(relay, "tabs", ``, ``,
+		`[
     { name: "echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" },
     { name: "wait", description: "Runs until the page closes.", inputSchema: { type: "object", properties: { ms: { type: "integer" } } }, result: "none" },
-  ],
-});
-const ran = (id) => localStorage.setItem("ran:" + id, String(Number(localStorage.getItem("ran:" + id) || 0) + 1));
+  ],`,
+		`const ran = (id) => localStorage.setItem("ran:" + id, String(Number(localStorage.getItem("ran:" + id) || 0) + 1));
 window.running = [];
 const client = connect({
-  relay: "` + relay + `",
+  relay,
   app,
   handlers: {
     echo: (call) => { ran(call.id); window.lastEcho = call.arguments.value; return { echoed: call.arguments }; },
     wait: (call) => { ran(call.id); window.running.push(call.id); return new Promise(() => {}); },
   },
 });
-client.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
-window.tabrelayClient = client;
-</script></body></html>`
+`)
 }
 
 // TestChromiumACallRunsOnceAcrossTabs: two tabs of one Chromium; a call

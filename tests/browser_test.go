@@ -64,39 +64,45 @@ func appPage(t testing.TB, html string) (origin, url string) {
 	return srv.URL, srv.URL + "/"
 }
 
+// sdkPage is a test app page on the demo bundle's app: elements (HTML),
+// then one module script that imports connect and defineApp from the
+// relay's SDK, then imports (more import lines), declares app with tools
+// (a JS array), and runs script, which makes client (relay is in scope).
+// The page shows its client's status and keeps it in
+// window.tabrelayStatus, and the client in window.tabrelayClient.
+func sdkPage(relay, title, elements, imports, tools, script string) string {
+	return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>` + title + `</title></head>
+<body><p id="status" role="status">starting</p>
+` + elements + `<script type="module">
+import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
+` + imports + `const relay = "` + relay + `";
+const app = defineApp({ version: "demo-1", app: { name: "demo", title: "Demo" }, instructions: "A test page.",
+  tools: ` + tools + ` });
+` + script + `client.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
+window.tabrelayClient = client;
+</script></body></html>`
+}
+
 // echoPage is an app page with one tool, echo (the demo bundle's), that
 // connects to relay with the SDK the relay serves, and the Connect panel
 // of its UI module. window.runs lists the ids of the calls it ran;
 // window.tabrelayStatus is the client's status.
 func echoPage(relay string) string {
-	return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>echo</title></head>
-<body><p id="status" role="status">starting</p>
-<tabrelay-connect></tabrelay-connect>
-<script type="module">
-import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
-import "` + relay + `/sdk/v1/tabrelay-ui.js";
-const app = defineApp({
-  version: "demo-1",
-  app: { name: "demo", title: "Demo" },
-  instructions: "A test page.",
-  tools: [{ name: "echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" }],
-});
-window.runs = [];
+	return sdkPage(relay, "echo", `<tabrelay-connect></tabrelay-connect>
+`, `import "`+relay+`/sdk/v1/tabrelay-ui.js";
+`,
+		`[{ name: "echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" }],`,
+		`window.runs = [];
 const client = connect({
-  relay: "` + relay + `",
+  relay,
   app,
   handlers: { echo: (call) => { window.runs.push(call.id); return { echoed: call.arguments, by: "chromium" }; } },
 });
-client.onStatus((s) => {
-  window.tabrelayStatus = s;
-  document.getElementById("status").textContent = s.state;
-});
-window.tabrelayClient = client;
 const panel = document.querySelector("tabrelay-connect");
 panel.app = app;
 panel.client = client;
-</script></body></html>`
+`)
 }
 
 // waitState waits until the page's client reports state.
