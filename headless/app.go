@@ -15,7 +15,7 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// app is the demo app's state in this tab (each process is its own tab).
+// app is the probe app's state in this tab (each process is its own tab).
 type app struct {
 	mu      sync.Mutex // guards the fields below
 	counter int64
@@ -25,12 +25,12 @@ type app struct {
 // args are a call's arguments, each still JSON.
 type args map[string]json.RawMessage
 
-// toolFunc runs one tool of the demo app. When ctx ends first it returns
+// toolFunc runs one tool of the probe app. When ctx ends first it returns
 // anything: the result is not sent.
 type toolFunc func(t *Tab, ctx context.Context, c protocol.Call, a args) protocol.TabResult
 
-// demoTools are the tools of protocol/demo_bundle.json.
-var demoTools = map[string]toolFunc{
+// probeTools are the tools of protocol/probe_bundle.json.
+var probeTools = map[string]toolFunc{
 	"whoami":       toolWhoami,
 	"counter":      toolCounter,
 	"notes":        toolNotes,
@@ -41,7 +41,7 @@ var demoTools = map[string]toolFunc{
 	"fail":         toolFail,
 }
 
-// Limits of the demo tools' arguments (demo_bundle.json's schemas).
+// Limits of the probe tools' arguments (probe_bundle.json's schemas).
 const (
 	pictureHeight   = 32
 	pictureWidth    = 64
@@ -49,10 +49,10 @@ const (
 	waitMaxMs       = 600_000
 )
 
-// runTool runs c's tool: one of the bundle's that the demo app has, or,
+// runTool runs c's tool: one of the bundle's that the probe app has, or,
 // when the bundle is the conformance bundle, one of its fixtures.
 func (t *Tab) runTool(ctx context.Context, c protocol.Call) protocol.TabResult {
-	tools := demoTools
+	tools := probeTools
 	if t.bundle.App.Name == ConformanceApp {
 		tools = fixtureTools
 	}

@@ -10,7 +10,7 @@ import (
 
 // ConformanceApp is the app name of protocol.ConformanceBundle(): a tab
 // whose bundle has it runs the MCP conformance suite's fixture tools
-// instead of the demo app's.
+// instead of the probe app's.
 const ConformanceApp = "conformance"
 
 // Reference contents of the conformance suite (its everything-server).

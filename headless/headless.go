@@ -1,6 +1,7 @@
 // Package headless is a tab without a browser: a Go client of the relay's
-// /tab WebSocket that speaks the protocol a browser tab of the demo app
-// speaks (SPEC §6) and runs the demo app's tools (or, with
+// /tab WebSocket that speaks the protocol a browser tab speaks (SPEC §6)
+// and runs the tools of the probe app, protocol.ProbeBundle(), made to
+// probe a relay (or, with
 // protocol.ConformanceBundle(), the MCP conformance suite's fixture tools).
 // `tabrelay tab`, the tests and the load tests use it as the person's tab.
 //
@@ -59,7 +60,7 @@ type Options struct {
 	SecretFile string
 	// Origin is sent as the Origin header; it must be one the relay allows.
 	Origin string
-	// Bundle is the catalogue the tab runs; nil is protocol.DemoBundle().
+	// Bundle is the catalogue the tab runs; nil is protocol.ProbeBundle().
 	Bundle *protocol.Bundle
 	// Name is this tab's name, which whoami answers; empty is random.
 	Name string
@@ -154,7 +155,7 @@ func New(opts Options) (*Tab, error) {
 		return nil, errors.New("headless: an origin is required (one the relay allows)")
 	}
 	if opts.Bundle == nil {
-		opts.Bundle = protocol.DemoBundle()
+		opts.Bundle = protocol.ProbeBundle()
 	}
 	setDefault(&opts.MinBackoff, DefaultMinBackoff)
 	setDefault(&opts.MaxBackoff, DefaultMaxBackoff)

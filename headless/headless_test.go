@@ -25,8 +25,8 @@ func TestHelloProvesTheTab(t *testing.T) {
 	tab := start(t, opts)
 	s := relay.accept(t)
 	h := s.hello
-	if h.Type != protocol.TypeHello || h.Protocol != protocol.Version || h.Bundle != "demo-1" {
-		t.Errorf("hello %+v, want type hello, protocol %d, bundle demo-1", h, protocol.Version)
+	if h.Type != protocol.TypeHello || h.Protocol != protocol.Version || h.Bundle != "probe-1" {
+		t.Errorf("hello %+v, want type hello, protocol %d, bundle probe-1", h, protocol.Version)
 	}
 	if len(h.Secret) != 43 || h.TabID != tab.TabID() || h.Reconnects != 0 || h.FocusedAt == 0 {
 		t.Errorf("hello secret of %d chars, tab %q, reconnects %d, focusedAt %d; want 43, %q, 0, set",
@@ -53,7 +53,7 @@ func TestHelloProvesTheTab(t *testing.T) {
 	}
 }
 
-func TestDemoTools(t *testing.T) {
+func TestProbeTools(t *testing.T) {
 	relay := newFakeRelay(t)
 	opts := testOptions(t, relay)
 	opts.Name = "alpha"

@@ -2,7 +2,7 @@ package headless
 
 import "github.com/tabrelay/tabrelay/protocol"
 
-// permissions is what this tab's "person" has set for tools: the demo asks
+// permissions is what this tab's "person" has set for tools: the probe app asks
 // before clear_all (it deletes everything) and runs the rest; the
 // conformance fixtures all run.
 func (t *Tab) permissions(tools []string) map[string]string {

@@ -53,7 +53,7 @@ func FuzzServeHTTP(f *testing.F) {
 		f.Add(seed, "2026-07-28", "tools/call")
 	}
 	var got []ToolCall
-	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.DemoBundle(), Caller: stubCaller{&got},
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&got},
 		Guard: allowAll{}, Verifier: acceptAll{}})
 	if err != nil {
 		f.Fatal(err)

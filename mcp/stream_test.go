@@ -40,7 +40,7 @@ func (tickCaller) Permissions(context.Context, string, protocol.Connection, []st
 func streamServer(t *testing.T, c Caller, keepAlive time.Duration) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.DemoBundle(),
+	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
 		Caller: c, Guard: allowAll{}, OpenPairing: "p1", KeepAlive: keepAlive})
 	if err != nil {
 		t.Fatal(err)

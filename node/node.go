@@ -140,7 +140,7 @@ func New(cfg Config) (*Node, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Bundle == nil {
-		cfg.Bundle = protocol.DemoBundle()
+		cfg.Bundle = protocol.ProbeBundle()
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

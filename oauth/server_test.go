@@ -62,7 +62,7 @@ func newHarness(tb testing.TB, edit ...func(*oauth.Config)) *harness {
 	key := make([]byte, 32)
 	rand.Read(key)
 	h := &harness{tb: tb, srv: srv, clock: clock.NewFake(testStart), metrics: oauth.NewMetrics(nil)}
-	cfg := oauth.Config{Issuer: srv.URL, AppURL: testAppURL, Bundle: protocol.DemoBundle(), Store: st,
+	cfg := oauth.Config{Issuer: srv.URL, AppURL: testAppURL, Bundle: protocol.ProbeBundle(), Store: st,
 		Hasher: oauth.NewHasher(key), Clock: h.clock, Logger: slog.New(slog.DiscardHandler), Metrics: h.metrics}
 	for _, e := range edit {
 		e(&cfg)

@@ -152,8 +152,8 @@ const (
 	ResultNone      = "none"
 )
 
-//go:embed demo_bundle.json
-var demoBundle []byte
+//go:embed probe_bundle.json
+var probeBundle []byte
 
 //go:embed conformance_bundle.json
 var conformanceBundle []byte
@@ -168,17 +168,19 @@ func ConformanceBundle() *Bundle {
 	return b
 }
 
-// DemoBundle returns the demo app's bundle, the relay's default catalogue.
-func DemoBundle() *Bundle {
-	b, err := LoadBundle(demoBundle)
+// ProbeBundle returns the probe app's bundle: the tools of the headless
+// tab (`tabrelay tab`, headless/), made to probe a relay (a counter, notes,
+// echo, wait, fail, a picture). The end-to-end tests run on it.
+func ProbeBundle() *Bundle {
+	b, err := LoadBundle(probeBundle)
 	if err != nil {
-		panic("protocol: the embedded demo bundle is invalid: " + err.Error())
+		panic("protocol: the embedded probe bundle is invalid: " + err.Error())
 	}
 	return b
 }
 
-// DemoBundleJSON returns the demo bundle as shipped.
-func DemoBundleJSON() []byte { return bytes.Clone(demoBundle) }
+// ProbeBundleJSON returns the probe bundle as shipped.
+func ProbeBundleJSON() []byte { return bytes.Clone(probeBundle) }
 
 var (
 	namePattern    = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

@@ -8,11 +8,11 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// mutate returns the demo bundle's JSON after f changed it.
+// mutate returns the probe bundle's JSON after f changed it.
 func mutate(t *testing.T, f func(b map[string]any)) []byte {
 	t.Helper()
 	var b map[string]any
-	if err := json.Unmarshal(protocol.DemoBundleJSON(), &b); err != nil {
+	if err := json.Unmarshal(protocol.ProbeBundleJSON(), &b); err != nil {
 		t.Fatal(err)
 	}
 	f(b)
@@ -44,7 +44,7 @@ func TestLoadBundleNamesTheBadField(t *testing.T) {
 		{"star as action", "tools[1].actions[0].name", func(b map[string]any) { tool(b, 1)["actions"] = []any{map[string]any{"name": "*"}} }},
 		{"bad result kind", "tools[0].result", func(b map[string]any) { tool(b, 0)["result"] = "rows" }},
 		{"duplicate tool", "tools[1].name", func(b map[string]any) { tool(b, 1)["name"] = "whoami" }},
-		{"ui not a view", "tools[4].ui", func(b map[string]any) { tool(b, 4)["ui"] = "ui://demo/other" }},
+		{"ui not a view", "tools[4].ui", func(b map[string]any) { tool(b, 4)["ui"] = "ui://probe/other" }},
 		{"view of another type", "resources[0].mimeType", func(b map[string]any) {
 			b["resources"].([]any)[0].(map[string]any)["mimeType"] = "text/html"
 		}},
@@ -85,8 +85,8 @@ func TestBundlePermissionKinds(t *testing.T) {
 }
 
 func TestShippedBundlesLoad(t *testing.T) {
-	if b := protocol.DemoBundle(); b.Tag() != protocol.DefaultDataTag || len(b.Tools) == 0 {
-		t.Fatalf("demo bundle %+v", b)
+	if b := protocol.ProbeBundle(); b.Tag() != protocol.DefaultDataTag || len(b.Tools) == 0 {
+		t.Fatalf("probe bundle %+v", b)
 	}
 	c := protocol.ConformanceBundle()
 	if _, ok := c.Tool("test_simple_text"); !ok {

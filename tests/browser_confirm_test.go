@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// counterPage is an app page with the demo bundle's counter, whose reset
+// counterPage is an app page with the probe bundle's counter, whose reset
 // deletes something saved (it asks, in the default mode), and the person's
 // confirm card and activity line from the relay's UI module.
 func counterPage(relay string) string {

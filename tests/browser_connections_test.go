@@ -11,7 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// connectionsPage is an app page with the demo bundle's echo that shows
+// connectionsPage is an app page with the probe bundle's echo that shows
 // the Connections panel of the UI module the relay serves.
 func connectionsPage(relay string) string {
 	return sdkPage(relay, "connections", `<tabrelay-connections></tabrelay-connections>
@@ -69,7 +69,7 @@ func TestChromiumConnectionsPanelFollowsPushes(t *testing.T) {
 	lists() // both panels loaded the (empty) list
 	for name, ctx := range tabs {
 		note, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("tabrelay-connections [data-part=note]").textContent`))
-		if err != nil || !strings.Contains(note, "No agent is connected to Demo") {
+		if err != nil || !strings.Contains(note, "No agent is connected to Probe") {
 			t.Fatalf("the %s tab's empty panel says %q (%v)", name, note, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 )
 
-// settingsPage is an app page with two tools of the demo bundle — counter
+// settingsPage is an app page with two tools of the probe bundle — counter
 // (summaries; increment a change, reset deletes something saved) and notes
 // (cells) — and the person's permission settings and data switch from the
 // relay's UI module. window.increments and window.noteReads count what ran.

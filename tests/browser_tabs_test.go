@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// twoToolPage is an app page with the demo bundle's echo and wait. Its
+// twoToolPage is an app page with the probe bundle's echo and wait. Its
 // wait runs until the page closes: a call in the middle of its run.
 // Every run is counted in localStorage, which the browser's tabs share.
 func twoToolPage(relay string) string {

@@ -64,7 +64,7 @@ func appPage(t testing.TB, html string) (origin, url string) {
 	return srv.URL, srv.URL + "/"
 }
 
-// sdkPage is a test app page on the demo bundle's app: elements (HTML),
+// sdkPage is a test app page on the probe bundle's app: elements (HTML),
 // then one module script that imports connect and defineApp from the
 // relay's SDK, then imports (more import lines), declares app with tools
 // (a JS array), and runs script, which makes client (relay is in scope).
@@ -77,14 +77,14 @@ func sdkPage(relay, title, elements, imports, tools, script string) string {
 ` + elements + `<script type="module">
 import { connect, defineApp } from "` + relay + `/sdk/v1/tabrelay.js";
 ` + imports + `const relay = "` + relay + `";
-const app = defineApp({ version: "demo-1", app: { name: "demo", title: "Demo" }, instructions: "A test page.",
+const app = defineApp({ version: "probe-1", app: { name: "probe", title: "Probe" }, instructions: "A test page.",
   tools: ` + tools + ` });
 ` + script + `client.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
 window.tabrelayClient = client;
 </script></body></html>`
 }
 
-// echoPage is an app page with one tool, echo (the demo bundle's), that
+// echoPage is an app page with one tool, echo (the probe bundle's), that
 // connects to relay with the SDK the relay serves, and the Connect panel
 // of its UI module. window.runs lists the ids of the calls it ran;
 // window.tabrelayStatus is the client's status.

@@ -44,12 +44,12 @@ func TestNoTabIsAnsweredAtOnceWithOneSentence(t *testing.T) {
 	if res.outcome.Kind != actors.NoTab || !res.result.IsError || len(res.result.Content) != 1 {
 		t.Fatalf("got %v %+v", res.outcome.Kind, res.result)
 	}
-	if text := res.result.Content[0].Text; !strings.Contains(text, "open Demo in a tab") {
+	if text := res.result.Content[0].Text; !strings.Contains(text, "open Probe in a tab") {
 		t.Fatalf("sentence %q does not say to open the app", text)
 	}
 }
 
-func TestDemoToolsThroughTheOneEncoding(t *testing.T) {
+func TestProbeToolsThroughTheOneEncoding(t *testing.T) {
 	r := startRelay(t, nil)
 	_, pairing := pairedBrowser(t, r)
 	ctx := context.Background()

@@ -58,7 +58,7 @@ func BenchmarkClusterCall(b *testing.B) {
 	pool := &coldPool{c: c, h: h, spare: spare}
 	noTab := func(b *testing.B, n *clusterNode, token string) {
 		a, err := n.callTool(ctx, token, "whoami", nil)
-		if err != nil || a.text() != protocol.NoTabSentence(demoTitle) {
+		if err != nil || a.text() != protocol.NoTabSentence(probeTitle) {
 			b.Fatalf("whoami of a pairing without a tab at node %d: %v %v", n.i, err, a)
 		}
 	}

@@ -228,7 +228,7 @@ func (s *deployScenario) classify(a rpcReply, err error, timedOut bool, id int, 
 		return "result", ""
 	case a.text() == protocol.RestartingSentence():
 		return "restarting", ""
-	case a.text() == protocol.NoTabSentence(demoTitle):
+	case a.text() == protocol.NoTabSentence(probeTitle):
 		if ph == phaseRolling {
 			return "no_tab", "the no-tab sentence while the browser's tab process was alive and reconnecting after a drain"
 		}

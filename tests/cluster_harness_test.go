@@ -170,7 +170,7 @@ func (n *clusterNode) env() []string {
 	c := n.c
 	return append([]string{"PATH=/usr/bin:/bin",
 		"RELAY_LISTEN=" + n.listen, "RELAY_ADMIN_LISTEN=" + n.admin, "RELAY_DATA_DIR=" + n.dataDir,
-		"RELAY_PUBLIC_URL=" + c.public, "ALLOWED_ORIGINS=" + origin, "RELAY_TRUST_PROXY=true",
+		"RELAY_PUBLIC_URL=" + c.public, "ALLOWED_ORIGINS=" + origin, "RELAY_TRUST_PROXY=true", "RELAY_BUNDLE=probe",
 		"REDIS_URL=" + c.redis.URL(), "RELAY_SIGNING_KEY=" + c.key, "RELAY_CLUSTER_LISTEN=" + n.remote,
 		"RELAY_LEASE_TTL=2s", "RELAY_DRAIN_WINDOW=" + c.opts.drainWindow.String(), "RELAY_GRACE=" + c.opts.grace.String(),
 		"TAB_CALL_WAIT=" + c.opts.callWait.String(),
@@ -906,10 +906,10 @@ func approveByProcess(b *browser, nodeURL string) func(string) error {
 	}
 }
 
-// fullScope is every tool of the demo bundle, every action.
+// fullScope is every tool of the probe bundle, every action.
 func fullScope() []protocol.ScopeEntry {
 	var out []protocol.ScopeEntry
-	for _, tl := range protocol.DemoBundle().Tools {
+	for _, tl := range protocol.ProbeBundle().Tools {
 		out = append(out, protocol.ScopeEntry{Tool: tl.Name, Actions: []string{"*"}})
 	}
 	return out

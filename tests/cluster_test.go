@@ -29,7 +29,7 @@ import (
 // real `tabrelay tab` processes, and headless tabs over real WebSockets.
 // cluster_harness_test.go starts them.
 
-const demoTitle = "Demo"
+const probeTitle = "Probe"
 
 // TestClusterCallsCrossNodes connects one tab process to each of three
 // nodes and calls every tab through every node: each call returns the
@@ -450,7 +450,7 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 					}
 				case a.text() == protocol.RestartingSentence():
 					kinds.add("restarting")
-				case a.text() == protocol.NoTabSentence(demoTitle):
+				case a.text() == protocol.NoTabSentence(probeTitle):
 					kinds.add("no_tab")
 				case strings.HasPrefix(a.text(), "The tab did not answer within"):
 					kinds.add("timeout")
@@ -732,7 +732,7 @@ func rawTab(ctx context.Context, addr, secret string) (*websocket.Conn, string, 
 		return nil, "", err
 	}
 	hello, _ := json.Marshal(protocol.Hello{Envelope: protocol.Typed(protocol.TypeHello), Protocol: protocol.Version,
-		Secret: secret, TabID: fmt.Sprintf("t%016x", rand.Uint64()), Bundle: protocol.DemoBundle().Version})
+		Secret: secret, TabID: fmt.Sprintf("t%016x", rand.Uint64()), Bundle: protocol.ProbeBundle().Version})
 	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
 		ws.CloseNow()
 		return nil, "", err

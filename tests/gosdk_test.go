@@ -189,8 +189,8 @@ func goSDKSession(t *testing.T, r *relay, b *browser, tab *tabProc, ask, want st
 	if text, ok := refusal.Content[0].(*mcp.TextContent); !ok || !strings.Contains(text.Text, "Connections panel") {
 		t.Fatalf("refusal %#v", refusal.Content[0])
 	}
-	if ui, _ := byName["view_picture"].Meta["ui"].(map[string]any); ui["resourceUri"] != "ui://demo/view" {
-		t.Fatalf("view_picture _meta %v, want ui.resourceUri ui://demo/view", byName["view_picture"].Meta)
+	if ui, _ := byName["view_picture"].Meta["ui"].(map[string]any); ui["resourceUri"] != "ui://probe/view" {
+		t.Fatalf("view_picture _meta %v, want ui.resourceUri ui://probe/view", byName["view_picture"].Meta)
 	}
 
 	if listen {
@@ -260,7 +260,7 @@ func goSDKSession(t *testing.T, r *relay, b *browser, tab *tabProc, ask, want st
 		t.Fatalf("unknown tool: %v, want JSON-RPC error %d", err, jsonrpc.CodeInvalidParams)
 	}
 
-	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://demo/view"})
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ui://probe/view"})
 	if err != nil {
 		t.Fatalf("resources/read: %v", err)
 	}

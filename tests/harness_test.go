@@ -74,7 +74,7 @@ func startRelay(t testing.TB, tweak func(*node.Config)) *relay {
 	listen := freePort(t)
 	cfg := node.Config{
 		PublicURL: "http://" + listen, Listen: listen, AdminListen: "127.0.0.1:0",
-		DataDir: t.TempDir(), SigningKey: key, AllowedOrigins: []string{origin},
+		DataDir: t.TempDir(), SigningKey: key, AllowedOrigins: []string{origin}, Bundle: protocol.ProbeBundle(),
 		CallWait: 225 * time.Second, TurnIdle: 120 * time.Second, DrainWindow: time.Second, Grace: 5 * time.Second,
 		Clock: fake, Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}

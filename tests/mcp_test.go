@@ -150,7 +150,7 @@ func TestMCPToolListWithoutATabSaysSo(t *testing.T) {
 	}
 	r.waitTabs(pairing, 0)
 	tools := c.send("tools/list", nil, false, nil).result["tools"].([]any)
-	if len(tools) != 8 || !strings.Contains(tools[0].(map[string]any)["description"].(string), "No Demo tab answered") {
+	if len(tools) != 8 || !strings.Contains(tools[0].(map[string]any)["description"].(string), "No Probe tab answered") {
 		t.Fatalf("tools without a tab: %v", tools[0])
 	}
 	// The tab left moments ago: a call waits TabGrace for it to come back,
@@ -163,7 +163,7 @@ func TestMCPToolListWithoutATabSaysSo(t *testing.T) {
 	}, "the call waits for the tab")
 	r.clock.Advance(actors.DefaultTabGrace)
 	rep := <-replies
-	if rep.result["isError"] != true || !strings.Contains(rep.result["content"].([]any)[0].(map[string]any)["text"].(string), "open Demo in a tab") {
+	if rep.result["isError"] != true || !strings.Contains(rep.result["content"].([]any)[0].(map[string]any)["text"].(string), "open Probe in a tab") {
 		t.Fatalf("call without a tab: %v", rep.result)
 	}
 }
@@ -212,7 +212,7 @@ func TestMCPHandshakeEra(t *testing.T) {
 	if rep.err == nil || rep.err["code"] != -32602.0 {
 		t.Fatalf("unknown tool: %v", rep.err)
 	}
-	rep = c.send("resources/read", map[string]any{"uri": "ui://demo/view"}, false, nil)
+	rep = c.send("resources/read", map[string]any{"uri": "ui://probe/view"}, false, nil)
 	if c0 := rep.result["contents"].([]any)[0].(map[string]any); c0["mimeType"] != "text/html;profile=mcp-app" {
 		t.Fatalf("view card: %v", rep.result)
 	}
@@ -230,7 +230,7 @@ func TestMCPStatelessEra(t *testing.T) {
 	}
 	for _, tl := range rep.result["tools"].([]any) {
 		tool := tl.(map[string]any)
-		if tool["name"] == "view_picture" && tool["_meta"].(map[string]any)["ui"].(map[string]any)["resourceUri"] != "ui://demo/view" {
+		if tool["name"] == "view_picture" && tool["_meta"].(map[string]any)["ui"].(map[string]any)["resourceUri"] != "ui://probe/view" {
 			t.Fatalf("view_picture has no view card: %v", tool)
 		}
 	}

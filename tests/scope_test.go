@@ -110,7 +110,7 @@ func counterValue(t *testing.T, r *relay, name string) float64 {
 // relay's catalogue already has one more: a connection never grows by
 // itself.
 func TestAToolTheCatalogueGainsLaterIsNotGranted(t *testing.T) {
-	bigger := protocol.DemoBundle()
+	bigger := protocol.ProbeBundle()
 	extra := bigger.Tools[0]
 	extra.Name, extra.Description = "export_everything", "Exports every note and the counter."
 	bigger.Tools = append(bigger.Tools, extra)

@@ -40,7 +40,7 @@ func startServeUnder(t *testing.T, wrap []string, listen, admin, dataDir string,
 	argv := append(append(wrap[:len(wrap):len(wrap)], binary), "serve")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + listen, "RELAY_ADMIN_LISTEN=" + admin,
-		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s",
+		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_BUNDLE=probe", "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s",
 		"RELAY_SHUTDOWN_DELAY=0s"}, env...) // no balancer in front: no delay to wait out
 	p := &serveProc{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
 	cmd.Stderr = p.stderr

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func (s *setting) get() string {
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
 	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
-	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL setting
+	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -59,7 +60,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 		signingKey:  setting{flag: "signing-key", env: "RELAY_SIGNING_KEY", secret: true, help: "base64 key (32+ bytes) for HMACs; generated in the data dir when empty"},
 		origins:     setting{flag: "allowed-origins", env: "ALLOWED_ORIGINS", help: "comma-separated origins of the app whose tabs may connect"},
 		appURL:      setting{flag: "app-url", env: "APP_URL", help: "the app's URL (approval links go there)"},
-		bundle:      setting{flag: "bundle", env: "RELAY_BUNDLE", help: "the app's bundle (JSON file); default the embedded demo bundle"},
+		bundle:      setting{flag: "bundle", env: "RELAY_BUNDLE", help: "the app's bundle: a JSON file, or demo (the default), probe or conformance (embedded)"},
 		redisURL:    setting{flag: "redis-url", env: "REDIS_URL", secret: true, help: "Redis for a cluster of nodes; empty = one node with the embedded store"},
 		callWait:    setting{flag: "tab-call-wait", env: "TAB_CALL_WAIT", def: "225s", help: "how long a call waits for its tab"},
 		turnIdle:    setting{flag: "agent-turn-idle", env: "AGENT_TURN_IDLE", def: "120s", help: "a connection's turn ends after this idle time"},
@@ -84,6 +85,8 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "host:port of this node's actor remote (gRPC without TLS: a private network only), with Redis"},
 		clusterAdvertise: setting{flag: "cluster-advertise", env: "RELAY_CLUSTER_ADVERTISE",
 			help: "host:port other nodes reach this node's remote at, when it differs from RELAY_CLUSTER_LISTEN"},
+		demo: setting{flag: "demo", env: "RELAY_DEMO", def: "false",
+			help: "serve the demo app at /demo/ (make run does): APP_URL defaults to it, ALLOWED_ORIGINS gains the relay's own origin"},
 		leaseTTL: setting{flag: "lease-ttl", env: "RELAY_LEASE_TTL", def: "3s",
 			help: "life of a node's cluster lease (renewed at a third of it); a dead node's pairings move after about this"},
 	}
@@ -96,7 +99,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
 		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
-		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL}
+		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -139,7 +142,7 @@ func (s *serveSettings) config() (node.Config, error) {
 	if c.AdminToken, err = adminToken(s.adminToken.get()); err != nil {
 		return c, err
 	}
-	if c.AllowedOrigins, err = origins(s.origins.get()); err != nil {
+	if c.AllowedOrigins, err = origins(s.origins.get(), false); err != nil {
 		return c, err
 	}
 	if c.AppURL = s.appURL.get(); c.AppURL != "" {
@@ -257,7 +260,9 @@ func adminToken(v string) (string, error) {
 	return v, nil
 }
 
-func origins(v string) ([]string, error) {
+// origins reads ALLOWED_ORIGINS; it may be empty only when the demo is on
+// (its origin is then the one allowed).
+func origins(v string, demoOn bool) ([]string, error) {
 	var out []string
 	for _, o := range strings.Split(v, ",") {
 		if strings.TrimSpace(o) == "" {
@@ -269,25 +274,55 @@ func origins(v string) ([]string, error) {
 		}
 		out = append(out, n)
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !demoOn {
 		return nil, errors.New("ALLOWED_ORIGINS is empty: set it to the app's origin(s), e.g. https://app.example.com")
 	}
 	return out, nil
 }
 
-func bundle(path string) (*protocol.Bundle, error) {
-	if path == "" {
-		return protocol.DemoBundle(), nil
+// withDemoOrigins adds the origins the demo app is served from: the
+// relay's public origin and, for a listener on 127.0.0.1, the same port on
+// localhost (a person may type either).
+func withDemoOrigins(allowed []string, publicURL, listen string) []string {
+	add := func(o string) {
+		if !slices.Contains(allowed, o) {
+			allowed = append(allowed, o)
+		}
 	}
-	data, err := os.ReadFile(path)
+	add(publicURL)
+	if host, port, err := net.SplitHostPort(listen); err == nil && host == "127.0.0.1" && publicURL == "http://"+listen {
+		add("http://localhost:" + port)
+	}
+	return allowed
+}
+
+// bundle reads RELAY_BUNDLE: empty is the demo app's bundle; "demo",
+// "probe" and "conformance" name the embedded ones (the probe app's is the
+// headless tab's, `tabrelay tab`); anything else is a bundle file.
+func bundle(value string) (*protocol.Bundle, error) {
+	if b := namedBundle(value); b != nil {
+		return b, nil
+	}
+	data, err := os.ReadFile(value)
 	if err != nil {
-		return nil, fmt.Errorf("RELAY_BUNDLE: %w", err)
+		return nil, fmt.Errorf("RELAY_BUNDLE: %w (or name an embedded bundle: demo, probe, conformance)", err)
 	}
 	b, err := protocol.LoadBundle(data)
 	if err != nil {
-		return nil, fmt.Errorf("RELAY_BUNDLE %s: %w", path, err)
+		return nil, fmt.Errorf("RELAY_BUNDLE %s: %w", value, err)
 	}
 	return b, nil
+}
+
+// namedBundle is the embedded bundle called name, or nil.
+func namedBundle(name string) *protocol.Bundle {
+	switch name {
+	case "", "probe":
+		return protocol.ProbeBundle()
+	case "conformance":
+		return protocol.ConformanceBundle()
+	}
+	return nil
 }
 
 func boolean(s *setting) (bool, error) {

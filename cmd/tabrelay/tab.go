@@ -15,7 +15,7 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// tab runs a headless tab of the demo app (or of the conformance fixtures,
+// tab runs a headless tab of the probe app (or of the conformance fixtures,
 // --bundle conformance) until SIGTERM or SIGINT, or until the relay closes
 // it with a stop code. SIGUSR1 reports focus, as a person clicking into the
 // tab would; SIGUSR2 sends permissions-changed, as a tab whose allowed tools
@@ -32,7 +32,7 @@ func tab(args []string, stdout, stderr io.Writer) int {
 	relay := fs.String("relay", os.Getenv("RELAY_PUBLIC_URL"), "the relay's URL (RELAY_PUBLIC_URL)")
 	secretFile := fs.String("secret-file", "", "the browser's secret, made on first use; tabs sharing it are tabs of one browser")
 	origin := fs.String("origin", "", "the Origin to present: one of the relay's ALLOWED_ORIGINS")
-	bundleFile := fs.String("bundle", "", `the bundle the tab runs: "demo" (the default), "conformance" (the MCP conformance fixtures) or a bundle file`)
+	bundleFile := fs.String("bundle", "", `the bundle the tab runs: "probe" (the default: the probe app's tools), "conformance" (the MCP conformance fixtures) or a bundle file`)
 	name := fs.String("name", "", "this tab's name, as whoami answers it")
 	focus := fs.Bool("focus", false, "report focus on every connect")
 	answerAfter := fs.Duration("answer-after", 2*time.Second, "how long the person takes to answer a question; negative: never")
@@ -52,19 +52,22 @@ func tab(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tabrelay tab:", err)
 		return 2
 	}
-	var bundle *protocol.Bundle // nil: the demo bundle
+	bundle := protocol.ProbeBundle()
 	switch *bundleFile {
-	case "", "demo":
-	case "conformance":
-		bundle = protocol.ConformanceBundle()
+	case "", "probe":
+	case "demo":
+		fmt.Fprintln(stderr, "tabrelay tab: the headless tab runs the probe app's tools, not the demo app's (a page in a browser, /demo/ of a relay with RELAY_DEMO): start the relay with RELAY_BUNDLE=probe")
+		return 2
 	default:
-		data, err := os.ReadFile(*bundleFile)
-		if err == nil {
-			bundle, err = protocol.LoadBundle(data)
-		}
-		if err != nil {
-			fmt.Fprintln(stderr, "tabrelay tab:", err)
-			return 2
+		if bundle = namedBundle(*bundleFile); bundle == nil {
+			data, err := os.ReadFile(*bundleFile)
+			if err == nil {
+				bundle, err = protocol.LoadBundle(data)
+			}
+			if err != nil {
+				fmt.Fprintln(stderr, "tabrelay tab:", err)
+				return 2
+			}
 		}
 	}
 	t, err := headless.New(headless.Options{Relay: *relay, SecretFile: *secretFile, Origin: *origin, Bundle: bundle,

@@ -19,7 +19,7 @@ function declarationOf(file: string): { bundle: Record<string, unknown>; decl: A
 }
 
 describe("the bundle", () => {
-  for (const file of ["demo_bundle.json", "conformance_bundle.json"]) {
+  for (const file of ["probe_bundle.json", "conformance_bundle.json"]) {
     test(`declaring ${file}'s tools makes ${file} again`, () => {
       const { bundle, decl } = declarationOf(file);
       assert.deepEqual(toBundle(decl), bundle);
@@ -27,7 +27,7 @@ describe("the bundle", () => {
   }
 
   test("permission kinds go into the bundle, per tool and per action", () => {
-    const { decl } = declarationOf("demo_bundle.json");
+    const { decl } = declarationOf("probe_bundle.json");
     const withKinds = {
       ...decl,
       tools: decl.tools.map((t) => ({
