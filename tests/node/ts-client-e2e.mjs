@@ -194,7 +194,7 @@ async function playThePerson(authorizationUrl, sentState) {
     check(before.state === 'pending', `status before approval: ${JSON.stringify(before)}`);
 
     try {
-        // The person grants every demo tool but notes: the refusal step below.
+        // The person grants every probe tool but notes: the refusal step below.
         const scope = ['whoami', 'counter', 'view_picture', 'fail', 'echo', 'clear_all', 'wait'].flatMap(t => ['--scope', t]);
         await run(bin, ['tab', 'approve', '--relay', relay, '--origin', appOrigin, '--secret-file', secretFile, ...scope, code], { timeout: patience });
     } catch (e) {
@@ -320,13 +320,13 @@ async function main() {
         { critical: true }
     );
 
-    await step('tools/list has the demo tools', async () => {
+    await step('tools/list has the probe tools', async () => {
         const { tools } = await client.listTools();
         const names = tools.map(t => t.name);
         for (const want of ['counter', 'view_picture', 'fail', 'whoami']) check(names.includes(want), `no ${want} in ${names}`);
         check(!names.includes('notes'), `notes is listed although the person did not grant it: ${names}`);
         const vp = tools.find(t => t.name === 'view_picture');
-        check(vp._meta?.ui?.resourceUri === 'ui://demo/view', `view_picture _meta ${JSON.stringify(vp._meta)}`);
+        check(vp._meta?.ui?.resourceUri === 'ui://probe/view', `view_picture _meta ${JSON.stringify(vp._meta)}`);
     });
 
     await step('tools/call counter increment', async () => {
@@ -368,10 +368,10 @@ async function main() {
         check(err.code === -32602, `code ${err.code}: ${err.message}`);
     });
 
-    await step('resources/read ui://demo/view', async () => {
-        const r = await client.readResource({ uri: 'ui://demo/view' });
+    await step('resources/read ui://probe/view', async () => {
+        const r = await client.readResource({ uri: 'ui://probe/view' });
         const c = r.contents?.[0];
-        check(c?.uri === 'ui://demo/view', `contents ${JSON.stringify(r.contents)}`);
+        check(c?.uri === 'ui://probe/view', `contents ${JSON.stringify(r.contents)}`);
         check(c.mimeType === 'text/html;profile=mcp-app', `mimeType ${c.mimeType}`);
         check(c.text?.includes('<html'), 'no HTML text');
     });
