@@ -1,35 +1,58 @@
 #!/usr/bin/env bash
-# web-test.sh — the tab SDK's checks (web/sdk): its dev dependencies from
-# its package-lock.json (npm ci, as scripts/ensure-deps.sh does for
-# tests/node), the type check, a rebuild compared with the committed
-# dist/ (a stale build fails), the unit tests under Node 22's test runner
-# (scripts/node22.sh) with the size budget among them, and the size report.
-# With "lint", only the dependencies and the type check (make lint).
+# web-test.sh — the checks of the tab SDK (web/sdk) and of the demo app
+# built on it (web/demo): their dev dependencies from their
+# package-lock.json (npm ci, as scripts/ensure-deps.sh does for
+# tests/node), the type checks, a rebuild compared with the committed
+# dist/ (a stale build fails; for the demo also its bundle.json, with
+# tabrelay-bundle --check), the unit tests under Node 22's test runner
+# (scripts/node22.sh) with the SDK's size budget among them, and the size
+# reports. With "lint", only the dependencies and the type checks (make lint).
 # Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
 fail() { echo "web-test: $*" >&2; exit 1; }
 command -v npm >/dev/null 2>&1 || fail "npm is missing (install Node.js and npm)"
 mkdir -p .cache
 
 node="$(bash scripts/node22.sh 2>.cache/node22.log)" || { tail -3 .cache/node22.log >&2; fail "could not install Node 22 (scripts/node22.sh)"; }
 
-sdk=web/sdk
-if [ ! -f "$sdk/node_modules/.package-lock.json" ] || [ "$sdk/package-lock.json" -nt "$sdk/node_modules/.package-lock.json" ]; then
-  (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error) >.cache/npm-ci-sdk.log 2>&1 ||
-    { tail -5 .cache/npm-ci-sdk.log >&2; fail "npm ci in $sdk failed (see .cache/npm-ci-sdk.log)"; }
-fi
-cd "$sdk"
+# deps DIR NAME: npm ci in DIR when its lock changed since the last one.
+deps() {
+  if [ ! -f "$1/node_modules/.package-lock.json" ] || [ "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ]; then
+    (cd "$1" && npm ci --no-audit --no-fund --loglevel=error) >".cache/npm-ci-$2.log" 2>&1 ||
+      { tail -5 ".cache/npm-ci-$2.log" >&2; fail "npm ci in $1 failed (see .cache/npm-ci-$2.log)"; }
+  fi
+}
+# typecheck DIR
+typecheck() { (cd "$1" && "$node" node_modules/typescript/bin/tsc --noEmit -p .) || fail "the type check failed (tsc --noEmit in $1)"; }
 
-"$node" node_modules/typescript/bin/tsc --noEmit -p . || fail "the type check failed (tsc --noEmit in $sdk)"
-[ "${1:-}" = "lint" ] && exit 0 # make lint: the type check only
+sdk=web/sdk demo=web/demo
+deps "$sdk" sdk
+deps "$demo" demo # after the SDK's: the demo depends on it (file:../sdk)
+typecheck "$sdk"
+typecheck "$demo"
+[ "${1:-}" = "lint" ] && exit 0 # make lint: the type checks only
 
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
-"$node" scripts/build.mjs --outdir "$fresh" || fail "the build failed (node scripts/build.mjs in $sdk)"
-for f in tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-bundle.js; do
-  cmp -s "$fresh/$f" "dist/$f" || fail "$sdk/dist/$f is stale: run npm run build in $sdk and commit dist/ and README.md"
-done
+# rebuilt DIR FILE…: rebuild DIR into a temporary directory and compare.
+rebuilt() {
+  local dir="$1" out="$fresh/${1//\//-}"
+  shift
+  (cd "$dir" && "$node" scripts/build.mjs --outdir "$out") || fail "the build failed (node scripts/build.mjs in $dir)"
+  for f in "$@"; do
+    cmp -s "$out/$f" "$dir/dist/$f" || fail "$dir/dist/$f is stale: run npm run build in $dir and commit dist/ (and README.md or bundle.json)"
+  done
+}
 
-"$node" scripts/test.mjs || fail "the unit tests failed (npm test in $sdk)"
-"$node" scripts/size.mjs
+rebuilt "$sdk" tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-bundle.js
+(cd "$sdk" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $sdk)"
+(cd "$sdk" && "$node" scripts/size.mjs)
+
+rebuilt "$demo" app.js card.html tools.js
+(cd "$demo" && "$node" node_modules/@tabrelay/tab/dist/tabrelay-bundle.js --app dist/tools.js --out bundle.json --check) ||
+  fail "$demo/bundle.json is stale: run npm run build in $demo and commit it"
+(cd "$demo" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $demo)"
+(cd "$demo" && "$node" scripts/size.mjs)
+cd "$root"

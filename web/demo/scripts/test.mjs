@@ -1,0 +1,31 @@
+// Runs the unit tests: each test/*.test.ts is bundled by esbuild into
+// .test-out/ (node runs JavaScript; tsc --noEmit checks the TypeScript),
+// the SDK left to node to import from its dist/ (the public API, as the
+// page gets it), then node's own test runner runs them all.
+
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const out = join(root, ".test-out");
+rmSync(out, { recursive: true, force: true });
+const tests = readdirSync(join(root, "test")).filter((f) => f.endsWith(".test.ts")).sort();
+// tools.ts imports the built card's HTML: the committed one.
+const card = {
+  name: "card-html",
+  setup(build) {
+    build.onResolve({ filter: /card\.html$/ }, () => ({ path: "card.html", namespace: "card" }));
+    build.onLoad({ filter: /.*/, namespace: "card" }, () => ({ contents: readFileSync(join(root, "dist/card.html"), "utf8"), loader: "text" }));
+  },
+};
+await esbuild.build({
+  entryPoints: tests.map((f) => join(root, "test", f)),
+  outdir: out, outExtension: { ".js": ".mjs" },
+  bundle: true, format: "esm", platform: "node", target: "node20", packages: "external", logLevel: "warning", plugins: [card],
+});
+const files = tests.map((f) => join(out, f.replace(/\.ts$/, ".mjs")));
+const run = spawnSync(process.execPath, ["--test", ...files], { stdio: "inherit", cwd: root });
+process.exit(run.status ?? 1);

@@ -1,0 +1,90 @@
+// The Notes board page: the board (notes.ts, view.ts), connected to the
+// relay with the SDK's public API only, as its README says — the person's
+// permissions made first (createPermissions, with the heavy search's
+// estimate), then connect, then the SDK's elements wired to both.
+
+import { connect, type Status } from "@tabrelay/tab";
+import {
+  createPermissions, type TabrelayActivity, type TabrelayConfirm, type TabrelayConnect, type TabrelayConnections,
+  type TabrelayDataSwitch, type TabrelayPermissions,
+} from "@tabrelay/tab/ui";
+import { makeHandlers } from "./handlers.js";
+import { Board, NOTES_KEY, type NotesStorage } from "./notes.js";
+import { pngOf } from "./picture.js";
+import { estimateSearch } from "./search.js";
+import { statusWords } from "./status.js";
+import { app } from "./tools.js";
+import { mountBoard } from "./view.js";
+
+/** relayAddress is where the relay is: the page's own origin, unless <meta name="tabrelay-relay"> names another. */
+export function relayAddress(doc: Document = document): string {
+  const named = doc.querySelector<HTMLMetaElement>('meta[name="tabrelay-relay"]')?.content.trim();
+  return named || doc.location.origin;
+}
+
+function localStorageOrNull(): NotesStorage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null; // site data blocked
+  }
+}
+
+const $ = <T extends Element>(sel: string): T => {
+  const e = document.querySelector<T>(sel);
+  if (!e) throw new Error(`index.html has no ${sel}`);
+  return e;
+};
+
+const storage = localStorageOrNull();
+const board = new Board({ storage });
+const notice = $<HTMLElement>("#notice");
+const say = (text: string) => {
+  notice.textContent = "";
+  notice.textContent = text; // set anew, so a repeated sentence is read again
+};
+
+const permissions = createPermissions({ app, estimates: { search_notes: estimateSearch } });
+const tab = connect({
+  relay: relayAddress(),
+  app,
+  permissions,
+  handlers: makeHandlers({
+    board,
+    picture: (width) => pngOf(board.all, width),
+    pageUrl: () => location.origin + location.pathname,
+  }),
+});
+
+$<TabrelayConfirm>("tabrelay-confirm").permissions = permissions;
+$<TabrelayActivity>("tabrelay-activity").turns = permissions.turns;
+$<TabrelayDataSwitch>("tabrelay-data-switch").permissions = permissions;
+$<TabrelayPermissions>("tabrelay-permissions").permissions = permissions;
+const panel = $<TabrelayConnect>("tabrelay-connect");
+panel.app = app;
+panel.client = tab;
+const connections = $<TabrelayConnections>("tabrelay-connections");
+connections.app = app;
+connections.client = tab;
+
+// The status line: every state in words; a stopped client can be started again.
+const statusLine = $<HTMLElement>("#status");
+const again = $<HTMLButtonElement>("#reconnect");
+// The line is a live region: it changes once per state, not every second.
+const showStatus = (s: Status) => {
+  statusLine.dataset["state"] = s.state;
+  statusLine.textContent = statusWords(s);
+  again.hidden = s.state !== "stopped" || s.why === "no-storage" || s.why === "bad-relay-url";
+};
+tab.onStatus(showStatus);
+again.addEventListener("click", () => tab.start());
+$<HTMLElement>("#relay-address").textContent = relayAddress();
+
+mountBoard({ board, root: $<HTMLElement>("#board"), onStep: () => tab.step(), say });
+
+// Other tabs of this browser follow the notes: each change another tab
+// writes arrives as a storage event (a clear of the storage has key null).
+window.addEventListener("storage", (e) => {
+  if (e.storageArea === storage && (e.key === NOTES_KEY || e.key === null)) board.reload();
+});
+if (!storage) say("This browser keeps no site data for this page: the notes hold until it closes.");

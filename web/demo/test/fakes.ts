@@ -1,0 +1,49 @@
+// Fakes for the demo's tests: a storage, and a ToolCall as the SDK hands
+// it to a handler.
+
+import type { Connection, LogLevel, ToolCall } from "@tabrelay/tab";
+import type { NotesStorage } from "../src/notes.js";
+
+export class MemoryStorage implements NotesStorage {
+  readonly data = new Map<string, string>();
+  failWrites = false;
+  getItem(key: string): string | null {
+    return this.data.get(key) ?? null;
+  }
+  setItem(key: string, value: string): void {
+    if (this.failWrites) throw new Error("QuotaExceededError");
+    this.data.set(key, value);
+  }
+}
+
+/** FakeCall is a ToolCall that records what the handler reported. */
+export class FakeCall implements ToolCall {
+  readonly id = "call-1";
+  readonly connection: Connection = { id: "conn-1", kind: "connector", client: "Claude", host: "claude.ai" };
+  readonly turn = "turn-1";
+  readonly deadline = Date.now() + 225_000;
+  readonly redelivery = 0;
+  readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+  steps = 0;
+  progressed: [number, number | undefined, string | undefined][] = [];
+  constructor(readonly tool: string, readonly arguments_: Record<string, unknown> = {}, readonly action: string | undefined = undefined) {}
+  get arguments(): Readonly<Record<string, unknown>> {
+    return this.arguments_;
+  }
+  progress(progress: number, total?: number, message?: string): void {
+    this.progressed.push([progress, total, message]);
+  }
+  log(_level: LogLevel, _data: unknown): void {}
+  asking(): void {}
+  answered(): void {}
+  step(): void {
+    this.steps++;
+  }
+}
+
+/** counter returns ids n-1, n-2, … */
+export function counter(): () => string {
+  let i = 0;
+  return () => `n-${++i}`;
+}
