@@ -4,9 +4,9 @@ BIN     := bin/tabrelay
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-# make run: one node on the embedded store, tabs from these origins.
-RUN_ENV := RELAY_DATA_DIR=$${RELAY_DATA_DIR:-data} \
-           ALLOWED_ORIGINS=$${ALLOWED_ORIGINS:-http://localhost:8080,http://127.0.0.1:8080}
+# make run: one node on the embedded store, serving the demo app at /demo/
+# (its origin allowed, APP_URL pointing at it: they follow RELAY_LISTEN).
+RUN_ENV := RELAY_DATA_DIR=$${RELAY_DATA_DIR:-data} RELAY_DEMO=$${RELAY_DEMO:-true}
 
 .PHONY: build run test bench lint fuzz clean proto
 

@@ -22,7 +22,7 @@ func startAdminNode(t *testing.T, token string) (*Node, *syncbuf.Buffer) {
 	logs := &syncbuf.Buffer{}
 	n, err := New(Config{
 		PublicURL: "http://127.0.0.1:1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
-		DataDir: t.TempDir(), SigningKey: []byte(strings.Repeat("k", 32)), AllowedOrigins: []string{"http://app.test"},
+		DataDir: t.TempDir(), SigningKey: []byte(strings.Repeat("k", 32)), AllowedOrigins: []string{"http://app.test"}, Bundle: protocol.ProbeBundle(),
 		CallWait: time.Minute, TurnIdle: time.Minute, DrainWindow: 0, Grace: 2 * time.Second,
 		AdminToken: token, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 	})

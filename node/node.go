@@ -31,6 +31,7 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	"github.com/tabrelay/tabrelay/tabsocket"
+	"github.com/tabrelay/tabrelay/web/demo"
 )
 
 // Config is one node's configuration (SPEC §9), already checked.
@@ -45,12 +46,14 @@ type Config struct {
 	PreviousKeys   [][]byte
 	AllowedOrigins []string
 	AppURL         string
-	Bundle         *protocol.Bundle
-	CallWait       time.Duration
-	TurnIdle       time.Duration
-	DrainWindow    time.Duration // tabs reconnect spread over this window
-	Grace          time.Duration // a shutdown ends within this
-	Version        string
+	// Demo serves the demo app (web/demo) at /demo/ on the public listener.
+	Demo        bool
+	Bundle      *protocol.Bundle // nil: the demo app's
+	CallWait    time.Duration
+	TurnIdle    time.Duration
+	DrainWindow time.Duration // tabs reconnect spread over this window
+	Grace       time.Duration // a shutdown ends within this
+	Version     string
 	// ShutdownDelay is how long after a shutdown began the node, already
 	// unready, keeps accepting requests (and answers them): a balancer
 	// without a pre-stop hook sends new requests until it saw /ready fail
@@ -140,7 +143,7 @@ func New(cfg Config) (*Node, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Bundle == nil {
-		cfg.Bundle = protocol.ProbeBundle()
+		cfg.Bundle = demo.Bundle()
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -3,8 +3,10 @@ package node
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tabrelay/tabrelay/web/demo"
 	"github.com/tabrelay/tabrelay/web/sdk"
 )
 
@@ -26,6 +28,10 @@ func (n *Node) publicRoutes() http.Handler {
 	})
 	mux.Handle("/{$}", n.mcp)
 	mux.Handle("GET /sdk/", sdk.Handler())
+	if n.cfg.Demo {
+		mux.Handle("GET "+demo.Path, demo.Handler())
+		mux.Handle("GET "+strings.TrimSuffix(demo.Path, "/"), demo.Handler())
+	}
 	return n.closeWhileDraining(counted(mux, n.guardStore(mux), n.httpRequests))
 }
 

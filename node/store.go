@@ -149,7 +149,7 @@ const storeUnreachable = "The relay cannot reach its store right now; retry in a
 // MCP host, an OAuth error otherwise; Retry-After on both.
 func (n *Node) guardStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.redisUp.Load() || r.URL.Path == "/health" || r.URL.Path == "/ready" || strings.HasPrefix(r.URL.Path, "/sdk/") {
+		if n.redisUp.Load() || r.URL.Path == "/health" || r.URL.Path == "/ready" || strings.HasPrefix(r.URL.Path, "/sdk/") || strings.HasPrefix(r.URL.Path, "/demo") {
 			next.ServeHTTP(w, r)
 			return
 		}

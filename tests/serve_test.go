@@ -16,6 +16,7 @@ import (
 // serveProc is a running `tabrelay serve` process.
 type serveProc struct {
 	cmd    *exec.Cmd
+	stdout *syncbuf.Buffer // the plain lines it prints once listening
 	stderr *syncbuf.Buffer
 	exited chan struct{} // closed when the process ended; err holds how
 	err    error
@@ -42,8 +43,8 @@ func startServeUnder(t *testing.T, wrap []string, listen, admin, dataDir string,
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + listen, "RELAY_ADMIN_LISTEN=" + admin,
 		"RELAY_DATA_DIR=" + dataDir, "ALLOWED_ORIGINS=" + origin, "RELAY_BUNDLE=probe", "RELAY_DRAIN_WINDOW=500ms", "RELAY_GRACE=5s",
 		"RELAY_SHUTDOWN_DELAY=0s"}, env...) // no balancer in front: no delay to wait out
-	p := &serveProc{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
-	cmd.Stderr = p.stderr
+	p := &serveProc{cmd: cmd, stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, exited: make(chan struct{}), url: "http://" + listen, admin: "http://" + admin}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tabrelay/tabrelay/node"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/tabsocket"
+	"github.com/tabrelay/tabrelay/web/demo"
 )
 
 // setting is one configuration value: a flag whose default comes from an
@@ -142,10 +143,18 @@ func (s *serveSettings) config() (node.Config, error) {
 	if c.AdminToken, err = adminToken(s.adminToken.get()); err != nil {
 		return c, err
 	}
-	if c.AllowedOrigins, err = origins(s.origins.get(), false); err != nil {
+	if c.Demo, err = boolean(&s.demo); err != nil {
 		return c, err
 	}
-	if c.AppURL = s.appURL.get(); c.AppURL != "" {
+	if c.AllowedOrigins, err = origins(s.origins.get(), c.Demo); err != nil {
+		return c, err
+	}
+	if c.Demo {
+		c.AllowedOrigins = withDemoOrigins(c.AllowedOrigins, c.PublicURL, c.Listen)
+	}
+	if c.AppURL = s.appURL.get(); c.AppURL == "" && c.Demo {
+		c.AppURL = c.PublicURL + demo.Path
+	} else if c.AppURL != "" {
 		if u, perr := url.Parse(c.AppURL); perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return c, fmt.Errorf("APP_URL %q is not an http(s) URL", c.AppURL)
 		}
@@ -317,7 +326,9 @@ func bundle(value string) (*protocol.Bundle, error) {
 // namedBundle is the embedded bundle called name, or nil.
 func namedBundle(name string) *protocol.Bundle {
 	switch name {
-	case "", "probe":
+	case "", "demo":
+		return demo.Bundle()
+	case "probe":
 		return protocol.ProbeBundle()
 	case "conformance":
 		return protocol.ConformanceBundle()

@@ -42,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "serve":
-		return serve(args[1:], stderr)
+		return serve(args[1:], stdout, stderr)
 	case "tab":
 		return tab(args[1:], stdout, stderr)
 	case "scope":

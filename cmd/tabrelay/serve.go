@@ -9,10 +9,13 @@ import (
 	"syscall"
 
 	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/web/demo"
 )
 
 // serve runs one relay node until SIGTERM or SIGINT, then drains it.
-func serve(args []string, stderr io.Writer) int {
+// Once it listens it prints, in plain lines on stdout, where a person and
+// a host reach it (the logs are JSON on stderr).
+func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tabrelay serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	settings := newServeSettings(fs)
@@ -42,8 +45,20 @@ func serve(args []string, stderr io.Writer) int {
 		n.Shutdown(context.Background())
 		return 1
 	}
+	printWhereToGo(stdout, cfg)
 	<-ctx.Done()
 	stop()
 	n.Shutdown(context.Background())
 	return 0
+}
+
+// printWhereToGo says where a person opens the demo app (when it is
+// served) and what URL to give an MCP host: the bare origin, where the
+// MCP endpoint is.
+func printWhereToGo(w io.Writer, cfg node.Config) {
+	fmt.Fprintln(w, "tabrelay is listening.")
+	if cfg.Demo {
+		fmt.Fprintln(w, "  Open the demo app in a browser: ", cfg.PublicURL+demo.Path)
+	}
+	fmt.Fprintln(w, "  Give an MCP host this server URL:", cfg.PublicURL+"/")
 }

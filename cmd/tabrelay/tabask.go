@@ -57,7 +57,7 @@ func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
 	}
 	if verb == "approve" {
 		fs.Var(&scope, "scope", "TOOL or TOOL:ACTION,… the connection may use (repeat); default every tool of the bundle")
-		bundleFile = fs.String("bundle", "", "the relay's bundle, for the default scope (default: the demo bundle)")
+		bundleFile = fs.String("bundle", "probe", "the relay's bundle, for the default scope: probe, demo, conformance or a bundle file")
 	}
 	pos, err := parseInterspersed(fs, args) // flags may follow the code, as people type them
 	if err != nil {
