@@ -18,7 +18,13 @@ mkdir -p .cache
 node="$(bash scripts/node22.sh 2>.cache/node22.log)" || { tail -3 .cache/node22.log >&2; fail "could not install Node 22 (scripts/node22.sh)"; }
 
 # deps DIR NAME: npm ci in DIR when its lock changed since the last one.
+# A node_modules that is a symlink (a worktree sharing another checkout's)
+# is left as it is: npm ci would empty the shared directory through it.
 deps() {
+  if [ -L "$1/node_modules" ]; then
+    [ -f "$1/node_modules/.package-lock.json" ] || fail "$1/node_modules is a symlink to nothing installed: run npm ci where it points"
+    return 0
+  fi
   if [ ! -f "$1/node_modules/.package-lock.json" ] || [ "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ]; then
     (cd "$1" && npm ci --no-audit --no-fund --loglevel=error) >".cache/npm-ci-$2.log" 2>&1 ||
       { tail -5 ".cache/npm-ci-$2.log" >&2; fail "npm ci in $1 failed (see .cache/npm-ci-$2.log)"; }

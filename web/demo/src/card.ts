@@ -25,7 +25,7 @@ function show(result: ResultLike): void {
     picture.alt = `The Notes board${view.notes === undefined ? "" : ` with ${view.notes} note${view.notes === 1 ? "" : "s"}`}, drawn as cards.`;
     picture.hidden = false;
     status.textContent = view.notes === undefined ? "The board's picture." : `The board has ${view.notes} note${view.notes === 1 ? "" : "s"}.`;
-  }
+  } else if (view.error) status.textContent = picture.hidden ? "" : "The picture below is the last one the tab drew.";
   if (view.url) url = view.url;
   open.disabled = url === undefined;
 }
