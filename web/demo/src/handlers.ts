@@ -102,18 +102,22 @@ export function makeHandlers(d: HandlerDeps): Handlers<NotesApp> {
   };
 }
 
-/** markdownOf is the Markdown export: one section per note. */
+/**
+ * markdownOf is the Markdown export: one section per note. The notes' own
+ * text has its raw HTML escaped (& and <), so that a viewer that renders
+ * the document shows what was written instead of running it.
+ */
 export function markdownOf(notes: readonly Note[]): string {
   const parts = [`# Notes board\n\n${notes.length} note${notes.length === 1 ? "" : "s"}.\n`];
   for (const n of notes) {
     const facts = [n.saved ? "saved" : "", n.tags.length ? "tags: " + n.tags.join(", ") : "", "updated " + n.updated].filter(Boolean);
-    parts.push(`## ${oneLine(n.title)}\n\n_${facts.join(" · ")}_ (id ${n.id})\n\n${n.body}\n`);
+    parts.push(`## ${safe(n.title.replace(/\s+/g, " "))}\n\n_${safe(facts.join(" · "))}_ (id ${safe(n.id)})\n\n${safe(n.body)}\n`);
   }
   return parts.join("\n");
 }
 
-function oneLine(s: string): string {
-  return s.replace(/\s+/g, " ");
+function safe(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 }
 
 /** words turns the board's NoteError into the ToolError the agent reads. */

@@ -71,7 +71,7 @@ test("delete_note deletes, answers nothing, is a step", async () => {
 });
 
 test("export_notes answers the document as an embedded resource", async () => {
-  const { run } = setup();
+  const { run, board } = setup();
   const md = (await run("export_notes")).result as Reply;
   assert.ok(md instanceof Reply);
   const r = md.result.resources![0]!;
@@ -84,6 +84,10 @@ test("export_notes answers the document as an embedded resource", async () => {
   assert.deepEqual([jr.uri, jr.mimeType], ["notes://export.json", "application/json"]);
   assert.equal(JSON.parse(jr.text!).length, 8);
   await assert.rejects(run("export_notes", { format: "pdf" }), /"markdown" or "json"/);
+  board.add({ title: "<script>x</script> & co", body: "<img src=x onerror=alert(1)>" });
+  const raw = ((await run("export_notes")).result as Reply).result.resources![0]!.text!;
+  assert.match(raw, /## &lt;script>x&lt;\/script> &amp; co\n/);
+  assert.ok(!raw.includes("<img"), "raw HTML is escaped");
 });
 
 test("search_notes: plain, thorough with progress, stopped", async () => {
