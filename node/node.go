@@ -83,8 +83,10 @@ type Config struct {
 	// Redis, when set, makes this node one of a cluster (SPEC §7): the
 	// store, membership and placement live in that Redis under
 	// RedisPrefix; ClusterListen is the actor remote's host:port and
-	// ClusterAdvertise the address other nodes use, if it differs.
-	Redis            *goredis.Options
+	// ClusterAdvertise the address other nodes use, if it differs. It
+	// names one server, a Sentinel-watched master (MasterName) or a Redis
+	// Cluster (IsClusterMode), as go-redis's NewUniversalClient reads it.
+	Redis            *goredis.UniversalOptions
 	RedisPrefix      string
 	ClusterListen    string
 	ClusterAdvertise string
@@ -105,8 +107,8 @@ type Node struct {
 	cfg      Config
 	log      *slog.Logger
 	store    store
-	bolt     *bolt.Store     // the embedded store (single node), or nil
-	redis    *goredis.Client // cluster mode, or nil
+	bolt     *bolt.Store             // the embedded store (single node), or nil
+	redis    goredis.UniversalClient // cluster mode, or nil
 	cluster  *placement.Cluster
 	acts     *actors.Activations
 	ready    prometheus.Gauge

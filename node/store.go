@@ -49,7 +49,7 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 		return nil, nil, fmt.Errorf("a signing key is required with Redis")
 	}
 	redisLogOnce.Do(func() { goredis.SetLogger(redisLog{n.log}) }) // process-wide, as go-redis has it
-	n.redis = goredis.NewClient(cfg.Redis)
+	n.redis = goredis.NewUniversalClient(cfg.Redis)
 	n.store = redisstore.New(n.redis, cfg.RedisPrefix)
 	lost := cfg.OnLost
 	if lost == nil {
@@ -96,7 +96,7 @@ func (n *Node) watchRedis() {
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(n.stopCtx, 400*time.Millisecond)
-		err := n.redis.Ping(ctx).Err()
+		err := ping(ctx, n.redis)
 		cancel()
 		if n.stopCtx.Err() != nil {
 			return
@@ -117,6 +117,18 @@ func (n *Node) watchRedis() {
 		case <-t.C:
 		}
 	}
+}
+
+// ping asks Redis whether it answers. A Redis Cluster is asked on every
+// master, as the last reload of its slots says (a reload every time: it
+// is what finds the replica promoted after a master died, issue 16): a
+// master that does not answer leaves some keys unreachable, so the node
+// is not ready until its replica took over.
+func ping(ctx context.Context, client goredis.UniversalClient) error {
+	if cc, ok := client.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return c.Ping(ctx).Err() })
+	}
+	return client.Ping(ctx).Err()
 }
 
 // readiness says whether the node is ready, and if not why.

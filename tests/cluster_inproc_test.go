@@ -41,7 +41,7 @@ func startMembers(t testing.TB, srv *redistest.Server, n int) []*relay {
 				c.PublicURL = out[0].url // one origin for hosts, as behind a load balancer
 			}
 			c.SigningKey = key
-			c.Redis = &goredis.Options{Addr: srv.Addr(), DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}
+			c.Redis = &goredis.UniversalOptions{Addrs: []string{srv.Addr()}, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second}
 			c.RedisPrefix = "t:"
 			c.ClusterListen = "127.0.0.1:" + redistest.FreePort(t)
 			c.LeaseTTL = 2 * time.Second

@@ -156,6 +156,11 @@ func TestBadConfigurationFailsWithOneLine(t *testing.T) {
 		{"RELAY_GRACE=1ms", "RELAY_GRACE \"1ms\" must be a duration between 1s and 1h0m0s (e.g. 30s)"},
 		{"RELAY_SHUTDOWN_DELAY=20s", "RELAY_SHUTDOWN_DELAY 20s must be at most half of RELAY_GRACE (30s)"},
 		{"REDIS_URL=redis://127.0.0.1:6379", "REDIS_URL"},
+		// A bad REDIS_URL is named, its password never repeated (issue 16).
+		{"REDIS_URL=redis+sentinel://relay:Sup3rS3cret@10.0.0.1:26379", "REDIS_URL: a redis+sentinel:// URL names its master"},
+		{"REDIS_URL=redis+cluster://:Sup3rS3cret", "REDIS_URL: a host is not host:port"},
+		{"REDIS_URL=redis://u:ab/Sup3rS3cret@h:6379/0", "percent-encode"},
+		{"REDIS_URL=memcached://u:Sup3rS3cret@h:1", "REDIS_URL has the scheme \"memcached\""},
 		{"RELAY_LISTEN=8080", "RELAY_LISTEN"},
 		{"RELAY_PUBLIC_URL=https://relay.example.com/mcp", "RELAY_PUBLIC_URL"},
 		{"RELAY_BUNDLE=/nonexistent.json", "RELAY_BUNDLE"},
@@ -171,6 +176,9 @@ func TestBadConfigurationFailsWithOneLine(t *testing.T) {
 			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
 				t.Fatalf("output %q, want one line naming %s", out, tc.want)
+			}
+			if strings.Contains(string(out), "S3cret") {
+				t.Fatalf("output %q repeats a password", out)
 			}
 		})
 	}

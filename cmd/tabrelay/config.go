@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
+	"github.com/tabrelay/tabrelay/internal/redisurl"
 	"github.com/tabrelay/tabrelay/node"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/tabsocket"
@@ -190,10 +189,9 @@ func (s *serveSettings) cluster(c *node.Config) error {
 	if raw == "" {
 		return nil
 	}
-	opts, err := goredis.ParseURL(raw)
+	u, err := redisurl.Parse(raw)
 	if err != nil {
-		// Not the parser's words: they may quote the URL, password and all.
-		return errors.New("REDIS_URL is not a Redis URL: want redis://[user:password@]host:port/db or rediss://…")
+		return err // in its own words, which never quote the URL (its password)
 	}
 	if c.SigningKey == nil {
 		return errors.New("RELAY_SIGNING_KEY is required with REDIS_URL: every node must hash with the same key")
@@ -205,8 +203,14 @@ func (s *serveSettings) cluster(c *node.Config) error {
 	// than queue), and keep the pool bounded. A refused dial is not tried
 	// again within one attempt: go-redis's default (5 dials 100 ms apart,
 	// for each of a command's 4 attempts) held the first requests of an
-	// outage 1.3-1.8 s before their 503 (issue 17).
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout = time.Second, time.Second, time.Second, time.Second
+	// outage 1.3-1.8 s before their 503 (issue 17). The URL's query may
+	// set the timeouts otherwise.
+	opts := u.Options
+	for _, d := range []*time.Duration{&opts.DialTimeout, &opts.ReadTimeout, &opts.WriteTimeout, &opts.PoolTimeout} {
+		if *d == 0 {
+			*d = time.Second
+		}
+	}
 	opts.DialerRetries = 1
 	c.Redis = opts
 	if c.RedisPrefix = s.redisPrefix.get(); strings.ContainsAny(c.RedisPrefix, "{}") {
