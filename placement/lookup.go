@@ -495,7 +495,19 @@ func (l *Lookup) sweep() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	prefix := l.keys.of("")
-	iter := l.client.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
+	var scanner goredis.Cmdable = l.client
+	if cc, ok := l.client.(*goredis.ClusterClient); ok {
+		// A cluster client's SCAN asks whichever node it picks; every
+		// {placement} key lives in one slot: ask its master.
+		m, err := cc.MasterForKey(ctx, prefix)
+		if err != nil {
+			l.metrics.RedisErrors.Inc()
+			l.log.Warn("placement: looking for records nobody purged failed; trying again later", "err", err)
+			return
+		}
+		scanner = m
+	}
+	iter := scanner.Scan(ctx, 0, globEscape(prefix)+"*", 500).Iterator()
 	for iter.Next(ctx) {
 		member := strings.TrimPrefix(iter.Val(), prefix)
 		if member == l.members.Self() || l.members.Alive(member) {

@@ -75,8 +75,10 @@ func (m *testMember) sees(t *testing.T, want ...string) {
 }
 
 func TestAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t, redistest.Start(t).Client())
+}
+
+func testAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t *testing.T, client goredis.UniversalClient) {
 	// Leases of 2 s: a member is removed only after missing renewals for
 	// 1.3 s, which a loaded test machine does not do by itself.
 	a := newTestMember(t, client, "a", 2*time.Second)
@@ -102,8 +104,10 @@ func TestAMemberThatStopsRenewingIsRemovedAndExitsIfItComesBack(t *testing.T) {
 }
 
 func TestAGracefulLeaveIsSeenAtOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testAGracefulLeaveIsSeenAtOnce(t, redistest.Start(t).Client())
+}
+
+func testAGracefulLeaveIsSeenAtOnce(t *testing.T, client goredis.UniversalClient) {
 	a := newTestMember(t, client, "a", 30*time.Second) // beats every 10 s: only the hint can tell a in time
 	b := newTestMember(t, client, "b", 30*time.Second)
 	<-b.Joined() // or a's poked read may come first, and b's hint before a listens
@@ -181,11 +185,29 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*acto
 		out = append(out, &testNode{system: system, acts: acts, lookup: l})
 	}
 	// Wait for every node's subscription: a notice sent before it is lost.
-	within(t, 10*time.Second, func() bool {
-		subs, err := client.PubSubNumSub(context.Background(), keys("t:").hint()).Result()
-		return err == nil && subs[keys("t:").hint()] >= int64(len(ids))
-	}, "the nodes did not subscribe to the members' channel")
+	within(t, 10*time.Second, func() bool { return numSub(client, keys("t:").hint()) >= int64(len(ids)) },
+		"the nodes did not subscribe to the members' channel")
 	return out
+}
+
+// numSub counts the subscriptions to channel. A Redis Cluster node counts
+// its own only: a cluster client subscribes at the master of the
+// channel's slot, so that one is asked.
+func numSub(client goredis.UniversalClient, channel string) int64 {
+	ctx := context.Background()
+	var c goredis.UniversalClient = client
+	if cc, ok := client.(*goredis.ClusterClient); ok {
+		m, err := cc.MasterForKey(ctx, channel)
+		if err != nil {
+			return -1
+		}
+		c = m
+	}
+	subs, err := c.PubSubNumSub(ctx, channel).Result()
+	if err != nil {
+		return -1
+	}
+	return subs[channel]
 }
 
 // TestASupersededActorHearsItOverRedis: a member took another's actor for
@@ -193,8 +215,10 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*acto
 // message telling that actor to stop is lost on that link (these test
 // nodes have no remote at all), so the notice over Redis stops it.
 func TestASupersededActorHearsItOverRedis(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testASupersededActorHearsItOverRedis(t, redistest.Start(t).Client())
+}
+
+func testASupersededActorHearsItOverRedis(t *testing.T, client goredis.UniversalClient) {
 	nodes := newTestNodes(t, client, nil, "a", "b")
 	a, b := nodes[0], nodes[1]
 	ctx := context.Background()
@@ -219,8 +243,10 @@ func TestASupersededActorHearsItOverRedis(t *testing.T) {
 // for the same 2,000 pairings at once: each pairing ends with one record,
 // naming an actor that runs, and the loser of each race stopped its own.
 func TestTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testTwoNodesRacingForTheSamePairingsActivateEachOnce(t, redistest.Start(t).Client())
+}
+
+func testTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T, client goredis.UniversalClient) {
 	nodes := newTestNodes(t, client, nil, "a", "b")
 	const n = 2000
 	var wg sync.WaitGroup
@@ -278,8 +304,10 @@ func TestTwoNodesRacingForTheSamePairingsActivateEachOnce(t *testing.T) {
 // actor the caller found gone, or a member that left, gives way to a new
 // activation; a purge removes a left member's records.
 func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testARecordOfAGoneActorOrALeftMemberIsReplaced(t, redistest.Start(t).Client())
+}
+
+func testARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T, client goredis.UniversalClient) {
 	nodes := newTestNodes(t, client, nil, "a", "b")
 	a, b := nodes[0], nodes[1]
 	ctx := context.Background()
@@ -325,8 +353,10 @@ func TestARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T) {
 // listed it (every node restarted at once) left its records; the sweep
 // purges them, and leaves those of a member that still has a lease entry.
 func TestRecordsNobodyPurgedAreSwept(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testRecordsNobodyPurgedAreSwept(t, redistest.Start(t).Client())
+}
+
+func testRecordsNobodyPurgedAreSwept(t *testing.T, client goredis.UniversalClient) {
 	nodes := newTestNodes(t, client, nil, "a", "b")
 	a, b := nodes[0], nodes[1]
 	ctx := context.Background()
@@ -367,8 +397,10 @@ func TestRecordsNobodyPurgedAreSwept(t *testing.T) {
 // leaves no record; one that handed off (its node drains) leaves a mark
 // that expires, so that the next activation waits for its tabs.
 func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testAStoppedPairingLeavesItsRecordRight(t, redistest.Start(t).Client())
+}
+
+func testAStoppedPairingLeavesItsRecordRight(t *testing.T, client goredis.UniversalClient) {
 	fake := clock.NewFake(time.Now())
 	a := newTestNodes(t, client, func(c *actors.Config) { c.Clock = fake }, "a")[0]
 	ctx := context.Background()
@@ -393,8 +425,11 @@ func TestAStoppedPairingLeavesItsRecordRight(t *testing.T) {
 }
 
 func TestADrainingNodeActivatesNothingItself(t *testing.T) {
-	srv := redistest.Start(t)
-	a := newTestNodes(t, srv.Client(), nil, "a")[0]
+	testADrainingNodeActivatesNothingItself(t, redistest.Start(t).Client())
+}
+
+func testADrainingNodeActivatesNothingItself(t *testing.T, client goredis.UniversalClient) {
+	a := newTestNodes(t, client, nil, "a")[0]
 	a.lookup.Drain()
 	if _, err := a.lookup.Pairing(context.Background(), "p1", nil); err == nil {
 		t.Fatal("a draining node alone activated a pairing")
@@ -409,8 +444,10 @@ func TestADrainingNodeActivatesNothingItself(t *testing.T) {
 // actor to its own; the same ask again gets the same actor; an ask whose
 // mover the record does not name starts nothing.
 func TestAdoptTakesTheRecordOnceAndOnlyFromTheMover(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client()
+	testAdoptTakesTheRecordOnceAndOnlyFromTheMover(t, redistest.Start(t).Client())
+}
+
+func testAdoptTakesTheRecordOnceAndOnlyFromTheMover(t *testing.T, client goredis.UniversalClient) {
 	nodes := newTestNodes(t, client, nil, "a", "b")
 	a, b := nodes[0], nodes[1]
 	ctx := context.Background()

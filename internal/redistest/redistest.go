@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ type Server struct {
 	Port  string
 	Dir   string
 	extra []string
+	conf  string // a sentinel's configuration file, or ""
 
 	mu     sync.Mutex // guards cmd and exited
 	cmd    *exec.Cmd
@@ -54,12 +56,25 @@ func StartPersistent(t testing.TB, extra ...string) *Server {
 
 func start(t testing.TB, extra []string) *Server {
 	t.Helper()
+	return startWith(t, extra, nil)
+}
+
+// startWith starts a server; conf, when set, writes its configuration
+// file (a sentinel's) for the port it is given, before each attempt.
+func startWith(t testing.TB, extra []string, conf func(s *Server) string) *Server {
+	t.Helper()
 	s := &Server{t: t, Dir: t.TempDir(), extra: extra}
 	t.Cleanup(s.Stop)
 	// A free port can be taken by another test's listener before
 	// redis-server binds it: then it is tried again on another.
 	for attempt := 1; ; attempt++ {
 		s.Port = FreePort(t)
+		if conf != nil {
+			s.conf = filepath.Join(s.Dir, "sentinel.conf")
+			if err := os.WriteFile(s.conf, []byte(conf(s)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		err := s.launch()
 		if err == nil {
 			return s
@@ -101,7 +116,11 @@ func (s *Server) launch() error {
 	if err != nil {
 		return errors.New("redis-server not found: run make test, scripts/ensure-deps.sh installs it")
 	}
-	args := append([]string{"--port", s.Port, "--bind", "127.0.0.1", "--dir", s.Dir}, s.extra...)
+	var args []string
+	if s.conf != "" {
+		args = []string{s.conf, "--sentinel"} // a sentinel rewrites its file: it must come first
+	}
+	args = append(append(args, "--port", s.Port, "--bind", "127.0.0.1", "--dir", s.Dir), s.extra...)
 	cmd := exec.Command(path, args...)
 	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -146,7 +165,14 @@ func (s *Server) launch() error {
 
 // Stop ends the server (SIGTERM: it writes what it must first) and waits
 // for it. Stopping a stopped server does nothing.
-func (s *Server) Stop() {
+func (s *Server) Stop() { s.end(syscall.SIGTERM) }
+
+// Kill ends the server at once (SIGKILL: a crash, nothing written on the
+// way out) and waits for it. Killing a stopped server does nothing.
+func (s *Server) Kill() { s.end(syscall.SIGKILL) }
+
+// end sends sig and waits for the server to exit (SIGKILL after 10 s).
+func (s *Server) end(sig syscall.Signal) {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
 	s.cmd = nil
@@ -154,7 +180,7 @@ func (s *Server) Stop() {
 	if cmd == nil {
 		return
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Process.Signal(sig)
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):

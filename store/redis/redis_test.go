@@ -45,11 +45,24 @@ func TestPairingStoreContract(t *testing.T) {
 }
 
 // TestContractsOnCluster runs both suites through a cluster client on a
-// one-node Redis Cluster, which refuses (CROSSSLOT) any transaction or
-// multi-key command whose keys are in more than one slot: it proves the
-// key layout's hash tags.
+// Redis Cluster of three masters, which refuses (CROSSSLOT) any
+// transaction or multi-key command whose keys are in more than one slot:
+// it proves the key layout's hash tags, with the families spread over
+// the masters.
 func TestContractsOnCluster(t *testing.T) {
-	client := startCluster(t)
+	client := redistest.StartCluster(t, 3, 0).Client()
+	t.Run("oauth", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
+	})
+	t.Run("pairings", func(t *testing.T) {
+		tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return newStore(client) })
+	})
+}
+
+// TestContractsOnSentinel runs both suites through a failover client of a
+// master with a replica and three sentinels.
+func TestContractsOnSentinel(t *testing.T) {
+	client := redistest.StartSentinel(t).Client()
 	t.Run("oauth", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
 	})
@@ -328,31 +341,4 @@ func TestNewRefusesBracesInPrefix(t *testing.T) {
 func startRedis(t *testing.T) goredis.UniversalClient {
 	t.Helper()
 	return redistest.Start(t).Client()
-}
-
-// startCluster starts a one-node Redis Cluster holding every slot.
-func startCluster(t *testing.T) goredis.UniversalClient {
-	t.Helper()
-	srv := redistest.Start(t, "--cluster-enabled", "yes", "--cluster-port", redistest.FreePort(t))
-	port := srv.Port
-	ctx := context.Background()
-	admin := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:" + port})
-	defer admin.Close()
-	if err := admin.Do(ctx, "cluster", "addslotsrange", 0, 16383).Err(); err != nil {
-		t.Fatalf("cluster addslotsrange: %v", err)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		info, err := admin.ClusterInfo(ctx).Result()
-		if err == nil && strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the one-node cluster did not come up: %q, %v", info, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{"127.0.0.1:" + port}})
-	t.Cleanup(func() { client.Close() })
-	return client
 }
