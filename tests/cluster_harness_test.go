@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -52,16 +54,25 @@ type clusterOptions struct {
 	// freshRemote gives a restarted node a new RELAY_CLUSTER_LISTEN port
 	// (as a pod that comes back with a new address), instead of the same.
 	freshRemote bool
+	// shape is the Redis the nodes share: one server (""), "sentinel" (a
+	// master, a replica, three sentinels) or "cluster" (a Redis Cluster
+	// of three masters with a replica each; the first holds the slots of
+	// the members, placement and token families).
+	shape string
 }
 
 type cluster struct {
-	t      testing.TB
-	opts   clusterOptions
-	redis  *redistest.Server
-	key    string // RELAY_SIGNING_KEY, base64
-	lb     *balancer
-	public string // RELAY_PUBLIC_URL of every node: the balancer
-	nodes  []*clusterNode
+	t        testing.TB
+	opts     clusterOptions
+	redis    *redistest.Server       // one server, or nil
+	sentinel *redistest.Sentinel     // or a Sentinel set
+	rcluster *redistest.Cluster      // or a Redis Cluster
+	redisURL string                  // the nodes' REDIS_URL
+	rdb      goredis.UniversalClient // the test's own client of that Redis
+	key      string                  // RELAY_SIGNING_KEY, base64
+	lb       *balancer
+	public   string // RELAY_PUBLIC_URL of every node: the balancer
+	nodes    []*clusterNode
 }
 
 // clusterNode is one node's ports and data directory, kept across its
@@ -98,7 +109,7 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	key := make([]byte, 32)
 	rand.Read(key)
 	c := &cluster{t: t, opts: opts, key: base64.StdEncoding.EncodeToString(key)}
-	c.redis = redistest.StartPersistent(t)
+	c.startRedis()
 	c.lb = startBalancer(t)
 	c.public = "http://" + c.lb.addr()
 	for i := 0; i < opts.nodes; i++ {
@@ -117,6 +128,43 @@ func startCluster(t testing.TB, opts clusterOptions) *cluster {
 	}
 	c.waitMembers(opts.nodes, 15*time.Second)
 	return c
+}
+
+// clusterFamilies are the keys whose slots a Redis Cluster failover test
+// takes away with master 0: membership, placement, the tokens' families,
+// and the channels of the members' hints and the browsers' events (a
+// cluster client subscribes at the master of a channel's slot).
+var clusterFamilies = []string{"tabrelay:{members}:leases", "tabrelay:{placement}:at:", "tabrelay:{fam}:", "tabrelay:{conn}:"}
+
+// clusterChannels are the channels every node subscribes to.
+var clusterChannels = []string{"tabrelay:members:changed", "tabrelay:browser-events"}
+
+// startRedis starts the Redis of the shape asked for.
+func (c *cluster) startRedis() {
+	switch c.opts.shape {
+	case "":
+		c.redis = redistest.StartPersistent(c.t)
+		c.redisURL, c.rdb = c.redis.URL(), c.redis.Client()
+	case "sentinel":
+		c.sentinel = redistest.StartSentinel(c.t)
+		c.redisURL, c.rdb = c.sentinel.URL(), c.sentinel.Client()
+	case "cluster":
+		c.rcluster = redistest.StartCluster(c.t, 3, 1, append(clusterFamilies, clusterChannels...)...)
+		c.redisURL, c.rdb = c.rcluster.URL(), c.rcluster.Client()
+	default:
+		c.t.Fatalf("no Redis shape %q", c.opts.shape)
+	}
+}
+
+// placementRedis is where the placement records are: on a Redis Cluster,
+// the master of their slot (a SCAN asks one node).
+func (c *cluster) placementRedis(ctx context.Context) goredis.Cmdable {
+	if cc, ok := c.rdb.(*goredis.ClusterClient); ok {
+		if m, err := cc.MasterForKey(ctx, "tabrelay:{placement}:at:"); err == nil {
+			return m
+		}
+	}
+	return c.rdb
 }
 
 // nodeClient is an HTTP client whose every connection goes to addr.
@@ -155,7 +203,9 @@ func (c *cluster) cleanup() {
 			c.t.Logf("node %d run %d: exit %v; last lines of its log (all in %s):\n%s", n.i, r, p.err, path, tail(p.stderr.String(), 40))
 		}
 	}
-	c.t.Logf("redis-server output:\n%s", tail(c.redis.Output(), 20))
+	if c.redis != nil {
+		c.t.Logf("redis-server output:\n%s", tail(c.redis.Output(), 20))
+	}
 }
 
 func tail(s string, n int) string {
@@ -171,7 +221,7 @@ func (n *clusterNode) env() []string {
 	return append([]string{"PATH=/usr/bin:/bin",
 		"RELAY_LISTEN=" + n.listen, "RELAY_ADMIN_LISTEN=" + n.admin, "RELAY_DATA_DIR=" + n.dataDir,
 		"RELAY_PUBLIC_URL=" + c.public, "ALLOWED_ORIGINS=" + origin, "RELAY_TRUST_PROXY=true", "RELAY_BUNDLE=probe",
-		"REDIS_URL=" + c.redis.URL(), "RELAY_SIGNING_KEY=" + c.key, "RELAY_CLUSTER_LISTEN=" + n.remote,
+		"REDIS_URL=" + c.redisURL, "RELAY_SIGNING_KEY=" + c.key, "RELAY_CLUSTER_LISTEN=" + n.remote,
 		"RELAY_LEASE_TTL=2s", "RELAY_DRAIN_WINDOW=" + c.opts.drainWindow.String(), "RELAY_GRACE=" + c.opts.grace.String(),
 		"TAB_CALL_WAIT=" + c.opts.callWait.String(),
 		// No shutdown delay unless a test asks for one in opts.env (the
@@ -384,7 +434,7 @@ var joinedLine = regexp.MustCompile(`"msg":"cluster joined","member":"([^"]+)"`)
 func (c *cluster) placementRecords() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rc := c.redis.Client()
+	rc := c.placementRedis(ctx)
 	byMember := map[string]int{}
 	iter := rc.Scan(ctx, 0, "tabrelay:{placement}:at:*", 1000).Iterator()
 	for iter.Next(ctx) {
@@ -462,7 +512,7 @@ func (c *cluster) sumWithin(name string, want float64, within time.Duration) err
 func (c *cluster) recordOf(pairing string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	v, err := c.redis.Client().Get(ctx, "tabrelay:{placement}:at:"+pairing).Result()
+	v, err := c.rdb.Get(ctx, "tabrelay:{placement}:at:"+pairing).Result()
 	if err != nil {
 		return -1
 	}
