@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,7 +95,8 @@ func (n *Node) closeStore() {
 func (n *Node) watchRedis() {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
-	for {
+	var master string // the master's run id(s) as last read
+	for beat := 0; ; beat++ {
 		ctx, cancel := context.WithTimeout(n.stopCtx, 400*time.Millisecond)
 		err := ping(ctx, n.redis)
 		cancel()
@@ -102,6 +104,9 @@ func (n *Node) watchRedis() {
 			return
 		}
 		up := err == nil
+		if up && (!n.redisUp.Load() || beat%10 == 0) {
+			master = n.checkMaster(master)
+		}
 		if was := n.redisUp.Swap(up); was != up {
 			if up {
 				n.log.Info("Redis reachable again")
@@ -117,6 +122,58 @@ func (n *Node) watchRedis() {
 		case <-t.C:
 		}
 	}
+}
+
+// checkMaster reads which master answers (every 5 s, and when Redis is
+// back) and counts a change from last, the one read before: a failover
+// promoted a replica, or the server restarted. It returns what it read
+// (last when the read failed).
+func (n *Node) checkMaster(last string) string {
+	ctx, cancel := context.WithTimeout(n.stopCtx, 400*time.Millisecond)
+	defer cancel()
+	now, err := masterID(ctx, n.redis)
+	if err != nil || now == "" {
+		return last
+	}
+	if last != "" && now != last {
+		n.cluster.Metrics.RedisMasterChanges.Inc()
+		n.log.Warn("another Redis master answers than before: a failover, or a restart of the server")
+	}
+	return now
+}
+
+// masterID is the run id of the Redis master that answers, or of every
+// master of a Redis Cluster, sorted.
+func masterID(ctx context.Context, client goredis.UniversalClient) (string, error) {
+	cc, ok := client.(*goredis.ClusterClient)
+	if !ok {
+		return runID(ctx, client)
+	}
+	var mu sync.Mutex
+	var ids []string
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error {
+		id, err := runID(ctx, c)
+		mu.Lock()
+		ids = append(ids, id)
+		mu.Unlock()
+		return err
+	})
+	slices.Sort(ids)
+	return strings.Join(ids, ","), err
+}
+
+// runID reads a server's run id, which changes when it restarts.
+func runID(ctx context.Context, c goredis.Cmdable) (string, error) {
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if id, ok := strings.CutPrefix(line, "run_id:"); ok {
+			return id, nil
+		}
+	}
+	return "", nil
 }
 
 // ping asks Redis whether it answers. A Redis Cluster is asked on every

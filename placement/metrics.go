@@ -8,6 +8,9 @@ type Metrics struct {
 	Lookups     *prometheus.CounterVec // by result: local, remote, activated, failed
 	Activations prometheus.Counter
 	RedisErrors prometheus.Counter
+	// RedisMasterChanges counts the node's watch finding another master
+	// answering (node's watchRedis; issue 16).
+	RedisMasterChanges prometheus.Counter
 }
 
 // NewMetrics registers placement's metrics on reg (nil: unregistered).
@@ -21,12 +24,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Pairing actors this node started for placement."}),
 		RedisErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_redis_errors_total",
 			Help: "Redis commands of placement and membership that failed."}),
+		RedisMasterChanges: prometheus.NewCounter(prometheus.CounterOpts{Name: "tabrelay_redis_master_changes_total",
+			Help: "Times this node found another Redis master answering than before (by its run id): a failover, or a restart of the server."}),
 	}
 	for _, r := range []string{"local", "remote", "activated", "raced", "failed"} {
 		m.Lookups.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Members, m.Lookups, m.Activations, m.RedisErrors)
+		reg.MustRegister(m.Members, m.Lookups, m.Activations, m.RedisErrors, m.RedisMasterChanges)
 	}
 	return m
 }

@@ -60,6 +60,11 @@ func failoverScenario(t *testing.T, c *cluster, failover func() (killed, promote
 	s.wg.Wait()
 	c.waitMembers(2, 5*time.Second)
 	c.subscribedAgain(5 * time.Second)
+	for _, n := range c.nodes {
+		if got := n.metric("tabrelay_redis_master_changes_total"); got != 1 {
+			t.Errorf("node %d counts %v master changes, want 1 (the failover)", n.i, got)
+		}
+	}
 	for i, n := range c.nodes {
 		if got := n.member(); got != members[i] {
 			t.Errorf("node %d is member %q, was %q: it lost its lease", i, got, members[i])
