@@ -35,7 +35,9 @@ apt_install() {
   command -v "$1" >/dev/null 2>&1 || fail "$1 is still missing after apt-get install $2"
 }
 
-# store/redis tests start a real redis-server on a loopback port.
+# store/redis tests start a real redis-server on a loopback port; their
+# sentinels are `redis-server --sentinel` (no redis-sentinel package needed)
+# and their Redis Cluster nodes redis-servers with cluster-enabled.
 apt_install redis-server redis-server "the Redis store's tests start one"
 # The tab SDK's browser tests drive Debian's Chromium (headless) from Go.
 apt_install chromium chromium "the tab SDK's browser tests run in it"
