@@ -158,7 +158,7 @@ func TestBadConfigurationFailsWithOneLine(t *testing.T) {
 		{"REDIS_URL=redis://127.0.0.1:6379", "REDIS_URL"},
 		// A bad REDIS_URL is named, its password never repeated (issue 16).
 		{"REDIS_URL=redis+sentinel://relay:Sup3rS3cret@10.0.0.1:26379", "REDIS_URL: a redis+sentinel:// URL names its master"},
-		{"REDIS_URL=redis+cluster://:Sup3rS3cret", "REDIS_URL: a host is not host:port"},
+		{"REDIS_URL=redis+cluster://:Sup3rS3cret", "REDIS_URL: a host is not host or host:port"},
 		{"REDIS_URL=redis://u:ab/Sup3rS3cret@h:6379/0", "percent-encode"},
 		{"REDIS_URL=memcached://u:Sup3rS3cret@h:1", "REDIS_URL has the scheme \"memcached\""},
 		{"RELAY_LISTEN=8080", "RELAY_LISTEN"},

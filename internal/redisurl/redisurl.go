@@ -8,7 +8,8 @@
 //	redis+sentinel://[user:pass@]host:port[,host:port…]/MASTER[/db]
 //	redis+cluster://[user:pass@]host:port[,host:port…]
 //
-// rediss+sentinel and rediss+cluster are the TLS forms of the other two.
+// rediss+sentinel and rediss+cluster are the TLS forms of the other two. A
+// host without its port has Redis's (6379), or Sentinel's (26379).
 // The user information is the data nodes' (master, replicas, cluster
 // nodes); sentinels that want a password of their own take it from the
 // sentinel_username and sentinel_password query parameters.
@@ -96,7 +97,14 @@ func Parse(raw string) (URL, error) {
 		opts.Password, _ = info.User.Password()
 		hosts = authority[at+1:]
 	}
+	port := "6379"
+	if u.Shape == Sentinel {
+		port = "26379"
+	}
 	for _, h := range strings.Split(hosts, ",") {
+		if h != "" && !strings.Contains(h, ":") {
+			h += ":" + port // the default port of the shape, as go-redis's own URLs have it
+		}
 		if err := checkHostPort(h); err != nil {
 			return URL{}, err
 		}
@@ -132,7 +140,7 @@ func checkHostPort(h string) error {
 	if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
 		// The host is not repeated: without its @, a URL's password
 		// stands where the host should.
-		return errors.New("REDIS_URL: a host is not host:port (each host needs its port, like redis:6379; several are separated by commas)")
+		return errors.New("REDIS_URL: a host is not host or host:port (like redis:6379; several are separated by commas)")
 	}
 	return nil
 }

@@ -44,6 +44,16 @@ func TestParse(t *testing.T) {
 				t.Fatalf("%+v", o)
 			}
 		}},
+		{"default ports", "redis+sentinel://s1,s2:26380/m", func(t *testing.T, u URL) {
+			if !slices.Equal(u.Options.Addrs, []string{"s1:26379", "s2:26380"}) {
+				t.Fatalf("%v", u.Options.Addrs)
+			}
+		}},
+		{"default port", "redis://redis/0", func(t *testing.T, u URL) {
+			if !slices.Equal(u.Options.Addrs, []string{"redis:6379"}) {
+				t.Fatalf("%v", u.Options.Addrs)
+			}
+		}},
 		{"cluster of one seed", "rediss+cluster://n1:7000/", func(t *testing.T, u URL) {
 			if u.Shape != Cluster || !u.Options.IsClusterMode || u.Options.TLSConfig == nil {
 				t.Fatalf("%+v", u.Options)
@@ -69,7 +79,8 @@ func TestParseRefusesInOneLineWithoutThePassword(t *testing.T) {
 	tests := []struct{ raw, want string }{
 		{"localhost:6379", "not a Redis URL"},
 		{"http://u:" + pw + "@h:1", "scheme \"http\""},
-		{"redis://u:" + pw + "@h", "host:port"},
+		{"redis://u:" + pw + "@h:x", "host:port"},
+		{"redis://u:" + pw + "@h:1,", "host:port"},
 		{"redis://:" + pw, "host:port"},
 		{"redis://u:" + pw + "@h:1,h:2", "redis+cluster://"},
 		{"redis://u:" + pw + "@h:1/x", "database"},
