@@ -1,12 +1,10 @@
 package redistest
 
 import (
-	"context"
 	"errors"
 	"net"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // TestATakenPortIsReportedNotUsed: a server whose port another listener
@@ -57,47 +55,4 @@ func TestFreePortsAreDistinctAndOutsideTheKernelsPicks(t *testing.T) {
 		}
 		l.Close()
 	}
-}
-
-// TestShapesFailOver: the Sentinel set and the Cluster start, take writes
-// and promote a replica when their master is killed.
-func TestShapesFailOver(t *testing.T) {
-	t.Run("sentinel", func(t *testing.T) {
-		s := StartSentinel(t)
-		c := s.Client()
-		if err := c.Set(context.Background(), "k", "v", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-		s.Replicated(5 * time.Second)
-		old, at := s.KillMaster()
-		promoted := s.WaitPromoted(old, 30*time.Second)
-		t.Logf("promoted %v after the kill", promoted.Sub(at).Round(time.Millisecond))
-		if v, err := c.Get(context.Background(), "k").Result(); err != nil || v != "v" {
-			t.Fatalf("after the failover: %q, %v", v, err)
-		}
-	})
-	t.Run("cluster", func(t *testing.T) {
-		cl := StartCluster(t, 3, 1, "{members}")
-		c := cl.Client()
-		if err := c.Set(context.Background(), "x{members}", "v", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if cl.MasterOf("{members}") != cl.Nodes[0] {
-			t.Fatal("master 0 does not hold {members}")
-		}
-		cl.Replicated(5 * time.Second)
-		old, at := cl.KillMasterOf("{members}")
-		promoted := cl.WaitPromoted(old, "{members}", 30*time.Second)
-		t.Logf("promoted %v after the kill", promoted.Sub(at).Round(time.Millisecond))
-		var v string
-		var err error
-		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if v, err = c.Get(context.Background(), "x{members}").Result(); err == nil {
-				break
-			}
-		}
-		if v != "v" {
-			t.Fatalf("after the failover: %q, %v", v, err)
-		}
-	})
 }
