@@ -15,7 +15,8 @@ import (
 // grant's connection → the caller (pairing actor → the tab focused last)
 // → the encoded result. A host that accepts an event stream gets one: the
 // person being asked reaches it as progress, keep-alives hold the wait,
-// and closing it cancels the call (the tab is told).
+// and closing it, or a notifications/cancelled naming the call (cancel.go),
+// cancels the call (the tab is told).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant) {
 	var p struct {
 		Name      string          `json:"name"`
@@ -44,15 +45,17 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		return
 	}
 	call := ToolCall{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}
+	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
+	defer done()
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		res := s.cfg.Caller.CallTool(r.Context(), call, nil)
+		res := s.cfg.Caller.CallTool(ctx, call, nil)
 		writeResult(w, req.ID, s.finishCall(e, res))
 		return
 	}
 	st := newStream(w, s.cfg.KeepAlive)
 	defer st.stop()
 	n := notifier{st: st, token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
-	res := s.cfg.Caller.CallTool(r.Context(), call, n.event)
+	res := s.cfg.Caller.CallTool(ctx, call, n.event)
 	st.send(response{JSONRPC: "2.0", ID: req.ID, Result: s.finishCall(e, res)})
 }
 

@@ -88,9 +88,13 @@ type Config struct {
 	// OpenPairing, when set, lets requests without a token reach this one
 	// pairing: the loopback-only conformance switch. Nothing else may use it.
 	OpenPairing string
-	MaxBody     int64         // request body limit; default defaultMaxBody
-	KeepAlive   time.Duration // SSE keep-alive comments; default 15 s
-	Logger      *slog.Logger
+	// CancelElsewhere tells the other nodes of a cluster that the host
+	// cancelled the call named key (CancelLocal's), which does not run
+	// here; nil on a single node.
+	CancelElsewhere func(key string)
+	MaxBody         int64         // request body limit; default defaultMaxBody
+	KeepAlive       time.Duration // SSE keep-alive comments; default 15 s
+	Logger          *slog.Logger
 }
 
 // defaultMaxBody is the request body limit unless Config says otherwise.
@@ -106,6 +110,7 @@ type Server struct {
 	origins    map[string]bool
 	hosts      map[string]bool
 	publicHost string // as RELAY_PUBLIC_URL names it, for the refusal
+	calls      calls  // the tools/calls running here, for cancellation
 }
 
 // NewServer checks cfg and returns the front end.
@@ -205,6 +210,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.isNotification() || req.isResponse() {
+		if req.Method == "notifications/cancelled" {
+			s.cancelled(grant, req.Params)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -27,6 +27,7 @@ func (n *Node) newMCP(key []byte) (*mcp.Server, error) {
 		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: caller{n}, Guard: guard{n.oauth}, Events: n.events,
 		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, OpenPairing: open, Logger: n.log,
+		CancelElsewhere: n.cancelElsewhere(),
 	})
 }
 
@@ -120,4 +121,18 @@ type guard struct{ s *oauth.Server }
 
 func (g guard) Scope(ctx context.Context, gr mcp.Grant) ([]protocol.ScopeEntry, error) {
 	return g.s.ResolvedScope(ctx, gr.ConnectionID)
+}
+
+// cancelHint is the bus kind of a host's cancellation of a call that runs
+// on another node: its payload is the call's key (mcp.Server.CancelLocal),
+// not a pairing. The events' kinds are bits below it.
+const cancelHint uint8 = 0x80
+
+// cancelElsewhere tells the other nodes of a cancelled call, or is nil on
+// a single node.
+func (n *Node) cancelElsewhere() func(key string) {
+	if n.cluster == nil {
+		return nil
+	}
+	return func(key string) { n.cluster.Bus.Publish(cancelHint, key) }
 }

@@ -203,7 +203,13 @@ func New(cfg Config) (*Node, error) {
 			}
 		}
 		if n.cluster != nil { // the other nodes' events, once everything that hears them exists
-			go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, pairing string) { n.events.Deliver(mcp.EventKind(kind), pairing) })
+			go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, subject string) {
+				if kind == cancelHint {
+					n.mcp.CancelLocal(subject)
+					return
+				}
+				n.events.Deliver(mcp.EventKind(kind), subject)
+			})
 		}
 	}
 	if err != nil {

@@ -1,0 +1,105 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+)
+
+// A host cancels a tools/call it no longer waits for with
+// notifications/cancelled naming the call's request id (MCP
+// "Cancellation"), or by closing the call's HTTP request. Either way the
+// call's context ends: the pairing tells the tab (cancel, reason
+// "cancelled"), whose handler's signal fires and whose question to the
+// person, if any, is withdrawn. The relay keeps no sessions, so a call is
+// found by its connection and request id; the notification may reach
+// another node than the call's, which Config.CancelElsewhere tells.
+
+// maxCancelKey bounds the request id a notification may name: longer is
+// no id of a call in flight (validID bounds nothing by itself).
+const maxCancelKey = 256
+
+// calls are the tools/calls running on this node, by cancelKey.
+type calls struct {
+	mu      sync.Mutex
+	running map[string]*runningCall
+}
+
+// runningCall is one call's cancel; a pointer, so that a call whose key a
+// later one of the same id took does not remove the later one's.
+type runningCall struct{ cancel context.CancelFunc }
+
+// cancelKey names a call: its connection and its request id, compacted.
+func cancelKey(connection string, id json.RawMessage) (string, bool) {
+	var b bytes.Buffer
+	if !validID(id) || json.Compact(&b, id) != nil || b.Len()+len(connection)+1 > maxCancelKey {
+		return "", false
+	}
+	return connection + " " + b.String(), true
+}
+
+// start registers a call of connection with request id; the returned
+// context ends when the host cancels it, and done must be called when it
+// ends.
+func (c *calls) start(ctx context.Context, connection string, id json.RawMessage) (context.Context, func()) {
+	key, ok := cancelKey(connection, id)
+	ctx, cancel := context.WithCancel(ctx)
+	if !ok {
+		return ctx, cancel
+	}
+	rc := &runningCall{cancel: cancel}
+	c.mu.Lock()
+	if c.running == nil {
+		c.running = map[string]*runningCall{}
+	}
+	c.running[key] = rc
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		if c.running[key] == rc {
+			delete(c.running, key)
+		}
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+// CancelLocal cancels the call named key if it runs on this node, and
+// says whether it did. The cluster's hint of another node's
+// notifications/cancelled ends here.
+func (s *Server) CancelLocal(key string) bool {
+	s.calls.mu.Lock()
+	rc := s.calls.running[key]
+	s.calls.mu.Unlock()
+	if rc == nil {
+		return false
+	}
+	rc.cancel()
+	return true
+}
+
+// cancelled handles a host's notifications/cancelled: the call it names,
+// of the same connection, ends here or, through CancelElsewhere, on the
+// node where it runs. A notification naming no call of ours is ignored,
+// as the protocol asks.
+func (s *Server) cancelled(g Grant, params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	key, ok := cancelKey(g.ConnectionID, p.RequestID)
+	if !ok || s.CancelLocal(key) || s.cfg.CancelElsewhere == nil {
+		return
+	}
+	s.cfg.CancelElsewhere(key)
+}
+
+// count is how many calls run here.
+func (c *calls) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.running)
+}

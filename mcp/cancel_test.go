@@ -1,0 +1,111 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// blockingCaller runs each call until its context ends, and says so.
+type blockingCaller struct{ ended chan string }
+
+func (c blockingCaller) CallTool(ctx context.Context, call ToolCall, _ func(Event)) protocol.ToolResult {
+	<-ctx.Done()
+	c.ended <- call.Connection.ID
+	return protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: protocol.CancelledSentence()}}, IsError: true}
+}
+
+func (blockingCaller) Permissions(context.Context, string, protocol.Connection, []string) (map[string]string, bool) {
+	return nil, false
+}
+
+// tokenConnections verifies token "c1" as connection c1, "c2" as c2.
+type tokenConnections struct{}
+
+func (tokenConnections) Verify(_ context.Context, token string) (Grant, error) {
+	if token != "c1" && token != "c2" {
+		return Grant{}, ErrInvalidToken
+	}
+	return Grant{ConnectionID: token, PairingID: "p1"}, nil
+}
+
+// TestNotificationsCancelledEndTheCall: a host's notifications/cancelled
+// naming its call's request id ends that call (the caller's context, which
+// tells the tab); one from another connection, or naming another id, ends
+// nothing; on a cluster, a call that runs elsewhere is hinted to the
+// other nodes.
+func TestNotificationsCancelledEndTheCall(t *testing.T) {
+	c := blockingCaller{ended: make(chan string, 1)}
+	var elsewhere []string
+	ts := httptest.NewUnstartedServer(nil)
+	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
+		Caller: c, Guard: allowAll{}, Verifier: tokenConnections{}, CancelElsewhere: func(key string) { elsewhere = append(elsewhere, key) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = srv
+	ts.Start()
+	defer ts.Close()
+	post := func(token, body string) int {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body) // a call's stream ends with its result
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	done := make(chan int, 1)
+	go func() {
+		done <- post("c1", `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"counter","arguments":{"action":"get"}}}`)
+	}()
+	// Wait until the call runs, then cancel as others would first.
+	for srv.calls.count() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel := func(token, id string) int {
+		return post(token, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"stop"}}`)
+	}
+	if s := cancel("c2", `"call-7"`); s != http.StatusAccepted {
+		t.Fatalf("another connection's cancel: %d, want 202", s)
+	}
+	if s := cancel("c1", `"call-8"`); s != http.StatusAccepted {
+		t.Fatalf("a cancel naming another id: %d, want 202", s)
+	}
+	if s := cancel("c1", `{"x":1}`); s != http.StatusAccepted {
+		t.Fatalf("a cancel naming no id: %d, want 202", s)
+	}
+	select {
+	case who := <-c.ended:
+		t.Fatalf("the call of %s ended on a cancel that did not name it", who)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if len(elsewhere) != 2 || elsewhere[0] != `c2 "call-7"` || elsewhere[1] != `c1 "call-8"` {
+		t.Fatalf("hinted to the cluster: %q; want the two well-formed cancels that matched nothing here", elsewhere)
+	}
+	if s := cancel("c1", `"call-7"`); s != http.StatusAccepted {
+		t.Fatalf("the host's cancel: %d, want 202", s)
+	}
+	select {
+	case who := <-c.ended:
+		if who != "c1" {
+			t.Fatalf("the call of %s ended", who)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the host's notifications/cancelled did not end its call")
+	}
+	<-done
+	if n := srv.calls.count(); n != 0 {
+		t.Fatalf("%d calls still registered after they ended", n)
+	}
+}
