@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -91,16 +90,7 @@ func TestChromiumConfirmCard(t *testing.T) {
 			t.Fatalf("the card stays after %s: %v", answer, err)
 		}
 	}
-	wait := func(ch <-chan rpcReply) rpcReply {
-		t.Helper()
-		select {
-		case rep := <-ch:
-			return rep
-		case <-time.After(patience):
-			t.Fatal("the host got no answer")
-		}
-		return rpcReply{}
-	}
+	wait := func(ch <-chan rpcReply) rpcReply { t.Helper(); return waitReply(t, ch) }
 	resets := func() int {
 		n, err := chromedp.Run(page, chromedp.Evaluate[int](`window.resets`))
 		if err != nil {

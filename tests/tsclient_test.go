@@ -17,6 +17,12 @@ import (
 // `make test` runs).
 func tsClient(t *testing.T) (node, script string) {
 	t.Helper()
+	return tsClientScript(t, "ts-client-e2e.mjs")
+}
+
+// tsClientScript is tsClient for the script name of tests/node.
+func tsClientScript(t testing.TB, name string) (node, script string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("no node on PATH (the TypeScript client needs Node >= 20)")
@@ -30,7 +36,7 @@ func tsClient(t *testing.T) (node, script string) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
 		t.Fatalf("the TypeScript client is not installed (run make test: scripts/ensure-deps.sh installs it): %v", err)
 	}
-	return node, filepath.Join(dir, "ts-client-e2e.mjs")
+	return node, filepath.Join(dir, name)
 }
 
 // TestTypeScriptClient runs the official TypeScript client (v2) through a

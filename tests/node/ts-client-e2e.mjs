@@ -16,9 +16,9 @@
 // exits non-zero if any step failed. On a failure (or with TABRELAY_HTTP_LOG
 // set) it also prints every request the SDK made, with its status.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Client, ProtocolError, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import { MemoryProvider } from './provider.mjs';
 
 const run = promisify(execFile);
 
@@ -101,63 +101,18 @@ function fmt(entries) {
 
 const redirectUrl = `http://127.0.0.1:${20000 + (process.pid % 20000)}/callback`;
 
-class HeadlessProvider {
-    clientInfo = undefined;
-    tokenSet = undefined;
-    verifier = undefined;
-    discovery = undefined;
-    sentState = undefined;
+class HeadlessProvider extends MemoryProvider {
     savedTokens = []; // every token set the SDK saved, in order
     authorizationUrls = [];
     playPerson = true; // false: a redirect is only recorded (after revocation)
     callback = undefined; // the authorization response's query, state checked
 
-    get redirectUrl() {
-        return redirectUrl;
-    }
-    get clientMetadata() {
-        return {
-            client_name: `TS SDK e2e (${era})`,
-            redirect_uris: [redirectUrl],
-            grant_types: ['authorization_code', 'refresh_token'],
-            response_types: ['code'],
-            token_endpoint_auth_method: 'none'
-        };
-    }
-    state() {
-        this.sentState = randomBytes(24).toString('base64url');
-        return this.sentState;
-    }
-    clientInformation() {
-        return this.clientInfo;
-    }
-    saveClientInformation(info) {
-        this.clientInfo = info;
-    }
-    tokens() {
-        return this.tokenSet;
+    constructor() {
+        super(redirectUrl, `TS SDK e2e (${era})`);
     }
     saveTokens(tokens) {
-        this.tokenSet = tokens;
+        super.saveTokens(tokens);
         this.savedTokens.push(tokens);
-    }
-    saveCodeVerifier(v) {
-        this.verifier = v;
-    }
-    codeVerifier() {
-        return this.verifier;
-    }
-    saveDiscoveryState(s) {
-        this.discovery = s;
-    }
-    discoveryState() {
-        return this.discovery;
-    }
-    invalidateCredentials(scope) {
-        if (scope === 'all' || scope === 'tokens') this.tokenSet = undefined;
-        if (scope === 'all' || scope === 'client') this.clientInfo = undefined;
-        if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
-        if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
     }
 
     async redirectToAuthorization(url) {
