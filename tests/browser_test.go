@@ -51,6 +51,13 @@ func chromium(t testing.TB) context.Context {
 // appPage serves one HTML page at / on an origin of its own.
 func appPage(t testing.TB, html string) (origin, url string) {
 	t.Helper()
+	return appPageOf(t, func() string { return html })
+}
+
+// appPageOf serves the page html() makes at each request: for a page whose
+// origin must be known before what it shows (the relay's URL) is.
+func appPageOf(t testing.TB, html func() string) (origin, url string) {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -58,7 +65,7 @@ func appPage(t testing.TB, html string) (origin, url string) {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		fmt.Fprint(w, html)
+		fmt.Fprint(w, html())
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, srv.URL + "/"

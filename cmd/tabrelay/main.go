@@ -1,6 +1,7 @@
 // Command tabrelay is the relay between AI agent hosts and the browser
 // tabs of a web application: `tabrelay serve` runs a node, `tabrelay tab`
-// runs a headless tab (for demos, tests and load).
+// runs a headless tab (for demos, tests and load), `tabrelay live-check`
+// checks a deployed relay end to end.
 package main
 
 import (
@@ -28,6 +29,10 @@ Usage:
   tabrelay scope show|set|only|clear|who [flags] …
                             read and write connections' scopes through a running
                             relay's admin API (tabrelay scope -h)
+  tabrelay live-check --relay URL [--app URL] [flags]
+                            check a deployed relay end to end as a host, with a
+                            Chromium page of the app as the person's tab
+                            (tabrelay live-check -h)
   tabrelay version          print the version
 `
 
@@ -47,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return tab(args[1:], stdout, stderr)
 	case "scope":
 		return scopeCmd(args[1:], stdout, stderr)
+	case "live-check":
+		return liveCheck(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0

@@ -1,0 +1,215 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/livecheck"
+)
+
+// liveCheckPage is an app page on the demo bundle's app with the SDK's
+// two panels, <tabrelay-connect> and <tabrelay-connections>, and two of
+// its tools: view_picture (read-only, with the view card; the live
+// check's default call) and echo.
+func liveCheckPage(relay string) string {
+	return sdkPage(relay, "live check", `<tabrelay-connect></tabrelay-connect>
+<tabrelay-connections></tabrelay-connections>
+`, `import "`+relay+`/sdk/v1/tabrelay-ui.js";
+`,
+		`[{ name: "view_picture", title: "Picture of the view", description: "A picture.", inputSchema: { type: "object", properties: { width: { type: "integer" } } }, annotations: { readOnlyHint: true }, result: "cells" },
+  { name: "echo", title: "Echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, annotations: { readOnlyHint: true }, result: "summaries" }],`,
+		`const client = connect({ relay, app, handlers: {
+  view_picture: () => ({ bars: [1, 2, 3], by: "chromium" }),
+  echo: (call) => ({ echoed: call.arguments, by: "chromium" }) } });
+for (const sel of ["tabrelay-connect", "tabrelay-connections"]) {
+  const panel = document.querySelector(sel);
+  panel.app = app;
+  panel.client = client;
+}
+`)
+}
+
+// secretLike finds what must never be in the live check's output: the
+// relay's tokens and codes by their prefixes, a connect code, and any
+// long base64url run with upper and lower case and digits (a verifier, a
+// state, a tab secret, an id that names one person's request).
+var (
+	tokenLike       = regexp.MustCompile(`tr[arc]_[A-Za-z0-9_-]+`)
+	connectCodeLike = regexp.MustCompile(`\b[A-HJ-NP-Z2-9]{4}-[A-HJ-NP-Z2-9]{4}\b`)
+	base64Like      = regexp.MustCompile(`[A-Za-z0-9_-]{20,}`)
+)
+
+func secretsIn(out string) []string {
+	found := append(tokenLike.FindAllString(out, -1), connectCodeLike.FindAllString(out, -1)...)
+	for _, s := range base64Like.FindAllString(out, -1) {
+		if strings.ContainsAny(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") && strings.ContainsAny(s, "abcdefghijklmnopqrstuvwxyz") && strings.ContainsAny(s, "0123456789") {
+			found = append(found, s)
+		}
+	}
+	return found
+}
+
+// runLiveCheck runs `tabrelay live-check` with args: its output and exit code.
+func runLiveCheck(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, append([]string{"live-check", "--timeout", "20s"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("tabrelay live-check: %v\n%s", err, out.String())
+	}
+	return out.String(), code
+}
+
+// lines picks the output's lines of a status.
+func lines(out string, status livecheck.Status) []string {
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, string(status)+" ") {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
+// TestLiveCheck runs `tabrelay live-check` against a local 3-node cluster
+// with a real app page in Chromium: every check passes and the output
+// carries no secret; and it fails with one line when the relay is down,
+// when the page's origin is not allowed, and when an answer is wrong.
+func TestLiveCheck(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Fatal("chromium is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install chromium")
+	}
+	// The page's origin goes into the nodes' ALLOWED_ORIGINS and APP_URL,
+	// so it is served before the cluster whose URL it shows exists.
+	var relay atomic.Value
+	page := func() string { return liveCheckPage(relay.Load().(string)) }
+	pageOrigin, pageURL := appPageOf(t, page)
+	stranger, strangerURL := appPageOf(t, page) // an origin the relay does not allow
+	docURL, certFile := liveCheckMetadata(t)
+	c := startCluster(t, clusterOptions{nodes: 3, env: []string{"ALLOWED_ORIGINS=" + pageOrigin + "," + origin,
+		"APP_URL=" + pageURL, "RELAY_CIMD_ALLOW_LOOPBACK=true", "SSL_CERT_FILE=" + certFile}})
+	relay.Store(c.public)
+
+	t.Run("passes against the cluster and prints no secret", func(t *testing.T) {
+		start := time.Now()
+		out, code := runLiveCheck(t, []string{"SSL_CERT_FILE=" + certFile}, "--relay", c.public, "--client-id-url", docURL, "-v")
+		t.Logf("tabrelay live-check (%v):\n%s", time.Since(start).Round(100*time.Millisecond), out)
+		if code != 0 || len(lines(out, livecheck.Fail)) > 0 || len(lines(out, livecheck.Skip)) > 0 {
+			t.Fatalf("exit %d; want every check to pass", code)
+		}
+		if n := len(lines(out, livecheck.Pass)); n != 14 {
+			t.Fatalf("%d checks passed, want 14", n)
+		}
+		if s := secretsIn(out); len(s) > 0 {
+			t.Fatalf("the output carries what looks like secrets: %q", s)
+		}
+	})
+	t.Run("the relay down: one FAIL, reachability", func(t *testing.T) {
+		out, code := runLiveCheck(t, nil, "--relay", "http://"+freePort(t))
+		fails := lines(out, livecheck.Fail)
+		if code != 1 || len(fails) != 1 || !strings.HasPrefix(fails[0], "FAIL reachability — ") || !strings.Contains(fails[0], "connection refused") {
+			t.Fatalf("exit %d, FAIL lines %q; want exit 1 and one FAIL reachability saying the connection was refused\n%s", code, fails, out)
+		}
+	})
+	t.Run("the page's origin not allowed: one FAIL naming ALLOWED_ORIGINS", func(t *testing.T) {
+		out, code := runLiveCheck(t, nil, "--relay", c.public, "--app", strangerURL)
+		fails := lines(out, livecheck.Fail)
+		if code != 1 || len(fails) != 1 || !strings.HasPrefix(fails[0], "FAIL approval — ") ||
+			!strings.Contains(fails[0], "never connected") || !strings.Contains(fails[0], "ALLOWED_ORIGINS") || !strings.Contains(fails[0], stranger) {
+			t.Fatalf("exit %d, FAIL lines %q; want exit 1 and one FAIL approval saying the page never connected, naming its origin and ALLOWED_ORIGINS\n%s", code, fails, out)
+		}
+	})
+	for _, tc := range []struct {
+		name, check, says string
+		rewrite           func(path string, body map[string]any)
+	}{
+		{"the resource metadata names another resource", "discovery", "not the relay's origin", func(path string, body map[string]any) {
+			if path == "/.well-known/oauth-protected-resource" {
+				body["resource"] = "https://elsewhere.example"
+			}
+		}},
+		{"tools/list answers no tools", "tools", "no tools", func(path string, body map[string]any) {
+			if result, ok := body["result"].(map[string]any); ok && result["tools"] != nil {
+				result["tools"] = []any{}
+			}
+		}},
+	} {
+		t.Run("a wrong answer: "+tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			ok := livecheck.Run(context.Background(), livecheck.Options{Relay: c.public, Timeout: 20 * time.Second,
+				HTTPClient: &http.Client{Transport: rewriting{tc.rewrite}}}, &out)
+			fails := lines(out.String(), livecheck.Fail)
+			if ok || len(fails) != 1 || !strings.HasPrefix(fails[0], "FAIL "+tc.check+" — ") || !strings.Contains(fails[0], tc.says) {
+				t.Fatalf("ok %v, FAIL lines %q; want one FAIL %s saying %q\n%s", ok, fails, tc.check, tc.says, out.String())
+			}
+		})
+	}
+}
+
+// rewriting is a transport that changes JSON answers as a broken relay
+// (or a proxy in front of it) would.
+type rewriting struct {
+	edit func(path string, body map[string]any)
+}
+
+func (rw rewriting) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return resp, err
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var body map[string]any
+	if json.Unmarshal(raw, &body) == nil {
+		rw.edit(r.URL.Path, body)
+		raw, _ = json.Marshal(body)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	resp.ContentLength = int64(len(raw))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// liveCheckMetadata serves a client metadata document over https on
+// loopback and writes its certificate where SSL_CERT_FILE can name it, so
+// that the nodes and the live check both trust it.
+func liveCheckMetadata(t *testing.T) (docURL, certFile string) {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"client_id": docURL, "client_name": "Live Check Metadata Host",
+			"redirect_uris": []string{"http://127.0.0.1:33420/callback"}, "token_endpoint_auth_method": "none"})
+	}))
+	t.Cleanup(srv.Close)
+	docURL = srv.URL + "/oauth/client.json"
+	certFile = filepath.Join(t.TempDir(), "metadata.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(certFile, pemBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return docURL, certFile
+}
