@@ -264,15 +264,29 @@ func (l *live) list(ctx context.Context, c *mcpClient) ([]tool, error) {
 	return toolsOf(a.result)
 }
 
-// pick is the tool the live check calls.
+// pick is the tool the live check calls: --tool, or the first read-only
+// tool that requires no argument, one that runs without asking the person
+// first.
 func (l *live) pick() (tool, error) {
+	if l.opts.Tool != "" {
+		for _, t := range l.tools {
+			if t.Name == l.opts.Tool {
+				return t, nil
+			}
+		}
+		return tool{}, fmt.Errorf("--tool %s is not in the connection's tool list", l.opts.Tool)
+	}
+	var fallback []tool
 	for _, t := range l.tools {
-		if l.opts.Tool != "" && t.Name == l.opts.Tool || l.opts.Tool == "" && t.readOnlyNoArgs() {
+		if t.readOnlyNoArgs() && t.runsWithoutAsking() {
 			return t, nil
 		}
+		if t.readOnlyNoArgs() {
+			fallback = append(fallback, t)
+		}
 	}
-	if l.opts.Tool != "" {
-		return tool{}, fmt.Errorf("--tool %s is not in the connection's tool list", l.opts.Tool)
+	if len(fallback) > 0 {
+		return fallback[0], nil
 	}
 	return tool{}, errors.New("no listed tool is read-only with no required arguments: name one with --tool (and --args)")
 }

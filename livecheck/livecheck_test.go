@@ -93,13 +93,21 @@ func TestTaggedData(t *testing.T) {
 }
 
 func TestPickDefaultTool(t *testing.T) {
+	readOnly := map[string]any{"readOnlyHint": true}
+	asks := "Exports.\n\nIn the person's settings for this connection: the person is asked before it runs."
+	runs := "Lists.\n\nIn the person's settings for this connection: runs without asking."
 	l := &live{tools: []tool{
-		{Name: "write", InputSchema: map[string]any{}},
-		{Name: "read_one", InputSchema: map[string]any{"required": []any{"id"}}, Annotations: map[string]any{"readOnlyHint": true}},
-		{Name: "list", InputSchema: map[string]any{}, Annotations: map[string]any{"readOnlyHint": true}},
+		{Name: "write", InputSchema: map[string]any{}, Description: runs},
+		{Name: "read_one", InputSchema: map[string]any{"required": []any{"id"}}, Annotations: readOnly, Description: runs},
+		{Name: "export", InputSchema: map[string]any{}, Annotations: readOnly, Description: asks},
+		{Name: "list", InputSchema: map[string]any{}, Annotations: readOnly, Description: runs},
 	}}
 	if got, err := l.pick(); err != nil || got.Name != "list" {
-		t.Fatalf("pick = %q, %v; want list, the first read-only tool that requires nothing", got.Name, err)
+		t.Fatalf("pick = %q, %v; want list, the first read-only tool that requires nothing and runs without asking", got.Name, err)
+	}
+	l.tools[3].Description = "Lists." // no tab answered the list: nothing is known of the settings
+	if got, err := l.pick(); err != nil || got.Name != "export" {
+		t.Fatalf("pick without the settings = %q, %v; want export, the first read-only tool that requires nothing", got.Name, err)
 	}
 	l.opts.Tool = "write"
 	if got, err := l.pick(); err != nil || got.Name != "write" {

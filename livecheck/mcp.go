@@ -138,6 +138,7 @@ func sseAnswer(stream []byte, id int64) []byte {
 // tool is what the live check reads of a listed tool.
 type tool struct {
 	Name        string         `json:"name"`
+	Description string         `json:"description"`
 	InputSchema map[string]any `json:"inputSchema"`
 	Annotations map[string]any `json:"annotations"`
 	Meta        map[string]any `json:"_meta"`
@@ -150,6 +151,13 @@ func (t tool) readOnlyNoArgs() bool {
 	}
 	req, _ := t.InputSchema["required"].([]any)
 	return len(req) == 0
+}
+
+// runsWithoutAsking: the relay's list says the person's settings let the
+// tool run without a question (mcp/methods.go's note after a description),
+// so a call needs nobody at the page.
+func (t tool) runsWithoutAsking() bool {
+	return strings.Contains(t.Description, "runs without asking")
 }
 
 // viewCard is the tool's MCP Apps resource URI ("" when none).

@@ -20,28 +20,6 @@ import (
 	"github.com/tabrelay/tabrelay/livecheck"
 )
 
-// liveCheckPage is an app page on the demo bundle's app with the SDK's
-// two panels, <tabrelay-connect> and <tabrelay-connections>, and two of
-// its tools: view_picture (read-only, with the view card; the live
-// check's default call) and echo.
-func liveCheckPage(relay string) string {
-	return sdkPage(relay, "live check", `<tabrelay-connect></tabrelay-connect>
-<tabrelay-connections></tabrelay-connections>
-`, `import "`+relay+`/sdk/v1/tabrelay-ui.js";
-`,
-		`[{ name: "view_picture", title: "Picture of the view", description: "A picture.", inputSchema: { type: "object", properties: { width: { type: "integer" } } }, annotations: { readOnlyHint: true }, result: "cells" },
-  { name: "echo", title: "Echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, annotations: { readOnlyHint: true }, result: "summaries" }],`,
-		`const client = connect({ relay, app, handlers: {
-  view_picture: () => ({ bars: [1, 2, 3], by: "chromium" }),
-  echo: (call) => ({ echoed: call.arguments, by: "chromium" }) } });
-for (const sel of ["tabrelay-connect", "tabrelay-connections"]) {
-  const panel = document.querySelector(sel);
-  panel.app = app;
-  panel.client = client;
-}
-`)
-}
-
 // secretLike finds what must never be in the live check's output: the
 // relay's tokens and codes by their prefixes, a connect code, and any
 // long base64url run with upper and lower case and digits (a verifier, a
@@ -93,22 +71,23 @@ func lines(out string, status livecheck.Status) []string {
 }
 
 // TestLiveCheck runs `tabrelay live-check` against a local 3-node cluster
-// with a real app page in Chromium: every check passes and the output
-// carries no secret; and it fails with one line when the relay is down,
-// when the page's origin is not allowed, and when an answer is wrong.
+// serving the demo app, the person's tab a Chromium page of it: every
+// check passes and the output carries no secret; and it fails with one
+// line when the relay is down, when the page's origin is not allowed, and
+// when an answer is wrong.
 func TestLiveCheck(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("chromium is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install chromium")
 	}
-	// The page's origin goes into the nodes' ALLOWED_ORIGINS and APP_URL,
-	// so it is served before the cluster whose URL it shows exists.
+	// The nodes serve the demo app (RELAY_DEMO; its origin, the relay's,
+	// allowed and APP_URL by default). A page on another origin, which the
+	// relay does not allow, is served before the cluster whose URL it shows
+	// exists.
 	var relay atomic.Value
-	page := func() string { return liveCheckPage(relay.Load().(string)) }
-	pageOrigin, pageURL := appPageOf(t, page)
-	stranger, strangerURL := appPageOf(t, page) // an origin the relay does not allow
+	stranger, strangerURL := appPageOf(t, func() string { return echoPage(relay.Load().(string)) })
 	docURL, certFile := liveCheckMetadata(t)
-	c := startCluster(t, clusterOptions{nodes: 3, env: []string{"ALLOWED_ORIGINS=" + pageOrigin + "," + origin,
-		"APP_URL=" + pageURL, "RELAY_CIMD_ALLOW_LOOPBACK=true", "SSL_CERT_FILE=" + certFile}})
+	c := startCluster(t, clusterOptions{nodes: 3, env: []string{"RELAY_DEMO=true", "RELAY_BUNDLE=demo", "ALLOWED_ORIGINS=",
+		"RELAY_CIMD_ALLOW_LOOPBACK=true", "SSL_CERT_FILE=" + certFile}})
 	relay.Store(c.public)
 
 	t.Run("passes against the cluster and prints no secret", func(t *testing.T) {
