@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,6 +130,10 @@ func TestLiveCheck(t *testing.T) {
 				body["resource"] = "https://elsewhere.example"
 			}
 		}},
+		// This one fails in the middle: the checks that do not need the
+		// tools run on, and the run handles every kind of secret (two
+		// connect codes, codes, verifiers, states, the tokens of a
+		// rotation, a reuse and a forget), none of which it prints.
 		{"tools/list answers no tools", "tools", "no tools", func(path string, body map[string]any) {
 			if result, ok := body["result"].(map[string]any); ok && result["tools"] != nil {
 				result["tools"] = []any{}
@@ -135,12 +141,25 @@ func TestLiveCheck(t *testing.T) {
 		}},
 	} {
 		t.Run("a wrong answer: "+tc.name, func(t *testing.T) {
+			rec := &recording{base: http.DefaultTransport}
 			var out bytes.Buffer
-			ok := livecheck.Run(context.Background(), livecheck.Options{Relay: c.public, Timeout: 20 * time.Second,
-				HTTPClient: &http.Client{Transport: rewriting{tc.rewrite}}}, &out)
+			ok := livecheck.Run(context.Background(), livecheck.Options{Relay: c.public, Timeout: 20 * time.Second, Verbose: true,
+				HTTPClient: &http.Client{Transport: rewriting{edit: tc.rewrite, base: rec}}}, &out)
 			fails := lines(out.String(), livecheck.Fail)
 			if ok || len(fails) != 1 || !strings.HasPrefix(fails[0], "FAIL "+tc.check+" — ") || !strings.Contains(fails[0], tc.says) {
 				t.Fatalf("ok %v, FAIL lines %q; want one FAIL %s saying %q\n%s", ok, fails, tc.check, tc.says, out.String())
+			}
+			for _, secret := range rec.all() {
+				if strings.Contains(out.String(), secret) {
+					t.Errorf("the output carries a secret of %d characters the run handled:\n%s", len(secret), out.String())
+				}
+			}
+			if s := secretsIn(out.String()); len(s) > 0 {
+				t.Fatalf("the output carries what looks like secrets: %q", s)
+			}
+			t.Logf("the run handled %d secrets, printed none", len(rec.all()))
+			if tc.check == "tools" && len(rec.all()) < 16 {
+				t.Fatalf("the run handled only %d secrets: it did not get as far as it should\n%s", len(rec.all()), out.String())
 			}
 		})
 	}
@@ -150,10 +169,11 @@ func TestLiveCheck(t *testing.T) {
 // (or a proxy in front of it) would.
 type rewriting struct {
 	edit func(path string, body map[string]any)
+	base http.RoundTripper
 }
 
 func (rw rewriting) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	resp, err := rw.base.RoundTrip(r)
 	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		return resp, err
 	}
@@ -191,4 +211,80 @@ func liveCheckMetadata(t *testing.T) (docURL, certFile string) {
 		t.Fatal(err)
 	}
 	return docURL, certFile
+}
+
+// recording is a transport that keeps every secret the live check sent
+// or was given: verifiers, states, codes and tokens in forms, queries and
+// answers, the connect code of each waiting page, and its cookie.
+type recording struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+var connectCodeAttr = regexp.MustCompile(`data-connect-code="([^"]+)"`)
+
+func (rec *recording) keep(values ...string) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, v := range values {
+		if len(v) >= 8 {
+			rec.seen = append(rec.seen, v)
+		}
+	}
+}
+
+func (rec *recording) all() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]string(nil), rec.seen...)
+}
+
+// keepParams keeps the values of the parameters that carry secrets.
+func (rec *recording) keepParams(q url.Values) {
+	for _, k := range []string{"code", "code_verifier", "code_challenge", "state", "refresh_token", "token"} {
+		rec.keep(q[k]...)
+	}
+}
+
+func (rec *recording) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec.keepParams(r.URL.Query())
+	if r.Body != nil && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		raw, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		q, _ := url.ParseQuery(string(raw))
+		rec.keepParams(q)
+	}
+	rec.keep(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	resp, err := rec.base.RoundTrip(r)
+	if err != nil || resp.StatusCode == http.StatusSwitchingProtocols { // a socket: its body is the connection
+		return resp, err
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	for _, c := range resp.Cookies() {
+		rec.keep(c.Value)
+	}
+	if m := connectCodeAttr.FindSubmatch(raw); m != nil {
+		rec.keep(string(m[1]), strings.ReplaceAll(string(m[1]), "-", ""))
+	}
+	var body map[string]any
+	if json.Unmarshal(raw, &body) == nil {
+		for _, k := range []string{"access_token", "refresh_token"} {
+			if v, ok := body[k].(string); ok {
+				rec.keep(v)
+			}
+		}
+		if v, ok := body["redirect"].(string); ok {
+			if u, err := url.Parse(v); err == nil {
+				rec.keepParams(u.Query())
+			}
+		}
+	}
+	return resp, nil
 }
