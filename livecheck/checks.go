@@ -320,6 +320,9 @@ func (l *live) call(ctx context.Context) (string, error) {
 	l.rep.debugf("calling %s (%d bytes of arguments, not shown)", t.Name, len(l.argsJSON()))
 	start := time.Now()
 	a, err := l.callOnce(ctx, t)
+	if err != nil && ctx.Err() != nil {
+		return "", fmt.Errorf("tools/call %s had no answer within %s: if the page asks the person first, nobody answers here (name another tool with --tool)", t.Name, since(start))
+	}
 	if err != nil {
 		return "", err
 	}

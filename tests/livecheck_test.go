@@ -22,6 +22,20 @@ import (
 	"github.com/tabrelay/tabrelay/livecheck"
 )
 
+// connectOnlyPage is an app page with the Connect panel but no
+// Connections panel, and one tool of the demo app's, list_notes.
+func connectOnlyPage(relay string) string {
+	return sdkPage(relay, "connect only", `<tabrelay-connect></tabrelay-connect>
+`, `import "`+relay+`/sdk/v1/tabrelay-ui.js";
+`,
+		`[{ name: "list_notes", title: "List notes", description: "Lists the notes.", inputSchema: { type: "object", properties: {} }, annotations: { readOnlyHint: true }, result: "summaries" }],`,
+		`const client = connect({ relay, app, handlers: { list_notes: () => [{ id: "n1", title: "A note" }] } });
+const panel = document.querySelector("tabrelay-connect");
+panel.app = app;
+panel.client = client;
+`)
+}
+
 // secretLike finds what must never be in the live check's output: the
 // relay's tokens and codes by their prefixes, a connect code, and any
 // long base64url run with upper and lower case and digits (a verifier, a
@@ -87,8 +101,9 @@ func TestLiveCheck(t *testing.T) {
 	// exists.
 	var relay atomic.Value
 	stranger, strangerURL := appPageOf(t, func() string { return echoPage(relay.Load().(string)) })
+	connectOnly, connectOnlyURL := appPageOf(t, func() string { return connectOnlyPage(relay.Load().(string)) })
 	docURL, certFile := liveCheckMetadata(t)
-	c := startCluster(t, clusterOptions{nodes: 3, env: []string{"RELAY_DEMO=true", "RELAY_BUNDLE=demo", "ALLOWED_ORIGINS=",
+	c := startCluster(t, clusterOptions{nodes: 3, env: []string{"RELAY_DEMO=true", "RELAY_BUNDLE=demo", "ALLOWED_ORIGINS=" + connectOnly,
 		"RELAY_CIMD_ALLOW_LOOPBACK=true", "SSL_CERT_FILE=" + certFile}})
 	relay.Store(c.public)
 
@@ -104,6 +119,14 @@ func TestLiveCheck(t *testing.T) {
 		}
 		if s := secretsIn(out); len(s) > 0 {
 			t.Fatalf("the output carries what looks like secrets: %q", s)
+		}
+	})
+	t.Run("an app without a Connections panel: forget is skipped, the connection declined", func(t *testing.T) {
+		out, code := runLiveCheck(t, nil, "--relay", c.public, "--app", connectOnlyURL)
+		skips := lines(out, livecheck.Skip)
+		if code != 0 || len(lines(out, livecheck.Fail)) > 0 || len(skips) != 3 || !strings.HasPrefix(skips[2], "SKIP forget — the app page has no <tabrelay-connections>") ||
+			!strings.HasPrefix(skips[1], "SKIP view-card — no listed tool has a view card") {
+			t.Fatalf("exit %d, SKIP lines %q; want exit 0 with client-metadata, view-card and forget skipped\n%s", code, skips, out)
 		}
 	})
 	t.Run("the relay down: one FAIL, reachability", func(t *testing.T) {
@@ -287,4 +310,28 @@ func (rec *recording) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// TestLiveCheckUsage: a command line that cannot run exits 2 with one
+// line saying what is wrong, before it tries anything.
+func TestLiveCheckUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no relay", nil, "--relay is required"},
+		{"arguments after the flags", []string{"--relay", "http://127.0.0.1:1", "extra"}, "nothing else follows the flags"},
+		{"arguments that are no object", []string{"--relay", "http://127.0.0.1:1", "--args", "[1]"}, "--args must be a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(binary, append([]string{"live-check"}, tc.args...)...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			out, err := cmd.CombinedOutput()
+			exit, ok := err.(*exec.ExitError)
+			if !ok || exit.ExitCode() != 2 || !strings.Contains(string(out), tc.says) || strings.Count(string(out), "\n") != 1 {
+				t.Fatalf("%v: %s; want exit 2 and one line saying %q", err, out, tc.says)
+			}
+		})
+	}
 }
