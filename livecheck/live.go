@@ -26,13 +26,16 @@ type Options struct {
 	Chromium string
 	// Timeout bounds each check (0: 30 s).
 	Timeout time.Duration
-	// Tool and Args pick the call ("": the first read-only tool whose
-	// schema requires nothing, with {}).
+	// Tool and Args pick the call (Tool "": the first read-only tool whose
+	// schema requires nothing, one the relay's list says runs without
+	// asking when there is one; Args nil: {}).
 	Tool string
 	Args json.RawMessage
 	// Verbose prints detail lines (never a secret either).
 	Verbose bool
-	// HTTPClient's transport is used for every request ("": the default).
+	// HTTPClient's transport carries every request of the host's side
+	// (nil: the default); cookies, redirects and time limits are the live
+	// check's own.
 	HTTPClient *http.Client
 }
 
@@ -91,7 +94,9 @@ func Run(ctx context.Context, opts Options, out io.Writer) bool {
 	done := map[string]Status{}
 	for _, c := range l.checks() {
 		res := Result{Name: c.name}
-		if missing := blocked(c.needs, done); missing != "" {
+		if missing := blocked(c.needs, done); ctx.Err() != nil {
+			res.Status, res.Why = Skip, "the live check was interrupted"
+		} else if missing != "" {
 			res.Status, res.Why = Skip, "needs "+missing+", which did not pass"
 		} else {
 			cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
