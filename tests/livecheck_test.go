@@ -88,17 +88,18 @@ func lines(out string, status livecheck.Status) []string {
 
 // TestLiveCheck runs `tabrelay live-check` against a local 3-node cluster
 // serving the demo app, the person's tab a Chromium page of it: every
-// check passes and the output carries no secret; and it fails with one
-// line when the relay is down, when the page's origin is not allowed, and
-// when an answer is wrong.
+// check passes and the output carries no secret; with an app that has no
+// Connections panel, forget is skipped; and it fails with one line when
+// the relay is down, when the page's origin is not allowed, and when an
+// answer is wrong.
 func TestLiveCheck(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("chromium is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install chromium")
 	}
 	// The nodes serve the demo app (RELAY_DEMO; its origin, the relay's,
-	// allowed and APP_URL by default). A page on another origin, which the
-	// relay does not allow, is served before the cluster whose URL it shows
-	// exists.
+	// allowed and APP_URL by default) and also allow a page with the
+	// Connect panel alone; a third page's origin they do not allow. The
+	// pages are served before the cluster whose URL they show exists.
 	var relay atomic.Value
 	stranger, strangerURL := appPageOf(t, func() string { return echoPage(relay.Load().(string)) })
 	connectOnly, connectOnlyURL := appPageOf(t, func() string { return connectOnlyPage(relay.Load().(string)) })
