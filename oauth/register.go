@@ -83,7 +83,7 @@ func checkClientMetadata(md *ClientMetadata) error {
 	case strings.ContainsFunc(md.ClientName, misleadingRune):
 		return errors.New("client_name may not hold control characters or direction overrides: it is what the person is shown")
 	case md.TokenEndpointAuthMethod != "" && md.TokenEndpointAuthMethod != "none":
-		return errors.New("token_endpoint_auth_method must be \"none\": the relay registers public clients only")
+		return errors.New("token_endpoint_auth_method must be none: the relay registers public clients only")
 	case len(md.RedirectURIs) == 0:
 		return redirectError{"redirect_uris is required"}
 	case len(md.RedirectURIs) > 20:
@@ -91,43 +91,46 @@ func checkClientMetadata(md *ClientMetadata) error {
 	}
 	for _, rt := range md.ResponseTypes {
 		if rt != "code" {
-			return fmt.Errorf("response_types may only hold \"code\", not %q", rt)
+			return errors.New("response_types may only hold code")
 		}
 	}
 	for _, gt := range md.GrantTypes {
 		if gt != "authorization_code" && gt != "refresh_token" {
-			return fmt.Errorf("grant_types may only hold authorization_code and refresh_token, not %q", gt)
+			return errors.New("grant_types may only hold authorization_code and refresh_token")
 		}
 	}
-	for _, u := range md.RedirectURIs {
-		if err := checkRedirectURI(u); err != nil {
-			return err
+	for i, u := range md.RedirectURIs {
+		if problem := checkRedirectURI(u); problem != "" {
+			return redirectError{fmt.Sprintf("redirect URI number %d %s", i+1, problem)}
 		}
 	}
 	return nil
 }
 
-// checkRedirectURI allows https URLs and http loopback URLs, without a
-// fragment or user info (SPEC §5; reference/mcp.md).
-func checkRedirectURI(raw string) error {
+// checkRedirectURI says what is wrong with a redirect URI, or "": https
+// URLs and http loopback URLs are allowed, without a fragment or user info
+// (SPEC §5; reference/mcp.md). The answer never quotes the URI: an
+// error_description holds only the characters RFC 6749 §5.2 allows, and
+// what a caller sent is not echoed back.
+func checkRedirectURI(raw string) string {
 	if len(raw) > maxRedirectURI {
-		return redirectError{fmt.Sprintf("redirect URI %q is longer than %d bytes", clip(raw), maxRedirectURI)}
+		return fmt.Sprintf("is longer than %d bytes", maxRedirectURI)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
-		return redirectError{fmt.Sprintf("redirect URI %q is not an absolute URL", clip(raw))}
+		return "is not an absolute URL"
 	}
 	switch {
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return redirectError{fmt.Sprintf("redirect URI %q has a fragment", clip(raw))}
+		return "has a fragment"
 	case u.User != nil:
-		return redirectError{fmt.Sprintf("redirect URI %q has user info", clip(raw))}
+		return "has user info"
 	case u.Scheme == "https":
-		return nil
+		return ""
 	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
-		return nil
+		return ""
 	}
-	return redirectError{fmt.Sprintf("redirect URI %q must be https, or http on a loopback address", clip(raw))}
+	return "must be https, or http on a loopback address"
 }
 
 func isLoopbackHost(h string) bool {

@@ -92,6 +92,17 @@ func TestRegister(t *testing.T) {
 				if got := oauthErr(t, body); got != c.err {
 					t.Errorf("error %s, want %s", body, c.err)
 				}
+				// RFC 6749 §5.2: the description is printable ASCII
+				// without quotes or backslashes, and it echoes
+				// nothing the caller sent (a redirect URI included).
+				var e struct {
+					Description string `json:"error_description"`
+				}
+				_ = json.Unmarshal(body, &e)
+				if strings.ContainsFunc(e.Description, func(r rune) bool { return r < 0x20 || r > 0x7e || r == '"' || r == '\\' }) ||
+					strings.Contains(e.Description, "://") || e.Description == "" {
+					t.Errorf("error_description %q", e.Description)
+				}
 				return
 			}
 			var out struct {
