@@ -24,6 +24,7 @@ test:
 	bash scripts/web-test.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -timeout 10m -run InProcess ./tests
+	GO=$(GO) bash scripts/fuzz.sh $(FUZZBRIEF) $(FUZZ_TARGETS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -33,10 +34,19 @@ lint:
 	$(GO) vet ./...
 	@bash scripts/web-test.sh lint
 
+# Every fuzz target, as package:target (docs/security.md says what each
+# one holds the decoder to). `make fuzz` runs each for FUZZTIME; `make test`
+# for FUZZBRIEF each, after the seed corpora ran as tests with the rest.
+FUZZ_TARGETS := protocol:FuzzTabMessage protocol:FuzzLoadBundle protocol:FuzzEncodeResult \
+                protocol:FuzzTagData protocol:FuzzImageCheck protocol:FuzzScopeIntersect \
+                mcp:FuzzServeHTTP tabsocket:FuzzTabSocket tabsocket:FuzzTabHello \
+                oauth:FuzzToken oauth:FuzzRevoke oauth:FuzzRegister oauth:FuzzAuthorize \
+                oauth:FuzzCIMDDocument oauth:FuzzScopeParam
+FUZZTIME  ?= 60s
+FUZZBRIEF ?= 2s
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzTagData -fuzztime 60s ./protocol
-	$(GO) test -run '^$$' -fuzz FuzzImageCheck -fuzztime 60s ./protocol
-	$(GO) test -run '^$$' -fuzz FuzzServeHTTP -fuzztime 60s ./mcp
+	GO=$(GO) bash scripts/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf bin

@@ -37,7 +37,9 @@ func (acceptAll) Verify(context.Context, string) (Grant, error) {
 	return Grant{ConnectionID: "c1", PairingID: "p1"}, nil
 }
 
-// FuzzServeHTTP sends arbitrary bodies and headers: the front end must
+// FuzzServeHTTP sends arbitrary bodies and headers of both eras (the
+// stateless era's Mcp-Method and Mcp-Name, the protocol version, the
+// content type): the front end must
 // answer every one with a status of its own (never panic, never 5xx) and
 // never let a call past the guard that the scope does not grant.
 func FuzzServeHTTP(f *testing.F) {
@@ -49,22 +51,33 @@ func FuzzServeHTTP(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":null}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"ui://demo/view"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"counter","arguments":[1]}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get","action":"reset"}}}`,
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
 	} {
-		f.Add(seed, "2026-07-28", "tools/call")
+		f.Add(seed, "2026-07-28", "tools/call", "counter", "application/json")
+		f.Add(seed, "2025-06-18", "", "", "application/json; charset=utf-8")
 	}
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counter"}}`, "2026-07-28", "tools/list", "notes", "text/plain")
 	var got []ToolCall
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&got},
 		Guard: allowAll{}, Verifier: acceptAll{}})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, body, version, method string) {
+	f.Fuzz(func(t *testing.T, body, version, method, name, contentType string) {
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tra_x")
 		req.Header.Set("Accept", "application/json")
-		if validHeader(version) && validHeader(method) {
+		if validHeader(version) && validHeader(method) && validHeader(name) && validHeader(contentType) {
 			req.Header.Set("MCP-Protocol-Version", version)
 			req.Header.Set("Mcp-Method", method)
+			req.Header.Set("Mcp-Name", name)
+			req.Header.Set("Content-Type", contentType)
 		}
 		got = got[:0]
 		w := httptest.NewRecorder()

@@ -29,7 +29,7 @@ const origin = "https://app.example.com"
 const patience = 30 * time.Second
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	clock   *clock.Fake
 	srv     *tabsocket.Server
 	http    *httptest.Server
@@ -40,7 +40,7 @@ type env struct {
 	logs    *syncbuf.Buffer
 }
 
-func newEnv(t *testing.T, tweak func(*tabsocket.Config)) *env {
+func newEnv(t testing.TB, tweak func(*tabsocket.Config)) *env {
 	t.Helper()
 	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
@@ -105,7 +105,7 @@ func (e *env) mustDial() *websocket.Conn {
 	return c
 }
 
-func send(t *testing.T, c *websocket.Conn, v any) {
+func send(t testing.TB, c *websocket.Conn, v any) {
 	t.Helper()
 	data, _ := json.Marshal(v)
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
@@ -121,7 +121,7 @@ func hello(secret, tabID string) protocol.Hello {
 }
 
 // read returns the next message, or the close code that ended the socket.
-func read(t *testing.T, c *websocket.Conn) (map[string]any, websocket.StatusCode) {
+func read(t testing.TB, c *websocket.Conn) (map[string]any, websocket.StatusCode) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
@@ -258,7 +258,7 @@ func (e *env) waitTimers(n int) {
 	eventually(e.t, func() bool { return e.clock.Pending() >= n }, "%d timers armed", n)
 }
 
-func eventually(t *testing.T, cond func() bool, what string, args ...any) {
+func eventually(t testing.TB, cond func() bool, what string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
 	for !cond() {
