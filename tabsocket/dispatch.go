@@ -25,11 +25,7 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	switch env.Type {
 	case protocol.TypeFocus:
 		return handle(data, func(*protocol.Focus) bool { return true }, func(m protocol.Focus) {
-			at := c.s.cfg.Clock.Now()
-			if m.At > 0 {
-				at = time.UnixMilli(m.At)
-			}
-			tab.Focus(at)
+			tab.Focus(focusTime(m.At, c.s.cfg.Clock.Now()))
 		})
 	case protocol.TypeResult:
 		// The result goes on as the tab sent it, once it decodes as one.
@@ -85,4 +81,15 @@ func handle[T any](data []byte, valid func(*T) bool, use func(T)) protocol.Close
 	}
 	use(m)
 	return 0
+}
+
+// focusTime is when a tab says it was focused (Unix ms; 0: now), never
+// later than now: a focus in the future (a tab's clock ahead, or a tab
+// that wants every call) would keep that tab first in its browser's
+// order whatever the person focuses next (docs/security.md).
+func focusTime(ms int64, now time.Time) time.Time {
+	if ms <= 0 || ms > now.UnixMilli() {
+		return now
+	}
+	return time.UnixMilli(ms)
 }

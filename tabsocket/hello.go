@@ -68,9 +68,9 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 	}
 	c.pairing = id // before proven: PushConnections reads it once proven
 	c.proven.Store(true)
-	var focused time.Time
+	var focused time.Time // never focused
 	if h.FocusedAt > 0 {
-		focused = time.UnixMilli(h.FocusedAt)
+		focused = focusTime(h.FocusedAt, c.s.cfg.Clock.Now())
 	}
 	if h.Reconnects > 0 {
 		c.s.cfg.Metrics.Reconnects.Inc()

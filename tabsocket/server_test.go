@@ -480,3 +480,37 @@ func TestATabOfAnotherBundleMakesHostsListAgain(t *testing.T) {
 		t.Fatal("a tab of another bundle did not make hosts list the tools anew")
 	}
 }
+
+// TestAFocusInTheFutureCountsAsNow: a tab that says it was focused a year
+// from now (in its hello or a focus) is put first as if focused now, and
+// the next tab the person focuses goes before it.
+func TestAFocusInTheFutureCountsAsNow(t *testing.T) {
+	e := newEnv(t, nil)
+	secret := newSecret()
+	future := e.clock.Now().Add(365 * 24 * time.Hour).UnixMilli()
+	h := hello(secret, "ahead")
+	h.FocusedAt = future
+	a := e.mustDial()
+	send(t, a, h)
+	if m, code := read(t, a); m == nil || m["type"] != protocol.TypeWelcome {
+		t.Fatalf("no welcome: %v %d", m, code)
+	}
+	b, pairing := e.welcomed(secret, "honest")
+	order := func() []string {
+		s, err := e.caller.Inspect(context.Background(), pairing)
+		if err != nil {
+			return nil
+		}
+		return s.Tabs
+	}
+	eventually(t, func() bool { o := order(); return len(o) == 2 && o[0] == "ahead" }, "the tab of the hello's focus first")
+	e.clock.Advance(time.Second)
+	send(t, b, protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus)})
+	eventually(t, func() bool { o := order(); return len(o) == 2 && o[0] == "honest" }, "the tab focused last first, got %v", order())
+	e.clock.Advance(time.Second)
+	send(t, a, protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus), At: future})
+	eventually(t, func() bool { o := order(); return len(o) == 2 && o[0] == "ahead" }, "the tab focused last first, got %v", order())
+	e.clock.Advance(time.Second)
+	send(t, b, protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus)})
+	eventually(t, func() bool { o := order(); return len(o) == 2 && o[0] == "honest" }, "a focus in the future does not outrank a later one, got %v", order())
+}
