@@ -188,8 +188,16 @@ func FuzzAuthorize(f *testing.F) {
 			return // not a URL any client can send
 		}
 		w := h.serve(req)
-		if w.Code >= 300 && w.Code < 400 || w.Code >= 500 || w.Header().Get("Location") != "" {
-			t.Fatalf("status %d (Location %q) for %q", w.Code, w.Header().Get("Location"), query)
+		if loc := w.Header().Get("Location"); w.Code >= 300 && w.Code < 400 || loc != "" {
+			// Only the mux's own redirect to the cleaned path
+			// (/authorize//x → /authorize/x), on this origin.
+			if !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") {
+				t.Fatalf("status %d (Location %q) for %q", w.Code, loc, query)
+			}
+			return
+		}
+		if w.Code >= 500 {
+			t.Fatalf("status %d for %q", w.Code, query)
 		}
 		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/html") && w.Header().Get("Content-Security-Policy") == "" {
 			t.Fatalf("a page without a Content-Security-Policy for %q", query)
