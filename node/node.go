@@ -71,6 +71,11 @@ type Config struct {
 	// TrustProxy takes client addresses from X-Forwarded-For (the relay is
 	// behind a load balancer) for per-address limits.
 	TrustProxy bool
+	// MaxPairings bounds the pairing actors this node holds (0: the
+	// actors' default); NewPairingsPerHour the hellos of unknown browsers
+	// per address (0: the tab endpoint's default, negative: no limit).
+	MaxPairings        int
+	NewPairingsPerHour int
 	// AdminToken opens the admin API (/admin/… on the admin listener) to
 	// requests bearing it; empty: the admin API is off.
 	AdminToken string
@@ -164,7 +169,7 @@ func New(cfg Config) (*Node, error) {
 	// A rebuilt pairing waits for its tabs at least as long as a draining
 	// node spreads their reconnects.
 	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, RebuildGrace: cfg.DrainWindow + actors.DefaultTabGrace,
-		Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
+		MaxPairings: cfg.MaxPairings, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
 	router, key, err := n.openStore(acfg)
 	if err != nil {
 		n.system.Shutdown()
@@ -190,7 +195,8 @@ func New(cfg Config) (*Node, error) {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
 			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: n.store, Connections: n.oauth,
 			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy, BundleVersion: cfg.Bundle.Version,
-			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
+			NewPairingsPerHour: cfg.NewPairingsPerHour,
+			Hub:                actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
 		})
 	}

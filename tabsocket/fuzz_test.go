@@ -106,7 +106,8 @@ func FuzzTabHello(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	e := newEnv(f, nil)
+	// Each valid hello makes a new pairing: no limit on them here.
+	e := newEnv(f, func(c *tabsocket.Config) { c.NewPairingsPerHour = -1 })
 	stops := map[websocket.StatusCode]bool{
 		websocket.StatusCode(protocol.CloseBadMessage): true, websocket.StatusCode(protocol.CloseBadSecret): true,
 		websocket.StatusCode(protocol.CloseUnsupportedProtocol): true, websocket.StatusMessageTooBig: true,

@@ -50,7 +50,21 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 	c.log.Store(c.log.Load().With("pairing", id, "tab", h.TabID))
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()
-	p, err := c.s.cfg.Store.TouchPairing(ctx, id, hash, c.s.cfg.Clock.Now())
+	now := c.s.cfg.Clock.Now()
+	if c.s.newPairings.spent(c.addr, now) {
+		known, err := c.s.cfg.Store.HasPairing(ctx, id)
+		if err == nil && !known {
+			// The address made its new pairings for now: a browser the
+			// relay knows still gets in, a new one tries again later.
+			c.log.Load().Debug("hello of a new pairing refused: too many from this address")
+			c.close(protocol.CloseUnavailable)
+			return false
+		}
+	}
+	p, err := c.s.cfg.Store.TouchPairing(ctx, id, hash, now)
+	if err == nil && p.CreatedAt.Equal(now.UTC()) {
+		c.s.newPairings.take(c.addr, now)
+	}
 	switch {
 	case err != nil:
 		c.log.Load().Error("pairing store failed", "err", err)

@@ -337,7 +337,8 @@ func TestEverySocketEndReleasesIt(t *testing.T) {
 // that code: the close handshake is never cut short by the relay's own
 // cancellation (it was, 20 times in 400).
 func TestStopCodeArrivesRightAfterAWrite(t *testing.T) {
-	e := newEnv(t, nil)
+	// 400 new browsers of one address: no limit on new pairings here.
+	e := newEnv(t, func(c *tabsocket.Config) { c.NewPairingsPerHour = -1 })
 	for i := range 400 {
 		r := e.dialRaw()
 		r.welcome(t, newSecret())

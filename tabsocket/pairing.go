@@ -27,6 +27,9 @@ type PairingStore interface {
 	// TouchPairing returns the record of pairing id, creating it with
 	// secretHash when it is new, and records now as its last use.
 	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Pairing, error)
+	// HasPairing reports whether pairing id has a record, writing nothing:
+	// asked before a hello of an address over its new-pairing limit.
+	HasPairing(ctx context.Context, id string) (bool, error)
 }
 
 // SecretBytes is the size of a tab secret (SPEC §1).

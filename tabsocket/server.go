@@ -73,15 +73,22 @@ type Config struct {
 	CloseTimeout time.Duration // real time, as the library's own waits
 	RatePerSec   int           // messages a tab may send per second, sustained
 	RateBurst    int
-	Clock        clock.Clock
-	Logger       *slog.Logger
-	Metrics      *Metrics
+	// NewPairingsPerHour bounds the hellos of browsers the relay does not
+	// know from one address (0: DefaultNewPairingsPerHour, negative: no
+	// limit). Over it, such a hello is closed with CloseUnavailable; known
+	// browsers are never refused for it.
+	NewPairingsPerHour int
+	Clock              clock.Clock
+	Logger             *slog.Logger
+	Metrics            *Metrics
 }
 
 // Server serves /tab.
 type Server struct {
 	cfg     Config
 	origins map[string]bool
+
+	newPairings newPairings
 
 	mu       sync.Mutex // guards the fields below
 	conns    map[*conn]struct{}
@@ -135,6 +142,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.RateBurst <= 0 {
 		cfg.RateBurst = DefaultRateBurst
 	}
+	if cfg.NewPairingsPerHour == 0 {
+		cfg.NewPairingsPerHour = DefaultNewPairingsPerHour
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -147,6 +157,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{},
 		pushes: map[string]bool{}}
 	s.idle = sync.NewCond(&s.mu)
+	s.newPairings = newPairings{perHour: float64(cfg.NewPairingsPerHour), buckets: map[string]*tokenBucket{}}
 	return s, nil
 }
 

@@ -514,3 +514,34 @@ func TestAFocusInTheFutureCountsAsNow(t *testing.T) {
 	send(t, b, protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus)})
 	eventually(t, func() bool { o := order(); return len(o) == 2 && o[0] == "honest" }, "a focus in the future does not outrank a later one, got %v", order())
 }
+
+// TestNewPairingsAreLimitedPerAddress: an address that made its new
+// pairings for the hour gets CloseUnavailable for the hello of one more
+// (and no record is stored for it), while a browser the relay knows still
+// gets in; the limit refills over the hour.
+func TestNewPairingsAreLimitedPerAddress(t *testing.T) {
+	e := newEnv(t, func(c *tabsocket.Config) { c.NewPairingsPerHour = 2 })
+	known := newSecret()
+	e.welcomed(known, "a")
+	e.welcomed(newSecret(), "b")
+	over := newSecret()
+	c := e.mustDial()
+	send(t, c, hello(over, "c"))
+	e.expectClose(c, protocol.CloseUnavailable)
+	id, _ := tabsocket.DerivePairing(e.key, mustSecret(t, over))
+	if ok, err := e.store.HasPairing(context.Background(), id); ok || err != nil {
+		t.Fatalf("the refused pairing was stored: %v %v", ok, err)
+	}
+	e.welcomed(known, "a2")
+	e.clock.Advance(30 * time.Minute)
+	e.welcomed(over, "c")
+}
+
+func mustSecret(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := tabsocket.ParseSecret(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -30,7 +30,10 @@ func TestDroppedSocketsLeaveTheRelayServing(t *testing.T) {
 	}
 	const limit, sockets, parallel = 256, 2000, 16
 	listen, admin := freePort(t), freePort(t)
-	p := startServeUnder(t, []string{"prlimit", fmt.Sprintf("--nofile=%d:%d", limit, limit), "--"}, listen, admin, t.TempDir())
+	// A thousand of the sockets are welcomed, each a new browser of one
+	// address: no limit on new pairings here.
+	p := startServeUnder(t, []string{"prlimit", fmt.Sprintf("--nofile=%d:%d", limit, limit), "--"}, listen, admin, t.TempDir(),
+		"RELAY_NEW_PAIRINGS_PER_HOUR=0")
 	if got := p.metric(t, "process_max_fds"); got != strconv.Itoa(limit) {
 		t.Fatalf("process_max_fds = %q, want %d", got, limit)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +49,7 @@ func (s *setting) get() string {
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
 	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
-	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo setting
+	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -89,6 +90,10 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "serve the demo app at /demo/ (make run does): APP_URL defaults to it, ALLOWED_ORIGINS gains the relay's own origin"},
 		leaseTTL: setting{flag: "lease-ttl", env: "RELAY_LEASE_TTL", def: "3s",
 			help: "life of a node's cluster lease (renewed at a third of it); a dead node's pairings move after about this"},
+		maxPairings: setting{flag: "max-pairings", env: "RELAY_MAX_PAIRINGS", def: "100000",
+			help: "pairing actors one node holds at once; a browser over it is told to reconnect"},
+		newPairings: setting{flag: "new-pairings-per-hour", env: "RELAY_NEW_PAIRINGS_PER_HOUR", def: "300",
+			help: "hellos of browsers the relay does not know, per network address and node: at once, then refilled over an hour; 0 = no limit"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -99,7 +104,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
 		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
-		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo}
+		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -160,6 +165,15 @@ func (s *serveSettings) config() (node.Config, error) {
 	}
 	if c.Bundle, err = bundle(s.bundle.get()); err != nil {
 		return c, err
+	}
+	if c.MaxPairings, err = integer(&s.maxPairings, 1, 10_000_000); err != nil {
+		return c, err
+	}
+	if c.NewPairingsPerHour, err = integer(&s.newPairings, 0, 1_000_000); err != nil {
+		return c, err
+	}
+	if c.NewPairingsPerHour == 0 {
+		c.NewPairingsPerHour = -1 // the setting's 0 is "no limit"
 	}
 	for _, d := range []struct {
 		s        *setting
@@ -348,6 +362,14 @@ func boolean(s *setting) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("%s %q must be true or false", s.env, s.get())
+}
+
+func integer(s *setting, min, max int) (int, error) {
+	n, err := strconv.Atoi(s.get())
+	if err != nil || n < min || n > max {
+		return 0, fmt.Errorf("%s %q must be a whole number from %d to %d (e.g. %s)", s.env, s.get(), min, max, s.def)
+	}
+	return n, nil
 }
 
 func duration(s *setting, min, max time.Duration) (time.Duration, error) {

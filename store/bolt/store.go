@@ -130,6 +130,16 @@ func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, no
 	return p, err
 }
 
+// HasPairing reports whether pairing id has a record.
+func (s *Store) HasPairing(_ context.Context, id string) (bool, error) {
+	found := false
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		found = tx.Bucket(bucketPairings).Get([]byte(id)) != nil
+		return nil
+	})
+	return found, err
+}
+
 // ForgetPairing marks a pairing forgotten: its tabs are refused with the
 // stop code CloseForgotten until the browser makes a new secret.
 func (s *Store) ForgetPairing(_ context.Context, id string) error {

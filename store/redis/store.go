@@ -232,6 +232,15 @@ func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, 
 	return p, err
 }
 
+// HasPairing reports whether pairing id has a record.
+func (s *Store) HasPairing(ctx context.Context, id string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, s.plainKey("pairing", id)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis store: read pairing %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
 // ForgetPairing marks a pairing forgotten: its tabs are refused with the
 // stop code CloseForgotten until the browser makes a new secret.
 func (s *Store) ForgetPairing(ctx context.Context, id string) error {

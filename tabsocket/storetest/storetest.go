@@ -52,6 +52,21 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("last seen %v, want the second touch", p.LastSeen)
 		}
 	})
+	t.Run("HasPairing writes nothing", func(t *testing.T) {
+		s := open(t)
+		if ok, err := s.HasPairing(ctx, "p1"); ok || err != nil {
+			t.Fatalf("HasPairing of an unknown pairing = %v, %v", ok, err)
+		}
+		if ok, err := s.HasPairing(ctx, "p1"); ok || err != nil {
+			t.Fatalf("HasPairing asked again = %v, %v: the first one wrote a record", ok, err)
+		}
+		if _, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.HasPairing(ctx, "p1"); !ok || err != nil {
+			t.Fatalf("HasPairing of a known pairing = %v, %v", ok, err)
+		}
+	})
 	t.Run("a forgotten pairing stays forgotten", func(t *testing.T) {
 		s := open(t)
 		if _, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now); err != nil {
