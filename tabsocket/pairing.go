@@ -21,11 +21,19 @@ type Pairing struct {
 	Forgotten  bool      `json:"forgotten,omitempty"`
 }
 
+// PairingIdleTTL is how long a pairing record stays once no tab of its
+// browser said hello: renewed by each hello (at most hourly), then
+// deleted (issue 15, defect 6). A browser that comes back later is
+// welcomed as new, under the same id (it is derived from its secret), and
+// finds its connections: they end by their own rules.
+const PairingIdleTTL = 90 * 24 * time.Hour
+
 // PairingStore keeps pairing records. The embedded store implements it on
 // one node, the Redis store across nodes.
 type PairingStore interface {
 	// TouchPairing returns the record of pairing id, creating it with
-	// secretHash when it is new, and records now as its last use.
+	// secretHash when it is new, and records now as its last use; a record
+	// unused for PairingIdleTTL is gone (a forgotten one stays).
 	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Pairing, error)
 	// HasPairing reports whether pairing id has a record, writing nothing:
 	// asked before a hello of an address over its new-pairing limit.

@@ -11,6 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/tabsocket"
 )
 
 // sweepBatch bounds the deletions of one write transaction, so a sweep of
@@ -25,7 +26,9 @@ const sweepBatch = 500
 //   - a connect request once now is past its ExpiresAt by more than
 //     oauth.AuthCodeTTL and past its AuthCodeExpiresAt;
 //   - a refresh family, revoked or not, once now is past its
-//     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL.
+//     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL;
+//   - a pairing, unless forgotten, once now is past its LastSeen by more
+//     than tabsocket.PairingIdleTTL.
 //
 // Clients and the person's connections are kept (derived connections go
 // with their token): connections are the person's list,
@@ -43,6 +46,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 		{bucketRequests, deadRequest(now), dropRequest},
 		{bucketFamilies, deadFamily(now), dropFamily},
 		{bucketConnections, deadDerived(now), dropDerived},
+		{bucketPairings, deadPairing(now), dropPairing},
 	}
 	total := 0
 	var firstErr error
@@ -118,6 +122,18 @@ func deadAccessToken(now time.Time) func([]byte) (bool, error) {
 }
 
 func dropAccessToken(tx *bbolt.Tx, key, _ []byte) error { return tx.Bucket(bucketAccess).Delete(key) }
+
+func deadPairing(now time.Time) func([]byte) (bool, error) {
+	return func(raw []byte) (bool, error) {
+		var p tabsocket.Pairing
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return false, err
+		}
+		return !p.Forgotten && now.Sub(p.LastSeen) > tabsocket.PairingIdleTTL, nil
+	}
+}
+
+func dropPairing(tx *bbolt.Tx, key, _ []byte) error { return tx.Bucket(bucketPairings).Delete(key) }
 
 // deadRequest: the connect code can no longer be approved, an approval not
 // fetched by the waiting page (which polls every few seconds) within

@@ -16,6 +16,7 @@ import (
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/oauth/storetest"
 	"github.com/tabrelay/tabrelay/protocol"
+	"github.com/tabrelay/tabrelay/tabsocket"
 	tabstoretest "github.com/tabrelay/tabrelay/tabsocket/storetest"
 )
 
@@ -133,7 +134,9 @@ func TestLifetimes(t *testing.T) {
 	checkTTL(t, client, time.Hour, s.connKey("conn-d"))
 	checkTTL(t, client, 0, s.plainKey("client", "c1"), s.connKey("conn-a"), s.pairingConns("p1"),
 		s.scopeKey("conn-a"), s.scopeIn("conn-a"), s.scopeSet(actionMember("counter", "get")),
-		s.scopeSet(toolMember("counter")), s.plainKey("pairing", "p1"))
+		s.scopeSet(toolMember("counter")))
+	// A pairing is renewed by its tabs' hellos (issue 15, defect 6).
+	checkTTL(t, client, tabsocket.PairingIdleTTL, s.plainKey("pairing", "p1"))
 }
 
 // checkTTL fails unless every key exists with a TTL of want (0: none),

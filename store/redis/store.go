@@ -227,7 +227,11 @@ func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, 
 			p = tabsocket.Pairing{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
 		}
 		p.LastSeen = now.UTC()
-		return setJSON(ctx, key, p, 0)
+		ttl := tabsocket.PairingIdleTTL
+		if p.Forgotten {
+			ttl = 0 // a forgotten pairing stays forgotten
+		}
+		return setJSON(ctx, key, p, ttl)
 	})
 	return p, err
 }
