@@ -18,12 +18,13 @@ cache=$($go env GOCACHE)/fuzz
 status=0
 for t in "$@"; do
 	pkg=${t%%:*} target=${t#*:}
-	if [ ! -x "$bin/$pkg.test" ]; then
-		(cd "$root" && $go test -c -fuzz=. -o "$bin/$pkg.test" "./$pkg")
+	exe="$bin/${pkg//\//_}.test"
+	if [ ! -x "$exe" ]; then
+		(cd "$root" && $go test -c -fuzz=. -o "$exe" "./$pkg")
 	fi
 	importpath=$(cd "$root" && $go list "./$pkg")
 	start=$SECONDS
-	if ! (cd "$root/$pkg" && "$bin/$pkg.test" -test.run='^$' -test.fuzz="^${target}\$" -test.fuzztime="$time" \
+	if ! (cd "$root/$pkg" && "$exe" -test.run='^$' -test.fuzz="^${target}\$" -test.fuzztime="$time" \
 		-test.fuzzminimizetime=5s -test.fuzzcachedir="$cache/$importpath" >"$bin/log" 2>&1); then
 		grep -v '^fuzz: elapsed' "$bin/log" | tail -20
 		echo "FAIL fuzz $pkg $target"
