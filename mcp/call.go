@@ -54,15 +54,25 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	st := newStream(w, s.cfg.KeepAlive)
 	defer st.stop()
-	n := notifier{st: st, token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
+	n := notifier{st: st, tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
 	res := s.cfg.Caller.CallTool(ctx, call, n.event)
 	st.send(response{JSONRPC: "2.0", ID: req.ID, Result: s.finishCall(e, res)})
 }
 
+// Limits of the tab's words in a notification: a progress message and a
+// log line's data are cut to these many characters (tags aside).
+const (
+	maxProgressChars = 1_000
+	maxLogChars      = 4_000
+)
+
 // notifier turns a call's events into the notifications the host asked
-// for, on the call's own stream.
+// for, on the call's own stream. What the tab wrote reaches the host as
+// data between the data tags, like a result (SPEC §4); the relay's own
+// sentences (the person is being asked, answered) stay plain.
 type notifier struct {
 	st       *stream
+	tag      string          // the bundle's data tag
 	token    json.RawMessage // progress goes only to a host that sent a token
 	logLevel int             // lowest level sent; -1: no logs
 	mu       sync.Mutex      // guards last
@@ -72,17 +82,24 @@ type notifier struct {
 func (n *notifier) event(e Event) {
 	switch e.Kind {
 	case "log":
-		if n.logLevel >= 0 && levelRank(e.Level) >= n.logLevel {
-			n.st.send(notification{JSONRPC: "2.0", Method: "notifications/message",
-				Params: map[string]any{"level": e.Level, "logger": "tab", "data": e.Data}})
-		}
+		n.log(e.Level, protocol.TagNote(n.tag, e.Data, maxLogChars))
 		return
 	case "asking":
 		e.Message = "The person is being asked about this call in their tab; waiting for their answer."
 	case "answered":
 		e.Message = "The person answered in their tab."
+	case "progress":
+		if e.Message != "" {
+			msg, _ := json.Marshal(e.Message)
+			e.Message = protocol.TagNote(n.tag, msg, maxProgressChars)
+		}
 	}
 	if len(n.token) == 0 {
+		// A host that sent no progress token still hears that the person is
+		// being asked, as a log line where it listens (SPEC §3).
+		if e.Kind == "asking" || e.Kind == "answered" {
+			n.log("notice", e.Message)
+		}
 		return
 	}
 	n.mu.Lock()
@@ -99,6 +116,17 @@ func (n *notifier) event(e Event) {
 	}
 	n.mu.Unlock()
 	n.st.send(notification{JSONRPC: "2.0", Method: "notifications/progress", Params: params})
+}
+
+// log sends a notifications/message at level (a name the tab sent; an
+// unknown one is sent as info) when the host listens at that level.
+func (n *notifier) log(level string, data string) {
+	rank := levelRank(level)
+	if n.logLevel < 0 || rank < n.logLevel {
+		return
+	}
+	n.st.send(notification{JSONRPC: "2.0", Method: "notifications/message",
+		Params: map[string]any{"level": logLevels[rank], "logger": "tab", "data": data}})
 }
 
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}

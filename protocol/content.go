@@ -198,6 +198,29 @@ func unescapeLT(s string) json.RawMessage {
 	return out
 }
 
+// TagNote returns value (JSON) between the data tags, escaped as TagData
+// escapes, with its data cut to at most limit runes and the cut said after
+// the closing tag. It is for the short texts of a call that reach a host
+// besides the result (a progress message, a log line's data): text from a
+// tab is data wherever it reaches a model (SPEC §4). A value that is not
+// JSON is written as null; an invalid tag is replaced by DefaultDataTag.
+func TagNote(tag string, value json.RawMessage, limit int) string {
+	if !ValidDataTag(tag) {
+		tag = DefaultDataTag
+	}
+	inner, err := escapeJSON(value)
+	if err != nil {
+		inner = "null"
+	}
+	open, end := "<"+tag+">", "</"+tag+">"
+	total := utf8.RuneCountInString(inner)
+	if total <= limit {
+		return open + inner + end
+	}
+	at, kept := cutPoint(inner, max(limit, 0))
+	return fmt.Sprintf("%s%s%s (cut: the first %s of %s characters)", open, inner[:at], end, formatCount(kept), formatCount(total))
+}
+
 // QuoteName returns name marked the way data is: the JSON string of name
 // between the data tags. A relay sentence quotes a name through it, so that
 // a name written by others reads as data and cannot close the tag (SPEC §4):
@@ -233,7 +256,7 @@ const maxPictureSentences = 10
 // then, after the closing tag and each after a blank line, the relay's own
 // sentences: those given, then any this function adds (a picture left out,
 // data that is not JSON, a cut). Pictures that pass ImageCheck follow as
-// image blocks.
+// image blocks, then sound clips and embedded resources (otherContents).
 //
 // When r.Error is set the result is an error and the tagged value is
 // {"error": r.Error} (with "data" when the tab sent some too): the app's
@@ -243,10 +266,13 @@ const maxPictureSentences = 10
 // Data that is not JSON is never passed on: the result is an error with a
 // sentence saying so, and the tags hold null (or the error object).
 //
-// Text over ResultTextChars is cut inside the data with both counts said;
-// both tags and the sentences are kept whole, and the cut never splits a
-// rune or an escape. The relay's sentences are not cut: they must be short.
-// An invalid tag is replaced by DefaultDataTag.
+// Every text that reaches a model is tagged: an embedded resource's text
+// is its JSON string between the data tags, like the main data. The
+// ResultTextChars limit counts all of them together: over it, the data is
+// cut (the main data first, then each resource's text in order) with both
+// counts said; every tag and the sentences are kept whole, and a cut never
+// splits a rune or an escape. The relay's sentences are not cut: they must
+// be short. An invalid tag is replaced by DefaultDataTag.
 func EncodeResult(tag string, r TabResult, sentences ...string) ToolResult {
 	if !ValidDataTag(tag) {
 		tag = DefaultDataTag
@@ -264,8 +290,27 @@ func EncodeResult(tag string, r TabResult, sentences ...string) ToolResult {
 	others, otherSaid := otherContents(r)
 	said = append(said, otherSaid...)
 
+	// The texts to fit: the main data, then each text resource's.
+	inners := []string{inner}
+	var texts []*EmbeddedResource
+	extra := 0 // the uris and MIME types a model reads too
+	for _, c := range others {
+		extra += len(c.MimeType)
+		if c.Resource != nil {
+			extra += len(c.Resource.URI) + len(c.Resource.MimeType)
+		}
+		if c.Resource != nil && c.Resource.Text != "" {
+			inners = append(inners, jsonString(c.Resource.Text))
+			texts = append(texts, c.Resource)
+		}
+	}
+	fitted := fitTexts(tag, inners, extra, said)
+	for i, res := range texts {
+		res.Text = fitted[i+1]
+	}
+
 	content := make([]Content, 0, 1+len(images)+len(others))
-	content = append(content, Content{Type: "text", Text: fitText(tag, inner, said)})
+	content = append(content, Content{Type: "text", Text: fitted[0]})
 	content = append(content, images...)
 	content = append(content, others...)
 	return ToolResult{Content: content, IsError: isError}
@@ -318,25 +363,42 @@ func imageContents(tag string, images []Image) ([]Content, []string) {
 	return content, said
 }
 
-// fitText joins the tagged data and the sentences, cutting the data so the
-// text has at most ResultTextChars runes (SPEC §4, §10).
-func fitText(tag, inner string, said []string) string {
+// fitTexts tags each of inners (escaped JSON) and adds the sentences to
+// the first, cutting the data so that all the texts together, with extra
+// runes read elsewhere, have at most ResultTextChars runes (SPEC §4, §10):
+// the earlier texts keep theirs first. Every text keeps both its tags.
+func fitTexts(tag string, inners []string, extra int, said []string) []string {
 	open, end := "<"+tag+">", "</"+tag+">"
 	tail := ""
 	if len(said) > 0 {
 		tail = "\n\n" + strings.Join(said, "\n\n")
 	}
-	dataRunes := utf8.RuneCountInString(inner)
-	tailRunes := utf8.RuneCountInString(tail)
-	if len(open)+dataRunes+len(end)+tailRunes <= ResultTextChars {
-		return open + inner + end + tail
+	out := make([]string, len(inners))
+	dataRunes := 0
+	for _, in := range inners {
+		dataRunes += utf8.RuneCountInString(in)
+	}
+	fixed := extra + len(inners)*(len(open)+len(end)) + utf8.RuneCountInString(tail)
+	if fixed+dataRunes <= ResultTextChars {
+		for i, in := range inners {
+			out[i] = open + in + end
+		}
+		out[0] += tail
+		return out
 	}
 	// The sentence is measured with the longest count it can hold (all of
 	// the data), so the one written, with the count kept, is never longer.
 	longest := "\n\n" + cutSentence(dataRunes, dataRunes)
-	budget := ResultTextChars - len(open) - len(end) - tailRunes - utf8.RuneCountInString(longest)
-	at, kept := cutPoint(inner, max(budget, 0))
-	return open + inner[:at] + end + tail + "\n\n" + cutSentence(dataRunes, kept)
+	budget := max(ResultTextChars-fixed-utf8.RuneCountInString(longest), 0)
+	kept := 0
+	for i, in := range inners {
+		at, n := cutPoint(in, budget)
+		budget -= n
+		kept += n
+		out[i] = open + in[:at] + end
+	}
+	out[0] += tail + "\n\n" + cutSentence(dataRunes, kept)
+	return out
 }
 
 // cutSentence says a result was cut, with both counts.
@@ -394,30 +456,78 @@ func formatCount(n int) string {
 	return b.String()
 }
 
-// otherContents passes a result's audio and embedded resources on, held to
-// the same byte limit as pictures; what is over it is left out with a
-// sentence. Their bytes are not data the model reads as text, so they are
-// not tagged; a resource's text is capped like a result's.
+// maxEmbedded is how many embedded resources a result may carry; the rest
+// are left out with one sentence, so that their tags cannot fill the text
+// limit whatever the tab sends.
+const maxEmbedded = 16
+
+// maxURI is the longest resource uri passed on.
+const maxURI = 2048
+
+// otherContents passes a result's sound clips and embedded resources on,
+// held to the same byte limit as pictures; what is over it or malformed is
+// left out with a sentence. Every string of theirs a model may read is
+// checked or tagged (SPEC §4: whatever the tab sends): a MIME type must be
+// a plain type/subtype, a uri plain printable ASCII without '<' or quotes,
+// a blob base64; a resource's text is tagged and counted by EncodeResult.
 func otherContents(r TabResult) ([]Content, []string) {
 	var out []Content
 	var said []string
 	for i, a := range r.Audio {
-		if len(a.Data) > ImageMaxBase64Bytes || !strings.HasPrefix(a.MimeType, "audio/") || !validBase64(a.Data) {
+		if len(a.Data) > ImageMaxBase64Bytes || !validMIME(a.MimeType) || !strings.HasPrefix(a.MimeType, "audio/") || !validBase64(a.Data) {
 			said = append(said, fmt.Sprintf("Sound clip %d was left out: it is not base64 audio of at most 10 MiB.", i+1))
 			continue
 		}
 		out = append(out, Content{Type: "audio", Data: a.Data, MimeType: a.MimeType})
 	}
 	for i, res := range r.Resources {
-		if res.URI == "" || len(res.Blob) > ImageMaxBase64Bytes || utf8.RuneCountInString(res.Text) > ResultTextChars ||
-			(res.Blob != "" && !validBase64(res.Blob)) {
-			said = append(said, fmt.Sprintf("Embedded resource %d was left out: it has no uri, or is over the size limits.", i+1))
+		if i >= maxEmbedded {
+			said = append(said, fmt.Sprintf("%s more embedded resources were left out: a result carries at most %d.",
+				formatCount(len(r.Resources)-maxEmbedded), maxEmbedded))
+			break
+		}
+		if !validURI(res.URI) || (res.MimeType != "" && !validMIME(res.MimeType)) ||
+			len(res.Blob) > ImageMaxBase64Bytes || (res.Blob != "" && (res.Text != "" || !validBase64(res.Blob))) {
+			said = append(said, fmt.Sprintf("Embedded resource %d was left out: it needs a plain uri, a plain MIME type, and either text or a base64 blob of at most 10 MiB.", i+1))
 			continue
 		}
 		r := res
 		out = append(out, Content{Type: "resource", Resource: &r})
 	}
 	return out, said
+}
+
+// validURI reports whether s can be passed on as a resource uri: a scheme,
+// then printable ASCII without spaces, quotes, backslashes or angle
+// brackets, at most maxURI bytes.
+func validURI(s string) bool {
+	colon := strings.IndexByte(s, ':')
+	if colon < 1 || len(s) > maxURI || !ValidDataTag(strings.ToLower(s[:colon])) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || strings.IndexByte(`"'<>\`+"`", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validMIME reports whether s is a plain MIME type: type/subtype of
+// letters, digits and ".+-_", at most 100 bytes, no parameters.
+func validMIME(s string) bool {
+	slash := strings.IndexByte(s, '/')
+	if slash < 1 || slash == len(s)-1 || len(s) > 100 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".+-_", c) >= 0 || i == slash
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func validBase64(s string) bool {
