@@ -106,9 +106,10 @@ const (
 	Restarting                      // the pairing went away with the call in flight
 	TooManyCalls                    // over the pairing's limit of calls in flight
 	Cancelled                       // the host went away
+	TabClosed                       // the call's tab closed mid-call and none came back within the tab grace
 )
 
-var outcomeNames = [...]string{"answered", "no_tab", "detached", "timeout", "restarting", "too_many_calls", "cancelled"}
+var outcomeNames = [...]string{"answered", "no_tab", "detached", "timeout", "restarting", "too_many_calls", "cancelled", "tab_closed"}
 
 func (k OutcomeKind) String() string { return outcomeNames[k] }
 
@@ -138,6 +139,8 @@ func (o Outcome) Sentence(appTitle string) string {
 		return protocol.TooManyCallsSentence(o.Limit)
 	case Cancelled:
 		return protocol.CancelledSentence()
+	case TabClosed:
+		return protocol.TabClosedSentence(appTitle)
 	}
 	return ""
 }

@@ -47,7 +47,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.Moves.WithLabelValues("moved")
 	m.Moves.WithLabelValues("stayed")
-	for k := Answered; k <= Cancelled; k++ {
+	for k := Answered; k <= TabClosed; k++ {
 		m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {

@@ -21,12 +21,17 @@ type pairing struct {
 	cfg Config
 	log *slog.Logger
 
-	tabs     []*tabEntry             // focused last first
-	lost     map[string]*lostTab     // tabs a lost link took away, asked whether they live (by pidKey)
-	calls    map[string]*call        // calls in flight, by id
+	tabs  []*tabEntry         // focused last first
+	lost  map[string]*lostTab // tabs a lost link took away, asked whether they live (by pidKey)
+	calls map[string]*call    // calls in flight, by id
+	// orphans are calls whose tab closed mid-call and whose waiter was
+	// answered so after the tab grace: kept, until their deadline, for a
+	// tab that comes back (same id: it runs each at most once); their
+	// answer is late. Not moved with the pairing.
+	orphans  map[string]*call
 	queries  map[string]pendingQuery // permissions questions waiting for the tab
 	detached []string                // ids of detached calls, oldest first (bounded)
-	turn     turn
+	turns    map[string]*turn        // each connection's turn, by connection id (SPEC §1)
 	idle     clock.Timer
 	idleGen  int                                              // counts idle timers armed; a check of an older one is stale
 	released func(id string, self *actor.PID, handedOff bool) // told when the actor stops
@@ -65,16 +70,18 @@ type call struct {
 	tab     *actor.PID // nil while waiting for a tab
 	asking  bool
 	started time.Time
+	sent    bool // delivered to a tab at least once
 	timer   clock.Timer
 	grace   clock.Timer // while it waits for a tab that went away lately,
 	until   time.Time   // until then (zero: it does not)
 }
 
-// turn is the connection whose calls share a turn id now (SPEC §1).
+// turn is what a connection's calls share (SPEC §1, seed 000): it lasts
+// until somebody else makes a step in the tab, or until the connection has
+// been idle for TurnIdle since its last call ended.
 type turn struct {
 	id   string
-	conn string
-	last time.Time
+	last time.Time // the last call of the turn started or ended
 }
 
 // newPairing makes the actor of pairing id. rebuilt says it replaces an
@@ -82,7 +89,8 @@ type turn struct {
 // way back, and calls wait TabGrace for them.
 func newPairing(id string, cfg Config, rebuilt bool, adopted *wire.PairingState, released func(string, *actor.PID, bool)) actor.Producer {
 	return func() actor.Actor {
-		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, queries: map[string]pendingQuery{},
+		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, orphans: map[string]*call{},
+			queries: map[string]pendingQuery{}, turns: map[string]*turn{},
 			released: released, adopted: adopted}
 		if rebuilt {
 			p.tabsBackBy = cfg.Clock.Now().Add(cfg.RebuildGrace)
@@ -135,9 +143,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 			ctx.Send(c.waiter, &wire.CallEvent{Event: m.GetEvent()})
 		}
 	case *wire.TabStep:
-		if m.GetBy() != p.turn.conn {
-			p.turn.conn = "" // somebody else made a step: the turn ends
-		}
+		p.onStep(m.GetBy())
 	case *actor.Terminated:
 		p.onTerminated(ctx, m)
 	case *tabGone:
@@ -232,11 +238,21 @@ func (p *pairing) armGrace(ctx actor.Context, c *call, until time.Time) {
 }
 
 // onTabGraceOver answers a call still waiting for a tab when the grace
-// for the tabs that went away ran out.
+// for the tabs that went away ran out. A call no tab ever had did not run;
+// one whose tab closed mid-call may have: its waiter is told so, and the
+// call is kept as an orphan for a tab that comes back before its deadline.
 func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
-	if c, ok := p.calls[id]; ok && c.tab == nil {
-		p.end(ctx, c, Outcome{Kind: NoTab}, nil)
+	c, ok := p.calls[id]
+	if !ok || c.tab != nil {
+		return
 	}
+	if !c.sent && c.msg.Redelivery == 0 {
+		p.end(ctx, c, Outcome{Kind: NoTab}, nil)
+		return
+	}
+	p.orphans[id] = c // end keeps its deadline timer running
+	p.end(ctx, c, Outcome{Kind: TabClosed}, nil)
+	c.waiter = nil
 }
 
 // stopGrace ends c's wait for a tab that went away lately (adopted calls
@@ -271,14 +287,63 @@ func (p *pairing) onPermissionsRequest(ctx actor.Context, m *wire.PermissionsReq
 		ID: id, Connection: fromWireConnection(m.GetConnection()), Tools: m.GetTools()}))
 }
 
-// turnFor returns the turn id of a call of connection conn at now: the
-// current turn while it is conn's and has not been idle for TurnIdle.
+// turnFor returns the turn id of a call of connection conn at now: conn's
+// turn while it lasts (a call of it still in flight, or its last call
+// ended less than TurnIdle ago), else a new one. Calls of other
+// connections do not end it; their steps do (onStep).
 func (p *pairing) turnFor(conn string, now time.Time) string {
-	if p.turn.id == "" || p.turn.conn != conn || now.Sub(p.turn.last) >= p.cfg.TurnIdle {
-		p.turn = turn{id: NewID("turn-"), conn: conn}
+	for k, t := range p.turns {
+		if k != conn && now.Sub(t.last) >= p.cfg.TurnIdle && !p.inTurn(k, t.id) {
+			delete(p.turns, k) // ended by idleness: nothing to keep
+		}
 	}
-	p.turn.last = now
-	return p.turn.id
+	t := p.turns[conn]
+	if t == nil || (now.Sub(t.last) >= p.cfg.TurnIdle && !p.inTurn(conn, t.id)) {
+		t = &turn{id: NewID("turn-")}
+		p.turns[conn] = t
+	}
+	t.last = now
+	return t.id
+}
+
+// inTurn reports whether a call of conn in turn id is in flight.
+func (p *pairing) inTurn(conn, id string) bool {
+	for _, c := range p.calls {
+		if c.msg.Connection.ID == conn && c.msg.Turn == id {
+			return true
+		}
+	}
+	return false
+}
+
+// onStep ends the turn of every connection but the one that made the
+// step (by: a connection id, or the person).
+func (p *pairing) onStep(by string) {
+	for conn := range p.turns {
+		if conn != by {
+			delete(p.turns, conn)
+		}
+	}
+}
+
+// endedTurnCall notes that a call of c's turn ended now: the turn's
+// idleness counts from here.
+func (p *pairing) endedTurnCall(c *call) {
+	if t := p.turns[c.msg.Connection.ID]; t != nil && t.id == c.msg.Turn {
+		t.last = p.cfg.Clock.Now()
+	}
+}
+
+// lastTurn is the turn a call started or ended in last, and its connection.
+func (p *pairing) lastTurn() (string, *turn) {
+	var conn string
+	var last *turn
+	for k, t := range p.turns {
+		if last == nil || t.last.After(last.last) {
+			conn, last = k, t
+		}
+	}
+	return conn, last
 }
 
 // deliver sends c to the tab focused last (SPEC §3).
@@ -287,7 +352,7 @@ func (p *pairing) deliver(ctx actor.Context, c *call) {
 		c.tab = nil // waits for a tab to register, until its deadline
 		return
 	}
-	c.tab = p.tabs[0].pid
+	c.tab, c.sent = p.tabs[0].pid, true
 	p.stopGrace(c) // a tab has it: should that tab go, it waits until its deadline
 	ctx.Send(c.tab, toTab(c.msg))
 }
@@ -309,6 +374,15 @@ func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
 }
 
 func (p *pairing) onDeadline(ctx actor.Context, id string) {
+	if o, ok := p.orphans[id]; ok {
+		// Its waiter was answered when its tab closed: no tab ran it
+		// meanwhile, or none answered; the tab that has it need not.
+		delete(p.orphans, id)
+		if o.tab != nil {
+			ctx.Send(o.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}))
+		}
+		return
+	}
 	c, ok := p.calls[id]
 	if !ok {
 		return
@@ -328,6 +402,18 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 }
 
 func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
+	if o, ok := p.orphans[m.GetId()]; ok {
+		delete(p.orphans, m.GetId())
+		if o.timer != nil {
+			o.timer.Stop()
+		}
+		if o.tab != nil && !o.tab.Equal(ctx.Sender()) {
+			ctx.Send(o.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"}))
+		}
+		p.cfg.Metrics.LateAnswers.Inc()
+		p.log.Debug("late answer of a call whose tab had closed dropped", "call", m.GetId())
+		return
+	}
 	c, ok := p.calls[m.GetId()]
 	if ok && c.tab != nil && !c.tab.Equal(ctx.Sender()) {
 		// Answered on another socket (the tab reconnected, or another tab of
@@ -357,9 +443,10 @@ func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
 // o is Answered.
 func (p *pairing) end(ctx actor.Context, c *call, o Outcome, result []byte) {
 	delete(p.calls, c.msg.ID)
-	if c.timer != nil {
+	if c.timer != nil && p.orphans[c.msg.ID] != c {
 		c.timer.Stop()
 	}
+	p.endedTurnCall(c)
 	p.stopGrace(c)
 	o.CallID, o.Turn = c.msg.ID, c.msg.Turn
 	p.finish(ctx, c.waiter, c, o, result)
@@ -400,7 +487,8 @@ func (p *pairing) wasDetached(id string) bool {
 }
 
 func (p *pairing) snapshot() *wire.Snapshot {
-	s := &wire.Snapshot{Calls: int32(len(p.calls)), Detached: int32(len(p.detached)), TurnConn: p.turn.conn}
+	turnConn, _ := p.lastTurn()
+	s := &wire.Snapshot{Calls: int32(len(p.calls)), Detached: int32(len(p.detached)), TurnConn: turnConn}
 	for _, t := range p.tabs {
 		s.Tabs = append(s.Tabs, t.tabID)
 	}
@@ -466,6 +554,11 @@ func (p *pairing) stopTimers() {
 			c.timer.Stop()
 		}
 		p.stopGrace(c)
+	}
+	for _, o := range p.orphans {
+		if o.timer != nil {
+			o.timer.Stop()
+		}
 	}
 }
 

@@ -196,8 +196,15 @@ func (p *pairing) handOver(ctx actor.Context) {
 
 // export is the pairing's state, for the actor that takes it over.
 func (p *pairing) export() *wire.PairingState {
-	s := &wire.PairingState{Pairing: p.id, Detached: p.detached, TurnId: p.turn.id, TurnConn: p.turn.conn,
-		TurnLastUnixNano: unixNano(p.turn.last), TabsBackByUnixNano: unixNano(p.tabsBackBy)}
+	// Orphans (calls whose tab closed and whose waiter was answered) stay
+	// behind: nobody waits for them.
+	s := &wire.PairingState{Pairing: p.id, Detached: p.detached, TabsBackByUnixNano: unixNano(p.tabsBackBy)}
+	if conn, t := p.lastTurn(); t != nil {
+		s.TurnId, s.TurnConn, s.TurnLastUnixNano = t.id, conn, unixNano(t.last)
+	}
+	for conn, t := range p.turns {
+		s.Turns = append(s.Turns, &wire.TurnState{Conn: conn, Id: t.id, LastUnixNano: unixNano(t.last)})
+	}
 	for _, t := range p.tabs {
 		s.Tabs = append(s.Tabs, &wire.TabState{Address: t.pid.Address, Id: t.pid.Id, TabId: t.tabID,
 			FocusedAtUnixNano: unixNano(t.focusedAt), JoinedUnixNano: unixNano(t.joined)})
@@ -207,7 +214,7 @@ func (p *pairing) export() *wire.PairingState {
 	}
 	for _, c := range p.calls {
 		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started),
-			GraceUntilUnixNano: unixNano(c.until)}
+			GraceUntilUnixNano: unixNano(c.until), Sent: c.sent}
 		if c.waiter != nil {
 			cs.WaiterAddress, cs.WaiterId = c.waiter.Address, c.waiter.Id
 		}
@@ -235,7 +242,12 @@ type settleOver struct{}
 // another tab, and before the call's deadline.
 func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
 	p.detached = s.GetDetached()
-	p.turn = turn{id: s.GetTurnId(), conn: s.GetTurnConn(), last: fromUnixNano(s.GetTurnLastUnixNano())}
+	if s.GetTurnId() != "" {
+		p.turns[s.GetTurnConn()] = &turn{id: s.GetTurnId(), last: fromUnixNano(s.GetTurnLastUnixNano())}
+	}
+	for _, t := range s.GetTurns() {
+		p.turns[t.GetConn()] = &turn{id: t.GetId(), last: fromUnixNano(t.GetLastUnixNano())}
+	}
 	p.tabsBackBy = fromUnixNano(s.GetTabsBackByUnixNano())
 	for _, t := range s.GetTabs() {
 		p.tabs = append(p.tabs, &tabEntry{pid: actor.NewPID(t.GetAddress(), t.GetId()), tabID: t.GetTabId(),
@@ -251,7 +263,8 @@ func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
 			continue
 		}
 		c := &call{msg: fromWireCall(cs.GetCall()), waiter: actor.NewPID(cs.GetWaiterAddress(), cs.GetWaiterId()),
-			asking: cs.GetAsking(), started: fromUnixNano(cs.GetStartedUnixNano()), until: fromUnixNano(cs.GetGraceUntilUnixNano())}
+			asking: cs.GetAsking(), started: fromUnixNano(cs.GetStartedUnixNano()), until: fromUnixNano(cs.GetGraceUntilUnixNano()),
+			sent: cs.GetSent()}
 		if cs.GetTabId() != "" {
 			c.tab = actor.NewPID(cs.GetTabAddress(), cs.GetTabId())
 		}

@@ -66,24 +66,29 @@ func (p *pairing) addTab(ctx actor.Context, t *tabEntry) {
 	p.disarmIdle()
 }
 
-// deliverWaiting hands a tab the calls that wait for one.
+// deliverWaiting hands a tab the calls that wait for one, orphans too
+// (their tab closed; the tab side runs each id at most once).
 func (p *pairing) deliverWaiting(ctx actor.Context) {
-	for _, c := range p.calls {
-		if c.tab == nil {
-			p.redeliver(ctx, c)
+	for _, m := range []map[string]*call{p.calls, p.orphans} {
+		for _, c := range m {
+			if c.tab == nil {
+				p.redeliver(ctx, c)
+			}
 		}
 	}
 }
 
 // moveCalls sends the calls that were on from to the tab to.
 func (p *pairing) moveCalls(ctx actor.Context, from, to *actor.PID) {
-	for _, c := range p.calls {
-		if c.tab != nil && c.tab.Equal(from) {
-			c.msg.Redelivery++
-			c.asking = false
-			p.cfg.Metrics.Redeliveries.Inc()
-			c.tab = to
-			ctx.Send(to, toTab(c.msg))
+	for _, m := range []map[string]*call{p.calls, p.orphans} {
+		for _, c := range m {
+			if c.tab != nil && c.tab.Equal(from) {
+				c.msg.Redelivery++
+				c.asking = false
+				p.cfg.Metrics.Redeliveries.Inc()
+				c.tab = to
+				ctx.Send(to, toTab(c.msg))
+			}
 		}
 	}
 }
@@ -245,10 +250,23 @@ func (p *pairing) removeTab(ctx actor.Context, pid *actor.PID, alive bool) {
 		p.tabsBackBy = p.cfg.Clock.Now().Add(p.cfg.TabGrace)
 	}
 	p.cfg.Metrics.TabsConnected.Dec()
+	for _, m := range []map[string]*call{p.calls, p.orphans} {
+		for _, c := range m {
+			if c.tab != nil && c.tab.Equal(pid) {
+				c.tab = nil
+				p.redeliver(ctx, c)
+			}
+		}
+	}
+	if len(p.tabs) > 0 {
+		return
+	}
+	// The browser's last tab went: a call it had waits the tab grace for a
+	// tab, then is answered (SPEC §3: a call whose only tab closes
+	// mid-call is answered after that grace).
 	for _, c := range p.calls {
-		if c.tab != nil && c.tab.Equal(pid) {
-			c.tab = nil
-			p.redeliver(ctx, c)
+		if c.tab == nil && c.grace == nil {
+			p.armGrace(ctx, c, p.tabsBackBy)
 		}
 	}
 }

@@ -364,6 +364,11 @@ func TestWaitEndsInDetachWhileAskingAndTimeoutOtherwise(t *testing.T) {
 	}
 }
 
+// TestTurns: SPEC §1 and seed 000: calls of one connection share a turn
+// until somebody else makes a step in the tab (the person, or another
+// connection's call that changed something: the tab reports its step), or
+// the connection has been idle for AGENT_TURN_IDLE since its last call
+// ended. Another connection's calls that change nothing do not end it.
 func TestTurns(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.TurnIdle = 120 * time.Second })
 	a := r.connect("p1", "tab-a", epoch)
@@ -390,24 +395,66 @@ func TestTurns(t *testing.T) {
 	if t2 == t1 {
 		t.Fatal("another connection shares the turn")
 	}
+	if turnOf("x") != t1 {
+		t.Fatal("a call of another connection that changed nothing ended x's turn")
+	}
+	if turnOf("y") != t2 {
+		t.Fatal("x's call ended y's turn")
+	}
+	a.tab.Step("y") // y's call changed something
+	r.inspect("p1")
+	if turnOf("y") != t2 {
+		t.Fatal("the connection's own step ended its turn")
+	}
 	t3 := turnOf("x")
-	if t3 == t1 || t3 == t2 {
+	if t3 == t1 {
 		t.Fatal("a step of another connection did not end x's turn")
 	}
 	a.tab.Step(protocol.StepByPerson)
-	r.eventually(func() bool { return r.inspect("p1").TurnConn == "" }, "the person's step ends the turn")
+	r.eventually(func() bool { return r.inspect("p1").TurnConn == "" }, "the person's step ends the turns")
 	t4 := turnOf("x")
 	if t4 == t3 {
 		t.Fatal("the person's step did not end the turn")
-	}
-	a.tab.Step("x")
-	if turnOf("x") != t4 {
-		t.Fatal("the connection's own step ended its turn")
 	}
 	r.clock.Advance(120 * time.Second)
 	if turnOf("x") == t4 {
 		t.Fatal("the turn outlived AGENT_TURN_IDLE")
 	}
+}
+
+// TestTurnIdlenessCountsFromTheEndOfTheLastCall: a call that runs longer
+// than AGENT_TURN_IDLE (the person is asked) does not end its turn; the
+// next call right after it, or meanwhile, shares it.
+func TestTurnIdlenessCountsFromTheEndOfTheLastCall(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.TurnIdle = 120 * time.Second })
+	a := r.connect("p1", "tab-a", epoch)
+	long := r.call("p1", "x", "clear_all")
+	c1 := a.nextCall()
+	r.clock.Advance(150 * time.Second)
+	during := r.call("p1", "x", "counter")
+	c2 := a.nextCall()
+	if c2.Turn != c1.Turn {
+		t.Fatal("a call while the turn's call is in flight started a new turn")
+	}
+	a.answer(c2.ID, "")
+	during.outcome(t)
+	r.clock.Advance(50 * time.Second) // 200 s since the long call started
+	a.answer(c1.ID, "")
+	long.outcome(t)
+	r.clock.Advance(119 * time.Second)
+	next := r.call("p1", "x", "counter")
+	c3 := a.nextCall()
+	if c3.Turn != c1.Turn {
+		t.Fatal("the turn ended though its last call ended less than AGENT_TURN_IDLE ago")
+	}
+	a.answer(c3.ID, "")
+	next.outcome(t)
+	r.clock.Advance(120 * time.Second)
+	later := r.call("p1", "x", "counter")
+	if c4 := a.nextCall(); c4.Turn == c1.Turn {
+		t.Fatal("the turn outlived AGENT_TURN_IDLE after its last call ended")
+	}
+	later.cancel()
 }
 
 func TestLimits(t *testing.T) {
@@ -1035,6 +1082,9 @@ func TestAnAnswerHeldDuringAMoveIsNotRunAgain(t *testing.T) {
 // after it took the call, so the call waits for a tab until its deadline;
 // it does so on the actor that adopted the pairing too. (It was taken in a
 // grace for an earlier tab, which ran out meanwhile: that is over.)
+// TestACallWaitingForItsTabStillWaitsAfterAMove: a call whose tab closed
+// mid-call waits the tab grace for a tab on the node it moved to, and then
+// is answered that its tab closed (the move keeps that a tab had it).
 func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r := newRig(t, nil)
 	other := NewActivations(r.system, r.cfg, nil)
@@ -1045,10 +1095,10 @@ func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
 	a := r.connect("p1", "tab-a", epoch)
 	a.nextCall()
-	r.clock.Advance(r.cfg.TabGrace + time.Second)
+	r.clock.Advance(r.cfg.TabGrace + time.Second) // tab-gone's grace is over: tab-a has the call
 	a.tab.Close()
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-a gone")
-	r.clock.Advance(r.cfg.TabGrace + time.Second)
+	r.clock.Advance(time.Second) // in the grace for tab-a
 	router := r.hub.router.(*LocalRouter)
 	old, _ := router.Active("p1")
 	r.handOff(adopterOf(r, other, nil))
@@ -1061,9 +1111,9 @@ func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r.clock.Advance(moveLinger) // the old actor has forwarded all and stops
 	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the old actor stops")
 	r.snapshotOf(moved) // the new one has read the old one's MoveDone
-	r.clock.Advance(r.cfg.CallWait)
-	if o := first.outcome(t); o.Kind != TimedOut {
-		t.Fatalf("the call ended %v after the move; it waits for a tab until its deadline", o.Kind)
+	r.clock.Advance(r.cfg.TabGrace)
+	if o := first.outcome(t); o.Kind != TabClosed {
+		t.Fatalf("the call ended %v after the move; its tab closed mid-call, so it ends tab_closed at the grace", o.Kind)
 	}
 }
 
@@ -1135,7 +1185,7 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 
 // TestATabThatTakesAnAdoptedCallEndsItsGrace: an adopted call waiting in
 // its grace is taken by a tab before the new actor settled; once that tab
-// is gone too, the call waits until its deadline, not until the old grace.
+// is gone too, the call waits a grace from then, not until the old grace.
 func TestATabThatTakesAnAdoptedCallEndsItsGrace(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.TabGrace = 30 * time.Second })
 	other := NewActivations(r.system, r.cfg, nil)
@@ -1152,14 +1202,14 @@ func TestATabThatTakesAnAdoptedCallEndsItsGrace(t *testing.T) {
 	r.clock.Advance(settleWait)
 	b.tab.Close()
 	r.eventually(func() bool { return len(r.snapshotOf(moved).GetTabs()) == 0 }, "tab-b gone")
-	r.clock.Advance(r.cfg.TabGrace)
+	r.clock.Advance(r.cfg.TabGrace - time.Millisecond) // past the old grace
 	select {
 	case o := <-first.done:
 		t.Fatalf("the call ended %v at the grace it had before a tab took it", o.Kind)
 	case <-time.After(200 * time.Millisecond):
 	}
-	r.clock.Advance(epoch.Add(r.cfg.CallWait).Sub(r.clock.Now())) // to its deadline, not past the waiter's own bound
-	if o := first.outcome(t); o.Kind != TimedOut {
-		t.Fatalf("the call ended %v, want timed out", o.Kind)
+	r.clock.Advance(time.Millisecond) // the grace since tab-b closed
+	if o := first.outcome(t); o.Kind != TabClosed {
+		t.Fatalf("the call ended %v, want tab_closed", o.Kind)
 	}
 }

@@ -17,6 +17,15 @@ func NoTabSentence(appTitle string) string {
 		appTitle, appTitle)
 }
 
+// TabClosedSentence answers a call whose tab closed while it had the call,
+// when no tab of the browser came back within the tab grace (SPEC §3). The
+// relay keeps the call until its deadline for a tab that opens again.
+func TabClosedSentence(appTitle string) string {
+	return fmt.Sprintf("The %s tab running this call closed, and no tab of this browser came back, so the relay stopped waiting. "+
+		"The call may or may not have run. If %s is opened again soon, the call may still run there. "+
+		"Ask the person whether it ran before you call again.", appTitle, appTitle)
+}
+
 // DetachSentence answers a call whose wait ran out while the person was
 // still being asked: the tab keeps the question open, the relay stops
 // waiting (SPEC §3).

@@ -110,6 +110,35 @@ func TestRedeliveryRunsACallOnce(t *testing.T) {
 	}
 }
 
+// TestATabClosedMidCallIsAnsweredAfterTheGrace (issue 15 item 9): the
+// browser's only tab dies with a call in it and none comes back: the host
+// is answered after the tab grace, not at the end of the 225 s wait, that
+// the call may or may not have run.
+func TestATabClosedMidCallIsAnsweredAfterTheGrace(t *testing.T) {
+	r := startRelay(t, nil)
+	b := newBrowser(t)
+	a := b.startTab(r.url, "a")
+	b.waitSecret()
+	pairing := b.pairing(r.key)
+	r.waitTabs(pairing, 1)
+
+	done := make(chan callResult, 1)
+	go func() { done <- r.call(context.Background(), pairing, "c1", "wait", map[string]any{"ms": 600000}) }()
+	eventually(t, func() bool { return len(b.execCounts()) == 1 }, "the tab starts the call")
+	a.cmd.Process.Kill() // the tab closes mid-call
+	r.waitTabs(pairing, 0)
+	r.clock.Advance(actors.DefaultTabGrace)
+	select {
+	case res := <-done:
+		if res.outcome.Kind != actors.TabClosed || !res.result.IsError ||
+			!strings.Contains(res.result.Content[0].Text, "may or may not have run") {
+			t.Fatalf("ended %v: %+v", res.outcome.Kind, res.result)
+		}
+	case <-time.After(patience):
+		t.Fatal("the host still waits after the tab grace")
+	}
+}
+
 func TestAskingEndsInDetachAndSilenceInTimeout(t *testing.T) {
 	r := startRelay(t, func(c *node.Config) { c.CallWait = 2 * time.Second })
 	_, pairing := pairedBrowser(t, r, "--answer-after", "-1s") // the person never answers

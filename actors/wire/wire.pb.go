@@ -1737,8 +1737,11 @@ type PairingState struct {
 	TurnLastUnixNano   int64                  `protobuf:"varint,7,opt,name=turn_last_unix_nano,json=turnLastUnixNano,proto3" json:"turn_last_unix_nano,omitempty"`
 	TabsBackByUnixNano int64                  `protobuf:"varint,8,opt,name=tabs_back_by_unix_nano,json=tabsBackByUnixNano,proto3" json:"tabs_back_by_unix_nano,omitempty"` // 0: none
 	Queries            []*QueryState          `protobuf:"bytes,9,rep,name=queries,proto3" json:"queries,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Every connection's turn; turn_id, turn_conn and turn_last_unix_nano
+	// hold the latest one too, for builds before these.
+	Turns         []*TurnState `protobuf:"bytes,10,rep,name=turns,proto3" json:"turns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PairingState) Reset() {
@@ -1834,6 +1837,74 @@ func (x *PairingState) GetQueries() []*QueryState {
 	return nil
 }
 
+func (x *PairingState) GetTurns() []*TurnState {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+// TurnState is one connection's turn.
+type TurnState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Conn          string                 `protobuf:"bytes,1,opt,name=conn,proto3" json:"conn,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	LastUnixNano  int64                  `protobuf:"varint,3,opt,name=last_unix_nano,json=lastUnixNano,proto3" json:"last_unix_nano,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnState) Reset() {
+	*x = TurnState{}
+	mi := &file_wire_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnState) ProtoMessage() {}
+
+func (x *TurnState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnState.ProtoReflect.Descriptor instead.
+func (*TurnState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TurnState) GetConn() string {
+	if x != nil {
+		return x.Conn
+	}
+	return ""
+}
+
+func (x *TurnState) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TurnState) GetLastUnixNano() int64 {
+	if x != nil {
+		return x.LastUnixNano
+	}
+	return 0
+}
+
 // QueryState is a permissions question on its way to a tab.
 type QueryState struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1847,7 +1918,7 @@ type QueryState struct {
 
 func (x *QueryState) Reset() {
 	*x = QueryState{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +1930,7 @@ func (x *QueryState) String() string {
 func (*QueryState) ProtoMessage() {}
 
 func (x *QueryState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +1943,7 @@ func (x *QueryState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryState.ProtoReflect.Descriptor instead.
 func (*QueryState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *QueryState) GetId() string {
@@ -1917,7 +1988,7 @@ type TabState struct {
 
 func (x *TabState) Reset() {
 	*x = TabState{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2000,7 @@ func (x *TabState) String() string {
 func (*TabState) ProtoMessage() {}
 
 func (x *TabState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2013,7 @@ func (x *TabState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabState.ProtoReflect.Descriptor instead.
 func (*TabState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TabState) GetAddress() string {
@@ -1994,13 +2065,15 @@ type CallState struct {
 	// The call waits for a tab that went away lately until then (0: it
 	// waits until its deadline).
 	GraceUntilUnixNano int64 `protobuf:"varint,8,opt,name=grace_until_unix_nano,json=graceUntilUnixNano,proto3" json:"grace_until_unix_nano,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// A tab has had the call: if none comes back, it may have run.
+	Sent          bool `protobuf:"varint,9,opt,name=sent,proto3" json:"sent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallState) Reset() {
 	*x = CallState{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2085,7 @@ func (x *CallState) String() string {
 func (*CallState) ProtoMessage() {}
 
 func (x *CallState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2098,7 @@ func (x *CallState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallState.ProtoReflect.Descriptor instead.
 func (*CallState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CallState) GetCall() *Call {
@@ -2084,6 +2157,13 @@ func (x *CallState) GetGraceUntilUnixNano() int64 {
 	return 0
 }
 
+func (x *CallState) GetSent() bool {
+	if x != nil {
+		return x.Sent
+	}
+	return false
+}
+
 // Adopt (a draining node's pairing → another node's activator), as a
 // request: start the pairing there with this state, in place of the
 // actor from_address/from_id, whose record names from_member. Answered
@@ -2100,7 +2180,7 @@ type Adopt struct {
 
 func (x *Adopt) Reset() {
 	*x = Adopt{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2192,7 @@ func (x *Adopt) String() string {
 func (*Adopt) ProtoMessage() {}
 
 func (x *Adopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2205,7 @@ func (x *Adopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adopt.ProtoReflect.Descriptor instead.
 func (*Adopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Adopt) GetState() *PairingState {
@@ -2167,7 +2247,7 @@ type MoveDone struct {
 
 func (x *MoveDone) Reset() {
 	*x = MoveDone{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2259,7 @@ func (x *MoveDone) String() string {
 func (*MoveDone) ProtoMessage() {}
 
 func (x *MoveDone) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2272,7 @@ func (x *MoveDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveDone.ProtoReflect.Descriptor instead.
 func (*MoveDone) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 // PairingMoved (pairing → its tabs and waiters): the pairing's actor is
@@ -2207,7 +2287,7 @@ type PairingMoved struct {
 
 func (x *PairingMoved) Reset() {
 	*x = PairingMoved{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2299,7 @@ func (x *PairingMoved) String() string {
 func (*PairingMoved) ProtoMessage() {}
 
 func (x *PairingMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2312,7 @@ func (x *PairingMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingMoved.ProtoReflect.Descriptor instead.
 func (*PairingMoved) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PairingMoved) GetAddress() string {
@@ -2374,7 +2454,7 @@ const file_wire_proto_rawDesc = "" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x18\n" +
-	"\asettles\x18\x04 \x01(\bR\asettles\"\xf8\x02\n" +
+	"\asettles\x18\x04 \x01(\bR\asettles\"\xab\x03\n" +
 	"\fPairingState\x12\x18\n" +
 	"\apairing\x18\x01 \x01(\tR\apairing\x12.\n" +
 	"\x04tabs\x18\x02 \x03(\v2\x1a.tabrelay.wire.v1.TabStateR\x04tabs\x121\n" +
@@ -2384,7 +2464,13 @@ const file_wire_proto_rawDesc = "" +
 	"\tturn_conn\x18\x06 \x01(\tR\bturnConn\x12-\n" +
 	"\x13turn_last_unix_nano\x18\a \x01(\x03R\x10turnLastUnixNano\x122\n" +
 	"\x16tabs_back_by_unix_nano\x18\b \x01(\x03R\x12tabsBackByUnixNano\x126\n" +
-	"\aqueries\x18\t \x03(\v2\x1c.tabrelay.wire.v1.QueryStateR\aqueries\"~\n" +
+	"\aqueries\x18\t \x03(\v2\x1c.tabrelay.wire.v1.QueryStateR\aqueries\x121\n" +
+	"\x05turns\x18\n" +
+	" \x03(\v2\x1b.tabrelay.wire.v1.TurnStateR\x05turns\"U\n" +
+	"\tTurnState\x12\x12\n" +
+	"\x04conn\x18\x01 \x01(\tR\x04conn\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12$\n" +
+	"\x0elast_unix_nano\x18\x03 \x01(\x03R\flastUnixNano\"~\n" +
 	"\n" +
 	"QueryState\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12#\n" +
@@ -2397,7 +2483,7 @@ const file_wire_proto_rawDesc = "" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x15\n" +
 	"\x06tab_id\x18\x03 \x01(\tR\x05tabId\x12/\n" +
 	"\x14focused_at_unix_nano\x18\x04 \x01(\x03R\x11focusedAtUnixNano\x12(\n" +
-	"\x10joined_unix_nano\x18\x05 \x01(\x03R\x0ejoinedUnixNano\"\xaa\x02\n" +
+	"\x10joined_unix_nano\x18\x05 \x01(\x03R\x0ejoinedUnixNano\"\xbe\x02\n" +
 	"\tCallState\x12*\n" +
 	"\x04call\x18\x01 \x01(\v2\x16.tabrelay.wire.v1.CallR\x04call\x12%\n" +
 	"\x0ewaiter_address\x18\x02 \x01(\tR\rwaiterAddress\x12\x1b\n" +
@@ -2407,7 +2493,8 @@ const file_wire_proto_rawDesc = "" +
 	"\x06tab_id\x18\x05 \x01(\tR\x05tabId\x12\x16\n" +
 	"\x06asking\x18\x06 \x01(\bR\x06asking\x12*\n" +
 	"\x11started_unix_nano\x18\a \x01(\x03R\x0fstartedUnixNano\x121\n" +
-	"\x15grace_until_unix_nano\x18\b \x01(\x03R\x12graceUntilUnixNano\"\x9a\x01\n" +
+	"\x15grace_until_unix_nano\x18\b \x01(\x03R\x12graceUntilUnixNano\x12\x12\n" +
+	"\x04sent\x18\t \x01(\bR\x04sent\"\x9a\x01\n" +
 	"\x05Adopt\x124\n" +
 	"\x05state\x18\x01 \x01(\v2\x1e.tabrelay.wire.v1.PairingStateR\x05state\x12\x1f\n" +
 	"\vfrom_member\x18\x02 \x01(\tR\n" +
@@ -2447,7 +2534,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -2479,14 +2566,15 @@ var file_wire_proto_goTypes = []any{
 	(*Superseded)(nil),         // 27: tabrelay.wire.v1.Superseded
 	(*Activated)(nil),          // 28: tabrelay.wire.v1.Activated
 	(*PairingState)(nil),       // 29: tabrelay.wire.v1.PairingState
-	(*QueryState)(nil),         // 30: tabrelay.wire.v1.QueryState
-	(*TabState)(nil),           // 31: tabrelay.wire.v1.TabState
-	(*CallState)(nil),          // 32: tabrelay.wire.v1.CallState
-	(*Adopt)(nil),              // 33: tabrelay.wire.v1.Adopt
-	(*MoveDone)(nil),           // 34: tabrelay.wire.v1.MoveDone
-	(*PairingMoved)(nil),       // 35: tabrelay.wire.v1.PairingMoved
-	nil,                        // 36: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 37: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*TurnState)(nil),          // 30: tabrelay.wire.v1.TurnState
+	(*QueryState)(nil),         // 31: tabrelay.wire.v1.QueryState
+	(*TabState)(nil),           // 32: tabrelay.wire.v1.TabState
+	(*CallState)(nil),          // 33: tabrelay.wire.v1.CallState
+	(*Adopt)(nil),              // 34: tabrelay.wire.v1.Adopt
+	(*MoveDone)(nil),           // 35: tabrelay.wire.v1.MoveDone
+	(*PairingMoved)(nil),       // 36: tabrelay.wire.v1.PairingMoved
+	nil,                        // 37: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 38: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
@@ -2494,21 +2582,22 @@ var file_wire_proto_depIdxs = []int32{
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
 	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	36, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	37, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
 	20, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
 	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
 	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	37, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
-	31, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
-	32, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
-	30, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
-	20, // 13: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
-	29, // 14: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	38, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	32, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
+	33, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
+	31, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
+	30, // 13: tabrelay.wire.v1.PairingState.turns:type_name -> tabrelay.wire.v1.TurnState
+	20, // 14: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
+	29, // 15: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -2522,7 +2611,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
