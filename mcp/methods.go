@@ -157,7 +157,13 @@ func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
 		}
 	}
 	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, connectionOf(g), names)
-	return s.tools(names, func(name string) string {
+	granted := func(t *protocol.Tool) []protocol.Action {
+		if all {
+			return t.Actions
+		}
+		return grantedActions(t, entries)
+	}
+	return s.tools(names, granted, func(name string) string {
 		if !answered {
 			return "No " + s.cfg.Bundle.App.Title + " tab answered when this list was made, so the person's settings for this tool are not known yet."
 		}
@@ -174,18 +180,31 @@ func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
 }
 
 // tools is the named tools of the catalogue as MCP tools, with note(name)
-// after each description.
-func (s *Server) tools(names []string, note func(string) string) []map[string]any {
+// after each description. A tool with actions offers only those granted
+// (granted(t)): its schema's action enum and its description are narrowed
+// to them, and a tool none of whose actions is granted is left out.
+func (s *Server) tools(names []string, granted func(*protocol.Tool) []protocol.Action, note func(string) string) []map[string]any {
 	out := make([]map[string]any, 0, len(names))
-	for _, t := range s.cfg.Bundle.Tools {
+	for i := range s.cfg.Bundle.Tools {
+		t := &s.cfg.Bundle.Tools[i]
 		if !slices.Contains(names, t.Name) {
 			continue
 		}
-		desc := t.Description
+		desc, schema := t.Description, t.InputSchema
+		if len(t.Actions) > 0 {
+			actions := granted(t)
+			if len(actions) == 0 {
+				continue
+			}
+			if len(actions) < len(t.Actions) {
+				desc += "\n\n" + grantedNote(actions)
+				schema = narrowedSchema(schema, actions)
+			}
+		}
 		if n := note(t.Name); n != "" {
 			desc += "\n\n" + n
 		}
-		tool := map[string]any{"name": t.Name, "description": desc, "inputSchema": t.InputSchema}
+		tool := map[string]any{"name": t.Name, "description": desc, "inputSchema": schema}
 		if t.Title != "" {
 			tool["title"] = t.Title
 		}
