@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,5 +165,96 @@ func TestAdminUnreadableAndForgotten(t *testing.T) {
 	}
 	if status, body, _ = adminDo(t, n, http.MethodGet, "/admin/scopes/conn_gone", auth, ""); status != http.StatusOK || body["revoked"] != true {
 		t.Fatalf("forgotten connection: %d %v", status, body)
+	}
+}
+
+// TestAdminConcurrentAddsAllLand (issue 15 item 5): adds to one
+// connection's scope at once are each kept: the read of the record an add
+// widens and its write are one transaction.
+func TestAdminConcurrentAddsAllLand(t *testing.T) {
+	n, _ := startAdminNode(t, testAdminToken)
+	auth := "Bearer " + testAdminToken
+	if err := n.store.PutConnection(context.Background(), oauth.Connection{ID: "conn_a", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test"}); err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tool := range protocol.DemoBundle().Tools {
+		tools = append(tools, tool.Name)
+	}
+	for round := range 5 {
+		if status, body, _ := adminDo(t, n, http.MethodPut, "/admin/scopes/conn_a", auth, `{"entries":[]}`); status != http.StatusOK {
+			t.Fatalf("clear: %d %v", status, body)
+		}
+		var wg sync.WaitGroup
+		for _, tool := range tools {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := `{"entries":[{"tool":"` + tool + `","actions":["*"]}]}`
+				if status, out, _ := adminDo(t, n, http.MethodPost, "/admin/scopes/conn_a", auth, body); status != http.StatusOK {
+					t.Errorf("add %s: %d %v", tool, status, out)
+				}
+			}()
+		}
+		wg.Wait()
+		sc, err := n.oauth.Scope(context.Background(), "conn_a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.Entries) != len(tools) {
+			t.Fatalf("round %d: %d concurrent adds left %d entries: adds were lost", round, len(tools), len(sc.Entries))
+		}
+	}
+}
+
+// TestAdminWhoNamesDerivedConnections (issue 15 item 5): "who may call X"
+// names a derived connection that inherits its parent's scope, and one
+// whose own entries, intersected with its parent's, grant X; not one
+// whose own entries leave X out.
+func TestAdminWhoNamesDerivedConnections(t *testing.T) {
+	n, _ := startAdminNode(t, testAdminToken)
+	auth := "Bearer " + testAdminToken
+	ctx := context.Background()
+	later := time.Now().Add(time.Hour)
+	for _, c := range []oauth.Connection{
+		{ID: "conn_parent", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test"},
+		{ID: "conn_heir", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_parent", ExpiresAt: later},
+		{ID: "conn_grandheir", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_heir", ExpiresAt: later},
+		{ID: "conn_narrow", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_parent", ExpiresAt: later},
+		{ID: "conn_other", Kind: "connector", PairingID: "q", ClientName: "Test", Host: "h.test"},
+	} {
+		if err := n.store.PutConnection(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(conn, body string) {
+		t.Helper()
+		if status, out, _ := adminDo(t, n, http.MethodPut, "/admin/scopes/"+conn, auth, body); status != http.StatusOK {
+			t.Fatalf("set %s: %d %v", conn, status, out)
+		}
+	}
+	put("conn_parent", `{"entries":[{"tool":"counter","actions":["get","reset"]},{"tool":"whoami","actions":["*"]}]}`)
+	put("conn_narrow", `{"entries":[{"tool":"whoami","actions":["*"]}]}`)
+	put("conn_other", `{"entries":[{"tool":"whoami","actions":["*"]}]}`)
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"tool=counter&action=get", []string{"conn_grandheir", "conn_heir", "conn_parent"}},
+		{"tool=counter", []string{"conn_grandheir", "conn_heir", "conn_parent"}},
+		{"tool=counter&action=increment", nil},
+		{"tool=whoami", []string{"conn_grandheir", "conn_heir", "conn_narrow", "conn_other", "conn_parent"}},
+	} {
+		status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes?"+tc.query, auth, "")
+		if status != http.StatusOK {
+			t.Fatalf("%s: %d %v", tc.query, status, body)
+		}
+		var got []string
+		for _, c := range body["connections"].([]any) {
+			got = append(got, c.(string))
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("who %s = %v, want %v", tc.query, got, tc.want)
+		}
 	}
 }

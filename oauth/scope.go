@@ -117,13 +117,18 @@ func (s *Server) WriteScope(ctx context.Context, connection string, entries []pr
 	if err != nil {
 		return Scope{}, err
 	}
-	if add {
-		if cur, err := s.Scope(ctx, connection); err == nil {
-			checked = mergeEntries(cur.Entries, checked)
+	// The read of the record an add widens and the write are one
+	// transaction: two adds at once both land.
+	sc, err := s.cfg.Store.UpdateScope(ctx, connection, func(current []byte) (Scope, error) {
+		entries := checked
+		if add && current != nil {
+			if cur, err := ParseScope(current); err == nil {
+				entries = mergeEntries(cur.Entries, checked)
+			}
 		}
-	}
-	sc := Scope{Version: ScopeVersion, Entries: checked, UpdatedAt: s.cfg.Clock.Now().UTC(), UpdatedBy: by}
-	if err := s.cfg.Store.PutScope(ctx, connection, sc); err != nil {
+		return Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: s.cfg.Clock.Now().UTC(), UpdatedBy: by}, nil
+	})
+	if err != nil {
 		return Scope{}, err
 	}
 	s.cfg.Logger.Info("scope written", "connection", connection, "by", by, "entries", len(sc.Entries))
@@ -155,28 +160,64 @@ func mergeEntries(have, more []protocol.ScopeEntry) []protocol.ScopeEntry {
 }
 
 // ScopeHolders answers the reverse question from the index: which
-// connections' own records grant tool (and action, when not ""). A
-// derived connection the index names is kept only when what it resolves to
-// grants the tool too (its parent may not); derived connections without
-// a record of their own inherit and are not in the index.
+// connections may call tool (and action, when not ""). The index names the
+// connections whose own records grant it; a derived connection the index
+// names is kept only when what it resolves to grants the tool too (its
+// parent may not). Derived connections without a record of their own
+// inherit their parent's resolved scope and are not in the index: they are
+// found from the holders' pairings' connection lists (a browser's, short),
+// never by a scan of every connection.
 func (s *Server) ScopeHolders(ctx context.Context, tool, action string) ([]string, error) {
 	ids, err := s.cfg.Store.ScopeHolders(ctx, tool, action)
 	if err != nil {
 		return nil, err
 	}
-	out := ids[:0]
+	grants := func(id string) bool {
+		resolved, rerr := s.ResolvedScope(ctx, id)
+		return rerr == nil && (protocol.Allows(resolved, tool, action) || action == "" && protocol.NamesTool(resolved, tool))
+	}
+	var out []string
+	pairings := map[string]bool{}
 	for _, id := range ids {
 		c, err := s.liveConnection(ctx, id)
 		if err != nil {
 			continue // forgotten, expired, or left behind in the index by a dropped record
 		}
-		if c.ParentID != "" {
-			resolved, rerr := s.ResolvedScope(ctx, id)
-			if rerr != nil || !protocol.Allows(resolved, tool, action) && !(action == "" && protocol.NamesTool(resolved, tool)) {
-				continue
-			}
+		if c.ParentID != "" && !grants(id) {
+			continue
 		}
 		out = append(out, id)
+		pairings[c.PairingID] = true
+	}
+	for pairing := range pairings {
+		heirs, err := s.inheritingHolders(ctx, pairing, grants)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, heirs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// inheritingHolders is the live derived connections of pairing without a
+// scope record of their own whose resolved scope grants (grants(id)).
+func (s *Server) inheritingHolders(ctx context.Context, pairing string, grants func(string) bool) ([]string, error) {
+	conns, err := s.cfg.Store.ConnectionsOfPairing(ctx, pairing)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range conns {
+		if c.ParentID == "" || c.Revoked {
+			continue
+		}
+		if _, err := s.cfg.Store.ScopeRecord(ctx, c.ID); !errors.Is(err, ErrNotFound) {
+			continue // its own record is in the index (or unreadable: no access)
+		}
+		if _, err := s.liveConnection(ctx, c.ID); err == nil && grants(c.ID) {
+			out = append(out, c.ID)
+		}
 	}
 	return out, nil
 }

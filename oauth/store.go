@@ -54,6 +54,11 @@ type Store interface {
 	// grant tool (and action: an entry for it or for "*"; "" = any entry).
 	ScopeRecord(ctx context.Context, connection string) ([]byte, error)
 	PutScope(ctx context.Context, connection string, s Scope) error
+	// UpdateScope writes the record fn makes of the one stored (nil: none)
+	// in one transaction with that read, index included: two writers that
+	// each add to a record both land (a conflict reruns fn). An error from
+	// fn writes nothing.
+	UpdateScope(ctx context.Context, connection string, fn func(current []byte) (Scope, error)) (Scope, error)
 	ScopeHolders(ctx context.Context, tool, action string) ([]string, error)
 
 	PutAccessToken(ctx context.Context, t AccessToken) error

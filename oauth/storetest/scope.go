@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tabrelay/tabrelay/oauth"
@@ -66,4 +68,46 @@ func testScopeIndex(t *testing.T, s oauth.Store) {
 	put("conn-b", scopeOf()) // clear, and forget writes this too
 	who("counter", "reset")
 	who("counter", "", "conn-a")
+}
+
+// testScopeAtomic: every UpdateScope reads what the one before it wrote,
+// as two adds on two nodes must; the index follows the last record.
+func testScopeAtomic(t *testing.T, s oauth.Store) {
+	var n atomic.Int64
+	race(t, func() error {
+		tool := fmt.Sprintf("tool%02d", n.Add(1))
+		_, err := s.UpdateScope(ctx, "conn-a", func(cur []byte) (oauth.Scope, error) {
+			sc := oauth.Scope{Version: oauth.ScopeVersion}
+			if cur != nil {
+				var err error
+				if sc, err = oauth.ParseScope(cur); err != nil {
+					return oauth.Scope{}, err
+				}
+			}
+			sc.Entries = append(sc.Entries, protocol.ScopeEntry{Tool: tool, Actions: []string{"*"}})
+			return sc, nil
+		})
+		return err
+	})
+	raw, err := s.ScopeRecord(ctx, "conn-a")
+	must(t, err)
+	sc, err := oauth.ParseScope(raw)
+	must(t, err)
+	if len(sc.Entries) != racers {
+		t.Fatalf("%d concurrent adds left %d entries: updates were lost", racers, len(sc.Entries))
+	}
+	for i := 1; i <= racers; i++ {
+		holders, err := s.ScopeHolders(ctx, fmt.Sprintf("tool%02d", i), "")
+		must(t, err)
+		if len(holders) != 1 || holders[0] != "conn-a" {
+			t.Fatalf("the index names %v for tool%02d, want conn-a", holders, i)
+		}
+	}
+	errNo := errors.New("no")
+	if _, err := s.UpdateScope(ctx, "conn-a", func([]byte) (oauth.Scope, error) { return oauth.Scope{}, errNo }); !errors.Is(err, errNo) {
+		t.Fatalf("fn's error came back as %v", err)
+	}
+	if raw2, _ := s.ScopeRecord(ctx, "conn-a"); string(raw2) != string(raw) {
+		t.Fatal("an update whose fn failed wrote something")
+	}
 }

@@ -56,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) oauth.Store) {
 	t.Run("concurrent family updates are not lost", func(t *testing.T) { testFamilyAtomic(t, open(t)) })
 	t.Run("one of racing decisions wins", func(t *testing.T) { testRequestAtomic(t, open(t)) })
 	t.Run("scope records and the reverse index", func(t *testing.T) { testScopeIndex(t, open(t)) })
+	t.Run("concurrent scope updates are not lost", func(t *testing.T) { testScopeAtomic(t, open(t)) })
 	t.Run("sweep", func(t *testing.T) {
 		s := open(t)
 		sw, ok := s.(Sweeper)

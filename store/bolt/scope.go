@@ -41,12 +41,24 @@ func (s *Store) ScopeRecord(_ context.Context, connection string) ([]byte, error
 
 // PutScope writes a connection's scope and its index entries in one
 // transaction: the entries of the record it replaces go, the new ones come.
-func (s *Store) PutScope(_ context.Context, connection string, sc oauth.Scope) error {
-	raw, err := json.Marshal(sc)
-	if err != nil {
-		return err
-	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope) error {
+	_, err := s.UpdateScope(ctx, connection, func([]byte) (oauth.Scope, error) { return sc, nil })
+	return err
+}
+
+// UpdateScope reads a connection's record, lets fn make the new one, and
+// writes it with its index entries, all in one transaction.
+func (s *Store) UpdateScope(_ context.Context, connection string, fn func([]byte) (oauth.Scope, error)) (oauth.Scope, error) {
+	var sc oauth.Scope
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		var err error
+		if sc, err = fn(bytes.Clone(tx.Bucket(bucketScopes).Get([]byte(connection)))); err != nil {
+			return err
+		}
+		raw, err := json.Marshal(sc)
+		if err != nil {
+			return err
+		}
 		if err := dropScopeIndex(tx, connection); err != nil {
 			return err
 		}
@@ -60,6 +72,10 @@ func (s *Store) PutScope(_ context.Context, connection string, sc oauth.Scope) e
 		}
 		return tx.Bucket(bucketScopes).Put([]byte(connection), raw)
 	})
+	if err != nil {
+		return oauth.Scope{}, err
+	}
+	return sc, nil
 }
 
 // dropScopeIndex removes a connection's index entries: from its current record

@@ -53,13 +53,32 @@ func (s *Store) ScopeRecord(ctx context.Context, connection string) ([]byte, err
 // PutScope writes a connection's scope and its index entries in one
 // transaction: the entries of the record it replaces go, the new ones come.
 func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope) error {
-	raw, err := json.Marshal(sc)
-	if err != nil {
-		return err
-	}
+	_, err := s.UpdateScope(ctx, connection, func([]byte) (oauth.Scope, error) { return sc, nil })
+	return err
+}
+
+// UpdateScope reads a connection's record under WATCH, lets fn make the
+// new one, and writes it with its index entries in one MULTI; a write by
+// another node meanwhile reruns it.
+func (s *Store) UpdateScope(ctx context.Context, connection string, fn func([]byte) (oauth.Scope, error)) (oauth.Scope, error) {
 	rec, in := s.scopeKey(connection), s.scopeIn(connection)
-	members := scopeMembers(sc)
-	return s.watch(ctx, []string{rec, in}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
+	var sc oauth.Scope
+	err := s.watch(ctx, []string{rec, in}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
+		cur, err := tx.Get(ctx, rec).Bytes()
+		if errors.Is(err, goredis.Nil) {
+			cur, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sc, err = fn(cur); err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(sc)
+		if err != nil {
+			return nil, err
+		}
+		members := scopeMembers(sc)
 		old, err := tx.SMembers(ctx, in).Result()
 		if err != nil {
 			return nil, err
@@ -87,6 +106,10 @@ func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope)
 			}
 		}, nil
 	})
+	if err != nil {
+		return oauth.Scope{}, err
+	}
+	return sc, nil
 }
 
 // expireDerivedScope gives a derived connection's scope record (written
