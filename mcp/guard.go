@@ -25,14 +25,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// scopeOf is what the request's connection may use; all=true for the
-// conformance switch, which has no connection.
-func (s *Server) scopeOf(ctx context.Context, g Grant) (entries []protocol.ScopeEntry, all bool, err error) {
-	if g.unscoped {
-		return nil, true, nil
-	}
-	entries, err = s.cfg.Guard.Scope(ctx, g)
-	return entries, false, err
+// scopeOf is what the request's connection may use.
+func (s *Server) scopeOf(ctx context.Context, g Grant) ([]protocol.ScopeEntry, error) {
+	return s.cfg.Guard.Scope(ctx, g)
 }
 
 // actionOf is the named action a call asks for: its "action" argument,
@@ -76,10 +71,7 @@ func canonicalArguments(raw json.RawMessage) (map[string]json.RawMessage, json.R
 // not grant is refused here, before it reaches the pairing, with a tool
 // error the model reads. It answers and returns false when refused.
 func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant, t *protocol.Tool, args map[string]json.RawMessage) bool {
-	entries, all, err := s.scopeOf(r.Context(), g)
-	if all {
-		return true
-	}
+	entries, err := s.scopeOf(r.Context(), g)
 	if err != nil {
 		// The store is away (an outage's first moments, before the node
 		// turns unready): the documented 503, like every other one.

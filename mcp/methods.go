@@ -146,23 +146,18 @@ func (s *Server) finish(e era, result map[string]any, cacheable bool) map[string
 // as the tab says when asked now; without an answer, the bundled
 // catalogue, said so.
 func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
-	entries, all, err := s.scopeOf(r.Context(), g)
+	entries, err := s.scopeOf(r.Context(), g)
 	if err != nil {
 		s.cfg.Logger.Error("scope check failed", "connection", g.ConnectionID, "err", err)
 	}
 	names := make([]string, 0, len(s.cfg.Bundle.Tools))
 	for _, t := range s.cfg.Bundle.Tools {
-		if all || protocol.NamesTool(entries, t.Name) {
+		if protocol.NamesTool(entries, t.Name) {
 			names = append(names, t.Name)
 		}
 	}
 	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, connectionOf(g), names)
-	granted := func(t *protocol.Tool) []protocol.Action {
-		if all {
-			return t.Actions
-		}
-		return grantedActions(t, entries)
-	}
+	granted := func(t *protocol.Tool) []protocol.Action { return grantedActions(t, entries) }
 	return s.tools(names, granted, func(name string) string {
 		if !answered {
 			return "No " + s.cfg.Bundle.App.Title + " tab answered when this list was made, so the person's settings for this tool are not known yet."

@@ -23,9 +23,6 @@ type Grant struct {
 	ClientName   string
 	Host         string
 	PairingID    string
-	// unscoped is set only for the conformance switch's requests, which
-	// have no connection and so no scope.
-	unscoped bool
 }
 
 // Guard answers what a connection may use (SPEC §8): its resolved scope.
@@ -85,9 +82,6 @@ type Config struct {
 	// AllowedOrigins may send requests from a browser (the public origin
 	// always may); any other Origin is refused (DNS rebinding, SPEC §4).
 	AllowedOrigins []string
-	// OpenPairing, when set, lets requests without a token reach this one
-	// pairing: the loopback-only conformance switch. Nothing else may use it.
-	OpenPairing string
 	// CancelElsewhere tells the other nodes of a cluster that the host
 	// cancelled the call named key (CancelLocal's), which does not run
 	// here; nil on a single node.
@@ -115,7 +109,7 @@ type Server struct {
 
 // NewServer checks cfg and returns the front end.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || cfg.Guard == nil || (cfg.Verifier == nil && cfg.OpenPairing == "") {
+	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || cfg.Guard == nil || cfg.Verifier == nil {
 		return nil, errors.New("mcp: public URL, bundle, caller, guard and verifier are required")
 	}
 	if cfg.Metrics == nil {
@@ -244,10 +238,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 // is answered 401 with where to find the authorization server.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bool) {
 	token, found := bearer(r)
-	if !found && s.cfg.OpenPairing != "" && fromLoopback(r) {
-		return Grant{ConnectionID: "conformance", ClientName: "Conformance suite", Host: "localhost", PairingID: s.cfg.OpenPairing, unscoped: true}, true
-	}
-	if found && s.cfg.Verifier != nil {
+	if found {
 		g, err := s.cfg.Verifier.Verify(r.Context(), token)
 		if err == nil {
 			return g, true
@@ -276,15 +267,6 @@ func bearer(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(token), true
-}
-
-// fromLoopback reports whether a request came straight from this machine:
-// the conformance switch serves nothing else, not even a local proxy's
-// forwarded requests.
-func fromLoopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	ip := net.ParseIP(host)
-	return err == nil && ip != nil && ip.IsLoopback() && r.Header.Get("X-Forwarded-For") == "" && r.Header.Get("Forwarded") == ""
 }
 
 func writeJSONStatus(w http.ResponseWriter, status int, v any) {

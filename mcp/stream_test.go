@@ -35,13 +35,13 @@ func (tickCaller) Permissions(context.Context, string, protocol.Connection, []st
 	return nil, false
 }
 
-// streamServer serves the front end over real HTTP, with the open
-// pairing (requests from loopback need no token) and keepAlive.
+// streamServer serves the front end over real HTTP, accepting every
+// token, with keepAlive.
 func streamServer(t *testing.T, c Caller, keepAlive time.Duration) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
-		Caller: c, Guard: allowAll{}, OpenPairing: "p1", KeepAlive: keepAlive})
+		Caller: c, Guard: allowAll{}, Verifier: acceptAll{}, KeepAlive: keepAlive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +57,7 @@ func streamedCall(client *http.Client, url string, id int) (string, error) {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get"},"_meta":{"progressToken":"t%d"}}}`, id, id)
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer tra_x")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := client.Do(req)
 	if err != nil {

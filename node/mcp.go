@@ -3,69 +3,23 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
-	"github.com/tabrelay/tabrelay/tabsocket"
 )
 
 // newMCP builds the MCP front end over this node's call path and tokens.
-func (n *Node) newMCP(key []byte) (*mcp.Server, error) {
-	open, err := n.openPairing(key)
-	if err != nil {
-		return nil, err
-	}
+func (n *Node) newMCP() (*mcp.Server, error) {
 	return mcp.NewServer(mcp.Config{
 		PublicURL: n.cfg.PublicURL, ResourceMetadataURL: n.oauth.ResourceMetadataURL(), Version: n.cfg.Version,
 		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: caller{n}, Guard: guard{n.oauth}, Events: n.events,
 		Metrics:        mcp.NewMetrics(n.registry),
-		AllowedOrigins: n.cfg.AllowedOrigins, OpenPairing: open, Logger: n.log,
+		AllowedOrigins: n.cfg.AllowedOrigins, Logger: n.log,
 		CancelElsewhere: n.cancelElsewhere(),
 	})
-}
-
-// openPairing reads the conformance switch: the pairing of a tab secret
-// that requests without a token reach. Only with every listener on
-// loopback, and loudly.
-func (n *Node) openPairing(key []byte) (string, error) {
-	if n.cfg.OpenPairingSecretFile == "" {
-		return "", nil
-	}
-	for _, addr := range []string{n.cfg.Listen, n.cfg.AdminListen} {
-		if !onLoopback(addr) {
-			return "", fmt.Errorf("RELAY_TEST_OPEN_PAIRING needs every listener on loopback; %s is not", addr)
-		}
-	}
-	raw, err := os.ReadFile(n.cfg.OpenPairingSecretFile)
-	if err != nil {
-		return "", fmt.Errorf("RELAY_TEST_OPEN_PAIRING: %w", err)
-	}
-	secret, err := tabsocket.ParseSecret(strings.TrimSpace(string(raw)))
-	if err != nil {
-		return "", fmt.Errorf("RELAY_TEST_OPEN_PAIRING: %w", err)
-	}
-	id, _ := tabsocket.DerivePairing(key, secret)
-	n.log.Warn("TEST SWITCH ON: MCP requests without a token reach one fixed pairing (RELAY_TEST_OPEN_PAIRING); loopback only, never in production", "pairing", id)
-	return id, nil
-}
-
-func onLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // verifier adapts the authorization server to the MCP front end.

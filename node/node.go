@@ -64,10 +64,6 @@ type Config struct {
 	// replaces the system's roots for those fetches (tests).
 	CIMDAllowLoopback bool
 	CIMDRootCAs       *x509.CertPool
-	// OpenPairingSecretFile is the conformance switch: requests without a
-	// token reach the pairing of this tab secret. Refused unless every
-	// listener is on loopback.
-	OpenPairingSecretFile string
 	// TrustProxy takes client addresses from X-Forwarded-For (the relay is
 	// behind a load balancer) for per-address limits.
 	TrustProxy bool
@@ -189,7 +185,7 @@ func New(cfg Config) (*Node, error) {
 		n.events.Bus = bus{n.cluster.Bus}
 	}
 	if err == nil {
-		n.mcp, err = n.newMCP(key)
+		n.mcp, err = n.newMCP()
 	}
 	if err == nil {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{

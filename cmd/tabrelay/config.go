@@ -48,7 +48,7 @@ func (s *setting) get() string {
 // serveSettings are `tabrelay serve`'s settings; README's table lists them.
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
-	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy, openPairing,
+	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy,
 	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings setting
 }
 
@@ -76,8 +76,6 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "TEST ONLY: fetch client metadata documents from loopback addresses"},
 		trustProxy: setting{flag: "trust-proxy", env: "RELAY_TRUST_PROXY", def: "false",
 			help: "take client addresses from X-Forwarded-For (behind a load balancer)"},
-		openPairing: setting{flag: "test-open-pairing", env: "RELAY_TEST_OPEN_PAIRING",
-			help: "TEST ONLY, loopback only: MCP requests without a token reach the pairing of this tab secret file"},
 		adminToken: setting{flag: "admin-token", env: "RELAY_ADMIN_TOKEN", secret: true,
 			help: "bearer token (16+ characters) of the admin API on the admin listener; empty = admin API off"},
 		redisPrefix: setting{flag: "redis-prefix", env: "RELAY_REDIS_PREFIX", def: "tabrelay:",
@@ -103,7 +101,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
-		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy, &s.openPairing,
+		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy,
 		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings}
 }
 
@@ -143,7 +141,6 @@ func (s *serveSettings) config() (node.Config, error) {
 	if c.TrustProxy, err = boolean(&s.trustProxy); err != nil {
 		return c, err
 	}
-	c.OpenPairingSecretFile = s.openPairing.get()
 	if c.AdminToken, err = adminToken(s.adminToken.get()); err != nil {
 		return c, err
 	}
@@ -209,9 +206,6 @@ func (s *serveSettings) cluster(c *node.Config) error {
 	}
 	if c.SigningKey == nil {
 		return errors.New("RELAY_SIGNING_KEY is required with REDIS_URL: every node must hash with the same key")
-	}
-	if c.OpenPairingSecretFile != "" {
-		return errors.New("RELAY_TEST_OPEN_PAIRING is a single-node test switch: unset it or REDIS_URL")
 	}
 	// Fail fast while Redis is away (requests answer 503 at once rather
 	// than queue), and keep the pool bounded. A refused dial is not tried
