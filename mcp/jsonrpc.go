@@ -14,6 +14,7 @@ const (
 	CodeHeaderMismatch = -32020 // a modern header is missing or differs from the body
 	CodeUnsupportedVer = -32022 // the protocol version is not one this server speaks
 	CodeUnavailable    = -32000 // the relay cannot serve the request now: HTTP 503 with Retry-After
+	CodeLimit          = -32001 // over one of the relay's limits: HTTP 429, the message says which
 )
 
 // Error is a JSON-RPC error object; errors are values compared by code.

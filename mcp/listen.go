@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -130,6 +131,15 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 	if p.Notifications.ToolsListChanged {
 		honoured["toolsListChanged"] = true
 	}
+	release, ok := s.streams.take(g.ConnectionID)
+	if !ok {
+		w.Header().Set("Retry-After", retryAfter)
+		writeError(w, req.ID, rpcError(http.StatusTooManyRequests, CodeLimit, fmt.Sprintf(
+			"This connection already holds %d open subscriptions/listen streams on this relay node, the most it allows; "+
+				"close one before opening another.", MaxStreamsPerConnection), map[string]any{"limit": MaxStreamsPerConnection}))
+		return
+	}
+	defer release()
 	changes, cancel := s.cfg.Events.subscribe(g.PairingID)
 	defer cancel()
 	st := newStream(w, s.cfg.KeepAlive)
@@ -171,4 +181,36 @@ func (s *Server) stillValid(r *http.Request) bool {
 	}
 	_, err := s.cfg.Verifier.Verify(r.Context(), token)
 	return err == nil
+}
+
+// MaxStreamsPerConnection bounds the subscriptions/listen streams one
+// connection (every token of it) holds open on one node at once: a host
+// needs one, a few while it reconnects (issue 15 item 13).
+const MaxStreamsPerConnection = 8
+
+// streamCounts counts the open listen streams of each connection.
+type streamCounts struct {
+	mu sync.Mutex // guards n
+	n  map[string]int
+}
+
+// take holds one stream of conn, unless it holds MaxStreamsPerConnection
+// already; release gives it back.
+func (c *streamCounts) take(conn string) (release func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[conn] >= MaxStreamsPerConnection {
+		return nil, false
+	}
+	c.n[conn]++
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.n[conn]--; c.n[conn] <= 0 {
+			delete(c.n, conn)
+		}
+	}, true
 }

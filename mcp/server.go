@@ -105,6 +105,7 @@ type Server struct {
 	hosts      map[string]bool
 	publicHost string // as RELAY_PUBLIC_URL names it, for the refusal
 	calls      calls  // the tools/calls running here, for cancellation
+	streams    streamCounts
 }
 
 // NewServer checks cfg and returns the front end.

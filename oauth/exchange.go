@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -101,6 +102,18 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 		return exchanged{}, invalidGrant("The subject token is derived too deeply to be exchanged again.")
 	}
 
+	// Counting the parent's children and minting one are one step on this
+	// node: exchanges at once cannot each find room under the cap.
+	unlock := s.derivations.lock(parent.ID)
+	defer unlock()
+	if n, err := s.liveChildren(ctx, parent); err != nil {
+		return exchanged{}, err
+	} else if n >= MaxDerivedPerConnection {
+		return exchanged{}, &grantError{status: http.StatusBadRequest, code: "invalid_request", desc: fmt.Sprintf(
+			"This connection already has %d live derived connections (sub-agent tokens), the most the relay allows; "+
+				"revoke one of their tokens, or wait until one expires (each lives at most an hour).", n)}
+	}
+
 	now := s.cfg.Clock.Now().UTC()
 	expires := now.Add(AccessTokenTTL)
 	if t.ExpiresAt.Before(expires) {
@@ -135,6 +148,27 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 	}
 	return exchanged{AccessToken: access, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
 		ExpiresIn: int(expires.Sub(now) / time.Second), Scope: formatScope(resolved)}, nil
+}
+
+// MaxDerivedPerConnection bounds the live connections derived from one
+// connection at once (token exchange): a host's sub-agents, not a way to
+// mint connections without end (issue 15 item 13).
+const MaxDerivedPerConnection = 16
+
+// liveChildren counts the connections derived from parent that still live
+// (not revoked, not expired), from its pairing's list.
+func (s *Server) liveChildren(ctx context.Context, parent Connection) (int, error) {
+	conns, err := s.cfg.Store.ConnectionsOfPairing(ctx, parent.PairingID)
+	if err != nil {
+		return 0, err
+	}
+	now, n := s.cfg.Clock.Now(), 0
+	for _, c := range conns {
+		if c.ParentID == parent.ID && !c.Revoked && (c.ExpiresAt.IsZero() || now.Before(c.ExpiresAt)) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func notFoundAsGrant(err error) error {

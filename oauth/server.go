@@ -65,6 +65,9 @@ type Server struct {
 	starts    *limiter // authorization requests per address (each stores a connect request)
 	codesAddr *limiter // wrong connect codes per address
 	codesPair *limiter // wrong connect codes per pairing
+	// derivations serializes the token exchanges of one parent
+	// connection on this node (MaxDerivedPerConnection).
+	derivations keyedLocks
 }
 
 // NewServer returns the authorization server.

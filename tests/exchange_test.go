@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabrelay/tabrelay/oauth"
 )
 
 const (
@@ -261,4 +263,27 @@ func TestTokenExchangeFollowsTheParentsTokens(t *testing.T) {
 	}
 	unauthorized(t, parent, "the parent of a revoked family")
 	unauthorized(t, kid, "the child of a revoked family")
+}
+
+// TestDerivedConnectionsPerParentAreBounded (issue 15 item 13): one access
+// token minted a derived connection on every exchange; now a connection
+// has at most oauth.MaxDerivedPerConnection live ones, and the exchange
+// over it is refused with an OAuth error that says why.
+func TestDerivedConnectionsPerParentAreBounded(t *testing.T) {
+	r := startRelay(t, nil)
+	b, _ := pairedBrowser(t, r)
+	h, parent, _ := scopedHost(t, r, b, false, "whoami")
+	for i := range oauth.MaxDerivedPerConnection {
+		if status, out := h.tokenExchange(parent.token, ""); status != http.StatusOK {
+			t.Fatalf("exchange %d: %d %v", i+1, status, out)
+		}
+	}
+	status, out := h.tokenExchange(parent.token, "")
+	desc, _ := out["error_description"].(string)
+	if status != http.StatusBadRequest || out["error"] != "invalid_request" || !strings.Contains(desc, "16 live derived connections") {
+		t.Fatalf("exchange over the cap: %d %v", status, out)
+	}
+	if out["access_token"] != nil {
+		t.Fatal("a token came with the refusal")
+	}
 }
