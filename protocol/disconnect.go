@@ -26,7 +26,7 @@ const (
 const (
 	CloseBadSecret           CloseCode = 4100 // the hello's secret is missing or malformed
 	CloseUnsupportedProtocol CloseCode = 4101 // the tab speaks another protocol version: reload the app
-	CloseForgotten           CloseCode = 4102 // the pairing was forgotten: make a new secret
+	CloseForgotten           CloseCode = 4102 // reserved: the pairing was forgotten, make a new secret (not sent by this build; the SDK still handles it)
 	CloseBadMessage          CloseCode = 4103 // a message that is not of the protocol: reload the app
 	stopRangeEnd             CloseCode = 4199
 )

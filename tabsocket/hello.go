@@ -70,9 +70,6 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		c.log.Load().Error("pairing store failed", "err", err)
 		c.close(protocol.CloseUnavailable)
 		return false
-	case p.Forgotten:
-		c.close(protocol.CloseForgotten)
-		return false
 	case !equalMAC(p.SecretHash, hash):
 		c.close(protocol.CloseBadSecret) // another signing key, or a collision
 		return false

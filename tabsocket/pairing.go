@@ -18,7 +18,6 @@ type Pairing struct {
 	SecretHash []byte    `json:"secretHash"`
 	CreatedAt  time.Time `json:"createdAt"`
 	LastSeen   time.Time `json:"lastSeen"`
-	Forgotten  bool      `json:"forgotten,omitempty"`
 }
 
 // PairingIdleTTL is how long a pairing record stays once no tab of its
@@ -33,7 +32,7 @@ const PairingIdleTTL = 90 * 24 * time.Hour
 type PairingStore interface {
 	// TouchPairing returns the record of pairing id, creating it with
 	// secretHash when it is new, and records now as its last use; a record
-	// unused for PairingIdleTTL is gone (a forgotten one stays).
+	// unused for PairingIdleTTL is gone.
 	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Pairing, error)
 	// HasPairing reports whether pairing id has a record, writing nothing:
 	// asked before a hello of an address over its new-pairing limit.

@@ -226,17 +226,6 @@ func TestHelloRules(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a forgotten pairing is told to stop", func(t *testing.T) {
-		secret := newSecret()
-		c, id := e.welcomed(secret, "t1")
-		c.Close(websocket.StatusNormalClosure, "")
-		if err := e.store.ForgetPairing(context.Background(), id); err != nil {
-			t.Fatal(err)
-		}
-		c = e.mustDial()
-		send(t, c, hello(secret, "t1"))
-		e.expectClose(c, protocol.CloseForgotten)
-	})
 	t.Run("the same secret is the same pairing", func(t *testing.T) {
 		secret := newSecret()
 		_, id1 := e.welcomed(secret, "t1")

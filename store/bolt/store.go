@@ -140,28 +140,6 @@ func (s *Store) HasPairing(_ context.Context, id string) (bool, error) {
 	return found, err
 }
 
-// ForgetPairing marks a pairing forgotten: its tabs are refused with the
-// stop code CloseForgotten until the browser makes a new secret.
-func (s *Store) ForgetPairing(_ context.Context, id string) error {
-	return s.db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketPairings)
-		raw := b.Get([]byte(id))
-		if raw == nil {
-			return fmt.Errorf("no pairing %s", id)
-		}
-		var p tabsocket.Pairing
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return fmt.Errorf("pairing record %s: %w", id, err)
-		}
-		p.Forgotten = true
-		raw, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(id), raw)
-	})
-}
-
 // Pairings counts the pairing records.
 func (s *Store) Pairings() (int, error) {
 	var n int

@@ -27,7 +27,7 @@ const sweepBatch = 500
 //     oauth.AuthCodeTTL and past its AuthCodeExpiresAt;
 //   - a refresh family, revoked or not, once now is past its
 //     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL;
-//   - a pairing, unless forgotten, once now is past its LastSeen by more
+//   - a pairing once now is past its LastSeen by more
 //     than tabsocket.PairingIdleTTL.
 //
 // Clients and the person's connections are kept (derived connections go
@@ -129,7 +129,7 @@ func deadPairing(now time.Time) func([]byte) (bool, error) {
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return false, err
 		}
-		return !p.Forgotten && now.Sub(p.LastSeen) > tabsocket.PairingIdleTTL, nil
+		return now.Sub(p.LastSeen) > tabsocket.PairingIdleTTL, nil
 	}
 }
 

@@ -227,11 +227,7 @@ func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, 
 			p = tabsocket.Pairing{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
 		}
 		p.LastSeen = now.UTC()
-		ttl := tabsocket.PairingIdleTTL
-		if p.Forgotten {
-			ttl = 0 // a forgotten pairing stays forgotten
-		}
-		return setJSON(ctx, key, p, ttl)
+		return setJSON(ctx, key, p, tabsocket.PairingIdleTTL)
 	})
 	return p, err
 }
@@ -243,24 +239,6 @@ func (s *Store) HasPairing(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("redis store: read pairing %s: %w", id, err)
 	}
 	return n == 1, nil
-}
-
-// ForgetPairing marks a pairing forgotten: its tabs are refused with the
-// stop code CloseForgotten until the browser makes a new secret.
-func (s *Store) ForgetPairing(ctx context.Context, id string) error {
-	key := s.plainKey("pairing", id)
-	return s.watch(ctx, []string{key}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
-		var p tabsocket.Pairing
-		found, err := getJSON(ctx, tx, key, "pairing "+id, &p)
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			return nil, fmt.Errorf("no pairing %s", id)
-		}
-		p.Forgotten = true
-		return setJSON(ctx, key, p, 0)
-	})
 }
 
 // setJSON returns the write of v at key with ttl (0: none).

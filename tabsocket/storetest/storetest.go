@@ -13,7 +13,6 @@ import (
 
 // Forgetter is what a store offers to forget a pairing.
 type Forgetter interface {
-	ForgetPairing(ctx context.Context, id string) error
 }
 
 // Store is what the suite tests.
@@ -32,7 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.ID != "p1" || !bytes.Equal(p.SecretHash, []byte("hash-1")) || !p.CreatedAt.Equal(now) || p.Forgotten {
+		if p.ID != "p1" || !bytes.Equal(p.SecretHash, []byte("hash-1")) || !p.CreatedAt.Equal(now) {
 			t.Fatalf("record %+v", p)
 		}
 	})
@@ -65,25 +64,6 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		}
 		if ok, err := s.HasPairing(ctx, "p1"); !ok || err != nil {
 			t.Fatalf("HasPairing of a known pairing = %v, %v", ok, err)
-		}
-	})
-	t.Run("a forgotten pairing stays forgotten", func(t *testing.T) {
-		s := open(t)
-		if _, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.ForgetPairing(ctx, "p1"); err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now.Add(2*time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !p.Forgotten {
-			t.Fatal("forgotten pairing came back")
-		}
-		if err := s.ForgetPairing(ctx, "unknown"); err == nil {
-			t.Fatal("forgetting an unknown pairing succeeded")
 		}
 	})
 }
