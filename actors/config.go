@@ -124,23 +124,24 @@ type Outcome struct {
 }
 
 // Sentence is the relay's own sentence for an outcome without the tab's
-// result ("" when Answered).
-func (o Outcome) Sentence(appTitle string) string {
+// result ("" when Answered). answersAt is the bundle's AnswersAt: where an
+// agent can see what a call did (empty: it is told to ask the person).
+func (o Outcome) Sentence(appTitle, answersAt string) string {
 	switch o.Kind {
 	case NoTab:
 		return protocol.NoTabSentence(appTitle)
 	case Detached:
-		return protocol.DetachSentence()
+		return protocol.DetachSentence(answersAt)
 	case TimedOut:
-		return protocol.TimeoutSentence(o.Wait)
+		return protocol.TimeoutSentence(o.Wait, answersAt)
 	case Restarting:
-		return protocol.RestartingSentence()
+		return protocol.RestartingSentence(answersAt)
 	case TooManyCalls:
 		return protocol.TooManyCallsSentence(o.Limit)
 	case Cancelled:
 		return protocol.CancelledSentence()
 	case TabClosed:
-		return protocol.TabClosedSentence(appTitle)
+		return protocol.TabClosedSentence(appTitle, answersAt)
 	}
 	return ""
 }

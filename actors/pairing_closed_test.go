@@ -32,7 +32,7 @@ func TestATabClosedMidCallIsAnsweredAfterTheGrace(t *testing.T) {
 	if o.Kind != TabClosed || o.CallID != first.ID {
 		t.Fatalf("outcome %v (call %s), want tab_closed for %s", o.Kind, o.CallID, first.ID)
 	}
-	if s := o.Sentence("Demo"); !strings.Contains(s, "may or may not have run") {
+	if s := o.Sentence("Demo", ""); !strings.Contains(s, "may or may not have run") {
 		t.Fatalf("sentence %q does not say the call may or may not have run", s)
 	}
 	if got := testutil.ToFloat64(r.cfg.Metrics.Calls.WithLabelValues("tab_closed")); got != 1 {

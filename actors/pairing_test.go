@@ -238,7 +238,7 @@ func TestNoTabIsAnsweredAtOnce(t *testing.T) {
 	if o.Kind != NoTab {
 		t.Fatalf("outcome %v, want no_tab", o.Kind)
 	}
-	if s := o.Sentence("Demo"); s == "" {
+	if s := o.Sentence("Demo", ""); s == "" {
 		t.Fatal("no sentence for no_tab")
 	}
 	if n := r.clock.Pending(); n != 1 { // only the idle timer: nothing waits for a tab
@@ -347,7 +347,7 @@ func TestWaitEndsInDetachWhileAskingAndTimeoutOtherwise(t *testing.T) {
 	default:
 	}
 	r.clock.Advance(time.Second)
-	if o := asked.outcome(t); o.Kind != Detached || o.Sentence("Demo") != protocol.DetachSentence() {
+	if o := asked.outcome(t); o.Kind != Detached || o.Sentence("Demo", "") != protocol.DetachSentence("") {
 		t.Fatalf("outcome %v, want detached", o.Kind)
 	}
 	if o := plain.outcome(t); o.Kind != TimedOut || o.Wait != 225*time.Second {

@@ -178,7 +178,7 @@ func TestAdminConcurrentAddsAllLand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tools []string
-	for _, tool := range protocol.DemoBundle().Tools {
+	for _, tool := range protocol.ProbeBundle().Tools {
 		tools = append(tools, tool.Name)
 	}
 	for round := range 5 {

@@ -307,7 +307,7 @@ func (n *Node) encode(o actors.Outcome) protocol.ToolResult {
 	if o.Kind == actors.Answered {
 		return protocol.EncodeResult(tag, o.Result)
 	}
-	r := protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: o.Sentence(n.cfg.Bundle.App.Title)}}}
+	r := protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: o.Sentence(n.cfg.Bundle.App.Title, n.cfg.Bundle.AnswersAt)}}}
 	r.IsError = o.Kind != actors.Detached // a detach is news to read, not a failure
 	return r
 }

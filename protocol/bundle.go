@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bundle is the app's catalogue as shipped to the relay (SPEC §1): its
@@ -27,6 +28,12 @@ type Bundle struct {
 	// ({id} in the template is put into the text).
 	Templates []ResourceTemplate `json:"resourceTemplates,omitempty"`
 	Prompts   []Prompt           `json:"prompts,omitempty"`
+	// AnswersAt says where an agent can see what a call did once the relay
+	// stopped waiting for it (a detach, a timeout, a restart, a tab that
+	// closed): words that complete "read …", such as "the history (the
+	// `history` tool)". Empty: the relay's sentences tell the agent to ask
+	// the person instead, since most apps have no such place (issue 15).
+	AnswersAt string `json:"answersAt,omitempty"`
 }
 
 // ResourceTemplate is a family of static resources: URITemplate has
@@ -248,6 +255,45 @@ func (b *Bundle) check() error {
 			return fmt.Errorf("tools[%d].name: %q appears twice", i, t.Name)
 		}
 		names[t.Name] = true
+	}
+	if err := checkAnswersAt(b.AnswersAt); err != nil {
+		return err
+	}
+	if err := checkNamedTools("instructions", b.Instructions, names); err != nil {
+		return err
+	}
+	return checkNamedTools("answersAt", b.AnswersAt, names)
+}
+
+// maxAnswersAt bounds answersAt: it goes into the relay's own sentences,
+// which must stay short.
+const maxAnswersAt = 200
+
+func checkAnswersAt(s string) error {
+	switch {
+	case s == "":
+		return nil
+	case utf8.RuneCountInString(s) > maxAnswersAt:
+		return fmt.Errorf("answersAt: at most %d characters", maxAnswersAt)
+	case strings.TrimSpace(s) != s || strings.ContainsAny(s, "<\n\r"):
+		return errors.New("answersAt: one line of words, without '<' or spaces around it")
+	}
+	return nil
+}
+
+// backticked finds the `…` spans of a text.
+var backticked = regexp.MustCompile("`([^`\n]+)`")
+
+// checkNamedTools holds field's text to the catalogue: every bare name it
+// writes in backticks (a span like a tool name) must be one of the tools,
+// so that it never sends an agent to a tool that does not exist (seed 000:
+// "a tool it names in backticks must exist"). Other backticked text (with
+// spaces or punctuation, like `counter:get`) is not taken for a tool name.
+func checkNamedTools(field, text string, tools map[string]bool) error {
+	for _, m := range backticked.FindAllStringSubmatch(text, -1) {
+		if name := m[1]; namePattern.MatchString(name) && !tools[name] {
+			return fmt.Errorf("%s: names the tool `%s`, which the bundle does not have", field, name)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -20,31 +21,53 @@ func NoTabSentence(appTitle string) string {
 // TabClosedSentence answers a call whose tab closed while it had the call,
 // when no tab of the browser came back within the tab grace (SPEC §3). The
 // relay keeps the call until its deadline for a tab that opens again.
-func TabClosedSentence(appTitle string) string {
+// answersAt is the bundle's AnswersAt.
+func TabClosedSentence(appTitle, answersAt string) string {
 	return fmt.Sprintf("The %s tab running this call closed, and no tab of this browser came back, so the relay stopped waiting. "+
-		"The call may or may not have run. If %s is opened again soon, the call may still run there. "+
-		"Ask the person whether it ran before you call again.", appTitle, appTitle)
+		"The call may or may not have run. If %s is opened again soon, the call may still run there. %s",
+		appTitle, appTitle, checkFirst(answersAt, "whether it ran", "before you call again."))
 }
 
 // DetachSentence answers a call whose wait ran out while the person was
 // still being asked: the tab keeps the question open, the relay stops
 // waiting (SPEC §3).
-func DetachSentence() string {
+func DetachSentence(answersAt string) string {
+	if answersAt == "" {
+		return "The person is being asked about this call in their tab and has not answered yet. " +
+			"Do not call again: once they answered, ask them what they decided."
+	}
 	return "The person is being asked about this call in their tab and has not answered yet. " +
-		"Do not call again: once they answered, read the history to see what happened."
+		"Do not call again: once they answered, read " + answersAt + " to see what happened."
 }
 
 // TimeoutSentence answers a call the tab did not answer within wait.
-func TimeoutSentence(wait time.Duration) string {
-	return fmt.Sprintf("The tab did not answer within %s, and the relay stopped waiting. "+
-		"The call may still have run: read the history before you call again.", wait.Round(time.Second))
+func TimeoutSentence(wait time.Duration, answersAt string) string {
+	return fmt.Sprintf("The tab did not answer within %s, and the relay stopped waiting. The call may still have run: %s",
+		wait.Round(time.Second), lowerFirst(checkFirst(answersAt, "whether it ran", "before you call again.")))
 }
 
 // RestartingSentence answers a call whose pairing cannot answer: its actor
 // is restarting or its node is draining (SPEC §4).
-func RestartingSentence() string {
-	return "The relay is restarting this browser's connection and could not finish the call. " +
-		"It may have run: read the history, then retry if it did not."
+func RestartingSentence(answersAt string) string {
+	return "The relay is restarting this browser's connection and could not finish the call. It may have run: " +
+		lowerFirst(checkFirst(answersAt, "whether it did", "then retry if it did not."))
+}
+
+// checkFirst tells the agent how to learn what a call did before it acts
+// again: read the bundle's place for it, or, when the app has none, ask the
+// person (most apps have no history an agent can read).
+func checkFirst(answersAt, what, then string) string {
+	if answersAt == "" {
+		return "Ask the person " + what + ", " + then
+	}
+	return "Read " + answersAt + ", " + then
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // TooManyCallsSentence answers a call over the pairing's limit of calls in

@@ -154,7 +154,7 @@ func TestAskingEndsInDetachAndSilenceInTimeout(t *testing.T) {
 	r.clock.Advance(2 * time.Second)
 
 	res := <-asked
-	if res.outcome.Kind != actors.Detached || res.result.IsError || res.result.Content[0].Text != protocol.DetachSentence() {
+	if res.outcome.Kind != actors.Detached || res.result.IsError || res.result.Content[0].Text != protocol.DetachSentence("") {
 		t.Fatalf("asked call ended %v: %+v", res.outcome.Kind, res.result)
 	}
 	if len(res.events) == 0 || !res.events[0].Asking {

@@ -227,7 +227,7 @@ func (s *deployScenario) classify(a rpcReply, err error, timedOut bool, id int, 
 		return fmt.Sprintf("http_%d", a.status), a.String()
 	case !a.isError() && a.data()["counter"] != nil:
 		return "result", ""
-	case a.text() == protocol.RestartingSentence():
+	case a.text() == protocol.RestartingSentence(""):
 		return "restarting", ""
 	case a.text() == protocol.NoTabSentence(probeTitle):
 		if ph == phaseRolling {

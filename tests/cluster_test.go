@@ -209,7 +209,7 @@ func TestClusterKill9(t *testing.T) {
 				t.Errorf("the call in flight entering at node %d ended before the kill, after %v: %v", 1+k, f.took, f.a)
 			case f.a.data()["waited"] == 4000.0:
 				t.Logf("the call in flight entering at node %d was answered by its tab %v after the kill", 1+k, f.end.Sub(killed).Round(time.Millisecond))
-			case f.a.isError() && f.a.text() == protocol.RestartingSentence():
+			case f.a.isError() && f.a.text() == protocol.RestartingSentence(""):
 				t.Logf("the call in flight entering at node %d got the restarting sentence %v after the kill", 1+k, f.end.Sub(killed).Round(time.Millisecond))
 			default:
 				t.Errorf("the call in flight entering at node %d ended after %v with neither its result nor the restarting sentence: %v", 1+k, f.took, f.a)
@@ -448,7 +448,7 @@ func rollingRestart(t *testing.T, opts clusterOptions, nTabs int) {
 							lt.incAnswered.Add(1)
 						}
 					}
-				case a.text() == protocol.RestartingSentence():
+				case a.text() == protocol.RestartingSentence(""):
 					kinds.add("restarting")
 				case a.text() == protocol.NoTabSentence(probeTitle):
 					kinds.add("no_tab")

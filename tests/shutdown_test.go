@@ -93,7 +93,7 @@ func (p *shutdownProbe) call(client *http.Client, draining bool) probed {
 		p.failures.add("a call whose connection the node accepted got no answer: %v", x.err)
 	case x.reply.data()["counter"] != nil:
 		p.results++
-	case x.reply.text() == protocol.RestartingSentence():
+	case x.reply.text() == protocol.RestartingSentence(""):
 		p.restarting++
 	default:
 		p.failures.add("a call got neither its result nor the restarting sentence: %v", x.reply)
