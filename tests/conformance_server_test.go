@@ -44,6 +44,12 @@ func TestConformanceServer(t *testing.T) {
 	// reaches no suite's stream.
 	r.waitTabs(pairing, 1)
 	px := startTokenProxy(t, r.url, tokens["access_token"].(string))
+	// One call through the proxy and the tab before the suites: the path
+	// works end to end, and what the approval set off has settled.
+	warm := &mcpClient{t: t, url: px + "/"}
+	if rep := warm.send("tools/call", map[string]any{"name": "test_simple_text", "arguments": map[string]any{}}, false, nil); rep.status != 200 || rep.result == nil {
+		t.Fatalf("a call through the token proxy: %d %v %v", rep.status, rep.result, rep.err)
+	}
 	baselines, _ := filepath.Abs("../scripts/conformance")
 	runs := []struct {
 		name     string
