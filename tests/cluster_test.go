@@ -761,6 +761,8 @@ func TestClusterActivationRace(t *testing.T) {
 
 func activationRace(t *testing.T, opts clusterOptions) {
 	const browsers, parallel = 2000, 48
+	// 2,000 new browsers from one address: over its limit of new pairings.
+	opts.env = append(opts.env, "RELAY_NEW_PAIRINGS_PER_HOUR=0")
 	c := startCluster(t, opts)
 	secrets := make([]string, browsers)
 	for i := range secrets {
