@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 )
 
@@ -20,14 +21,18 @@ import (
 // no id of a call in flight (validID bounds nothing by itself).
 const maxCancelKey = 256
 
-// calls are the tools/calls running on this node, by cancelKey.
+// calls are the tools/calls running on this node, by cancelKey. Request
+// ids are unique within a host's session, not within a connection: two
+// sessions of one connection (two chats of one host) may run calls of the
+// same id at once. A cancel naming such an id is ambiguous, and ignored
+// (the protocol lets a receiver ignore a cancellation): it must never end
+// the other session's call.
 type calls struct {
 	mu      sync.Mutex
-	running map[string]*runningCall
+	running map[string][]*runningCall
 }
 
-// runningCall is one call's cancel; a pointer, so that a call whose key a
-// later one of the same id took does not remove the later one's.
+// runningCall is one call's cancel.
 type runningCall struct{ cancel context.CancelFunc }
 
 // cancelKey names a call: its connection and its request id, compacted.
@@ -51,14 +56,17 @@ func (c *calls) start(ctx context.Context, connection string, id json.RawMessage
 	rc := &runningCall{cancel: cancel}
 	c.mu.Lock()
 	if c.running == nil {
-		c.running = map[string]*runningCall{}
+		c.running = map[string][]*runningCall{}
 	}
-	c.running[key] = rc
+	c.running[key] = append(c.running[key], rc)
 	c.mu.Unlock()
 	return ctx, func() {
 		c.mu.Lock()
-		if c.running[key] == rc {
+		rest := slices.DeleteFunc(c.running[key], func(o *runningCall) bool { return o == rc })
+		if len(rest) == 0 {
 			delete(c.running, key)
+		} else {
+			c.running[key] = rest
 		}
 		c.mu.Unlock()
 		cancel()
@@ -66,17 +74,16 @@ func (c *calls) start(ctx context.Context, connection string, id json.RawMessage
 }
 
 // CancelLocal cancels the call named key if it runs on this node, and
-// says whether it did. The cluster's hint of another node's
-// notifications/cancelled ends here.
+// says whether one does (two of that name: neither is cancelled). The
+// cluster's hint of another node's notifications/cancelled ends here.
 func (s *Server) CancelLocal(key string) bool {
 	s.calls.mu.Lock()
-	rc := s.calls.running[key]
+	running := s.calls.running[key]
 	s.calls.mu.Unlock()
-	if rc == nil {
-		return false
+	if len(running) == 1 {
+		running[0].cancel()
 	}
-	rc.cancel()
-	return true
+	return len(running) > 0
 }
 
 // cancelled handles a host's notifications/cancelled: the call it names,
@@ -101,5 +108,9 @@ func (s *Server) cancelled(g Grant, params json.RawMessage) {
 func (c *calls) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.running)
+	n := 0
+	for _, rs := range c.running {
+		n += len(rs)
+	}
+	return n
 }

@@ -109,3 +109,27 @@ func TestNotificationsCancelledEndTheCall(t *testing.T) {
 		t.Fatalf("%d calls still registered after they ended", n)
 	}
 }
+
+// TestACancelNamingTwoCallsEndsNeither: two sessions of one connection
+// run calls of the same request id; a cancel naming it is ambiguous and
+// ends neither, and once one ended, it names the other.
+func TestACancelNamingTwoCallsEndsNeither(t *testing.T) {
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(),
+		Caller: blockingCaller{}, Guard: allowAll{}, Verifier: tokenConnections{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := []byte(`7`)
+	first, doneFirst := srv.calls.start(context.Background(), "c1", id)
+	second, doneSecond := srv.calls.start(context.Background(), "c1", id)
+	defer doneSecond()
+	srv.cancelled(Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
+	if first.Err() != nil || second.Err() != nil {
+		t.Fatal("an ambiguous cancel ended a call")
+	}
+	doneFirst()
+	srv.cancelled(Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
+	if second.Err() == nil {
+		t.Fatal("the cancel naming the one call left did not end it")
+	}
+}

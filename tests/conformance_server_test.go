@@ -29,6 +29,11 @@ func TestConformanceServer(t *testing.T) {
 	nodeBin, modern := conformanceSuite(t, "@modelcontextprotocol/conformance")
 	_, legacy := conformanceSuite(t, "conformance-legacy")
 	r := startRelay(t, func(c *node.Config) { c.Bundle = protocol.ConformanceBundle() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the relay's log:\n%s", r.logs.String())
+		}
+	})
 	b := newBrowser(t)
 	b.startTab(r.url, "conformance", "--bundle", "conformance", "--focus")
 	b.waitSecret()
