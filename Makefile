@@ -26,8 +26,11 @@ test:
 	$(GO) test -count=1 -timeout 10m -run InProcess ./tests
 	GO=$(GO) bash scripts/fuzz.sh $(FUZZBRIEF) $(FUZZ_TARGETS)
 
+# The in-process benchmarks, then issue 13's out-of-process one (relay vs
+# go-sdk, load, idle tabs, admission, restart storm; docs/BENCHMARKS.md).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	TABRELAY_LEAN_BENCH=1 $(GO) test -run '^$$' -bench BenchmarkLeanCallPath -benchtime 1x -timeout 20m ./tests
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi

@@ -38,6 +38,9 @@ const patience = 10 * time.Second
 var binary string
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(goSDKPeerEnv); addr != "" {
+		os.Exit(serveGoSDKPeer(addr))
+	}
 	dir, err := os.MkdirTemp("", "tabrelay-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

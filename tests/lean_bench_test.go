@@ -1,0 +1,533 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// BenchmarkLeanCallPath is issue 13's out-of-process benchmark: `tabrelay
+// serve` (embedded store) with real headless tabs over real sockets, and
+// an official go-sdk Streamable HTTP server in a process of its own as
+// the peer, both reached by the same client code. It runs its phases once
+// whatever b.N (run it with -benchtime 1x) and reports:
+//
+//   - p50-relay-us, p50-gosdk-us, ratio: a host's tools/call of echo to an
+//     instant tab, the two servers called in turn in one loop;
+//   - calls/cpu-s, allocs/call, B/call: 32 callers over 1,000 pairings,
+//     the relay's CPU from /proc/PID/stat, its allocations from its own
+//     Go metrics;
+//   - KiB/tab@N: the relay's RSS per idle tab at N tabs (each a browser of
+//     its own, spread over 127.0.0.x source addresses), less the RSS
+//     before the first tab; idle-cpu%: the relay's CPU over 30 s with the
+//     most tabs; admit/s: new browsers welcomed per second while the tabs
+//     connect; storm-s and ready-max-ms: after a restart of the relay
+//     (SIGTERM, drain, a new process on the same ports and data), the time
+//     until every tab is back, and the longest /ready took meanwhile.
+//
+// LEAN_BINARY runs another build of tabrelay instead of this tree's (a
+// baseline to compare with). LEAN_TABS (default 1000,10000,19000) sets the steps of the idle tabs;
+// the process's file limit here is 20,000, which the relay's sockets and
+// the tabs' ends (in this process) must each fit in.
+//
+// It runs only with TABRELAY_LEAN_BENCH=1 (make bench's second line), so
+// that `-bench .` over every package does not run it as well:
+//
+//	TABRELAY_LEAN_BENCH=1 go test ./tests -run '^$' -bench BenchmarkLeanCallPath -benchtime 1x -timeout 20m
+func BenchmarkLeanCallPath(b *testing.B) {
+	if os.Getenv("TABRELAY_LEAN_BENCH") != "1" {
+		b.Skip("set TABRELAY_LEAN_BENCH=1 (make bench does)")
+	}
+	peer := startGoSDKPeer(b)
+	a := startBenchRelay(b, b.TempDir())
+	latency(b, a, peer)
+	throughput(b, a)
+	a.stop()
+	idleTabs(b, startBenchRelay(b, b.TempDir()))
+}
+
+// The go-sdk peer: this test binary again, serving an echo tool.
+
+const goSDKPeerEnv = "TABRELAY_BENCH_GOSDK_PEER"
+
+// serveGoSDKPeer serves go-sdk's Streamable HTTP handler (stateless, its
+// default answer shapes) with one tool, echo, at addr until killed.
+func serveGoSDKPeer(addr string) int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "gosdk-peer", Version: "1"}, nil)
+	type echoArgs struct {
+		Value any `json:"value"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echoes value"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, map[string]any, error) {
+			return nil, map[string]any{"value": in.Value}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	if err := http.ListenAndServe(addr, h); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+type benchPeer struct {
+	url  string
+	http *http.Client
+}
+
+func startGoSDKPeer(b *testing.B) *benchPeer {
+	addr := freePort(b)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), goSDKPeerEnv+"="+addr)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	p := &benchPeer{url: "http://" + addr, http: benchClient()}
+	eventually(b, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, "the go-sdk peer listening")
+	return p
+}
+
+func benchClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 128
+	return &http.Client{Transport: t, Timeout: 30 * time.Second}
+}
+
+// The relay: one `tabrelay serve` process.
+
+type benchRelay struct {
+	b                  *testing.B
+	listen, admin, dir string
+	key                string
+	url, adminURL      string
+	http               *http.Client
+	cmd                *exec.Cmd
+	exited             chan struct{}
+	tokens             []tokens
+	tabs               []*headless.Tab
+	stopTabs           []func()
+}
+
+func startBenchRelay(b *testing.B, dir string) *benchRelay {
+	key := make([]byte, 32)
+	rand.Read(key)
+	r := &benchRelay{b: b, listen: freePort(b), admin: freePort(b), dir: dir, key: base64.StdEncoding.EncodeToString(key)}
+	r.url, r.adminURL, r.http = "http://"+r.listen, "http://"+r.admin, benchClient()
+	r.start()
+	b.Cleanup(r.stop)
+	return r
+}
+
+func (r *benchRelay) start() {
+	r.spawn()
+	eventually(r.b, func() bool { return r.readyStatus(time.Second) == http.StatusOK }, "the relay ready")
+}
+
+// spawn starts the relay's process and does not wait for it.
+func (r *benchRelay) spawn() {
+	bin := binary
+	if v := os.Getenv("LEAN_BINARY"); v != "" {
+		bin = v // another build of tabrelay, to compare with
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "RELAY_LISTEN=" + r.listen, "RELAY_ADMIN_LISTEN=" + r.admin,
+		"RELAY_DATA_DIR=" + r.dir, "RELAY_PUBLIC_URL=" + r.url, "ALLOWED_ORIGINS=" + origin, "RELAY_TRUST_PROXY=true",
+		"RELAY_BUNDLE=probe", "RELAY_SIGNING_KEY=" + r.key, "RELAY_LOG_LEVEL=warn", "RELAY_SHUTDOWN_DELAY=0s",
+		"RELAY_DRAIN_WINDOW=5s", "RELAY_GRACE=20s"}
+	logf, err := os.Create(filepath.Join(r.b.TempDir(), "relay.log"))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		r.b.Fatal(err)
+	}
+	r.cmd, r.exited = cmd, make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(r.exited) }()
+}
+
+// stop ends the tabs, then the relay (SIGTERM).
+func (r *benchRelay) stop() {
+	for _, s := range r.stopTabs {
+		s()
+	}
+	r.stopTabs, r.tabs = nil, nil
+	if r.cmd == nil {
+		return
+	}
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(30 * time.Second):
+		r.cmd.Process.Kill()
+		<-r.exited
+	}
+	r.cmd = nil
+}
+
+func (r *benchRelay) readyStatus(within time.Duration) int {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/ready", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (r *benchRelay) metric(series string) float64 {
+	n := &clusterNode{adminURL: r.adminURL}
+	return n.metric(series)
+}
+
+// cpuTicks is the relay's user+system CPU in clock ticks (1/100 s).
+func (r *benchRelay) cpuTicks() int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", r.cmd.Process.Pid))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}
+
+// rssKiB is the relay's resident set.
+func (r *benchRelay) rssKiB() float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return n
+		}
+	}
+	return 0
+}
+
+var benchSource atomic.Int64
+
+// sourceDialer dials from 127.0.0.x, x going round 2..254.
+func sourceDialer() *http.Client {
+	k := benchSource.Add(1)
+	ip := net.IPv4(127, 0, 0, byte(2+k%253))
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 10 * time.Second}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = d.DialContext
+	return &http.Client{Transport: t}
+}
+
+// addTabs connects n more headless tabs, each a new browser, with at
+// most inflight connecting at once; it returns the seconds it took.
+func (r *benchRelay) addTabs(n, inflight int) float64 {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sem := make(chan struct{}, inflight)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	errs := &errorList{}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: sourceDialer()})
+			if err != nil {
+				errs.add("%v", err)
+				return
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { tab.Run(ctx); close(done) }()
+			wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+			defer wcancel()
+			if err := tab.WaitConnected(wctx); err != nil {
+				errs.add("%v", err)
+			}
+			mu.Lock()
+			r.tabs = append(r.tabs, tab)
+			r.stopTabs = append(r.stopTabs, func() { cancel(); <-done })
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errs.err(); err != nil {
+		r.b.Fatal(err)
+	}
+	return time.Since(start).Seconds()
+}
+
+// benchCall is one tools/call of echo through client at url: the same
+// lean client for both servers (one buffer per call, the answer's JSON
+// found in a JSON body or in the event stream's data line).
+func benchCall(ctx context.Context, client *http.Client, url, token string, v int) error {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"value":%d}}}`, v, v)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	msg := raw
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msg = nil
+		for _, line := range bytes.Split(raw, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				msg = d
+			}
+		}
+	}
+	var a struct {
+		Result struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(msg, &a); err != nil {
+		return fmt.Errorf("echo %d: %d %q", v, resp.StatusCode, clip(string(raw), 300))
+	}
+	got := a.Result.Structured // go-sdk's answer: its structured content, untagged
+	if len(a.Result.Content) > 0 {
+		if data, err := protocol.UntagData(protocol.DefaultDataTag, a.Result.Content[0].Text); err == nil {
+			json.Unmarshal(data, &got)
+		}
+	}
+	if got["value"] != float64(v) {
+		return fmt.Errorf("echo %d: %d %q", v, resp.StatusCode, clip(string(raw), 300))
+	}
+	return nil
+}
+
+// connectHosts authorizes a host at n of the relay's tabs (their browsers
+// approve with every tool in scope), 16 at a time.
+func (r *benchRelay) connectHosts(n int) {
+	h, err := registerHost(r.url)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	r.tokens = make([]tokens, n)
+	errs := &errorList{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			tok, err := h.connect(askApprove(r.tabs[i]))
+			if err != nil {
+				errs.add("%v", err)
+			}
+			r.tokens[i] = tok
+		}()
+	}
+	wg.Wait()
+	if err := errs.err(); err != nil {
+		r.b.Fatal(err)
+	}
+}
+
+func p50(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+// latency calls the relay and the go-sdk peer in turn, one caller.
+func latency(b *testing.B, r *benchRelay, peer *benchPeer) {
+	r.addTabs(1, 1)
+	r.connectHosts(1)
+	ctx := context.Background()
+	tok := r.tokens[0].Access
+	const warm, n = 300, 3000
+	var rel, sdk []time.Duration
+	for i := 0; i < warm+n; i++ {
+		t0 := time.Now()
+		if err := benchCall(ctx, r.http, r.url, tok, i); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := benchCall(ctx, peer.http, peer.url, "", i); err != nil {
+			b.Fatal(err)
+		}
+		if i >= warm {
+			rel, sdk = append(rel, t1.Sub(t0)), append(sdk, time.Since(t1))
+		}
+	}
+	pr, ps := p50(rel), p50(sdk)
+	b.ReportMetric(float64(pr.Microseconds()), "p50-relay-us")
+	b.ReportMetric(float64(ps.Microseconds()), "p50-gosdk-us")
+	b.ReportMetric(float64(pr)/float64(ps), "ratio")
+	b.Logf("tools/call p50: relay %v, go-sdk %v, ratio %.2f (%d calls each, interleaved)", pr, ps, float64(pr)/float64(ps), n)
+}
+
+// throughput runs 32 callers over 1,000 pairings.
+func throughput(b *testing.B, r *benchRelay) {
+	const pairings, callers, perCaller = 1000, 32, 500
+	r.addTabs(pairings, 64)
+	r.connectHosts(pairings)
+	ctx := context.Background()
+	run := func(calls int) {
+		var wg sync.WaitGroup
+		errs := &errorList{}
+		for c := 0; c < callers; c++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < calls; i++ {
+					tok := r.tokens[(c*calls+i)%pairings].Access
+					if err := benchCall(ctx, r.http, r.url, tok, i); err != nil {
+						errs.add("%v", err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errs.err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run(50) // every pairing active, connections warm
+	m0, a0, t0, w0 := r.metric("go_memstats_mallocs_total"), r.metric("go_memstats_alloc_bytes_total"), r.cpuTicks(), time.Now()
+	run(perCaller)
+	wall, ticks := time.Since(w0), r.cpuTicks()-t0
+	m1, a1 := r.metric("go_memstats_mallocs_total"), r.metric("go_memstats_alloc_bytes_total")
+	calls := float64(callers * perCaller)
+	cps := calls / (float64(ticks) / 100)
+	b.ReportMetric(cps, "calls/cpu-s")
+	b.ReportMetric((m1-m0)/calls, "allocs/call")
+	b.ReportMetric((a1-a0)/calls, "B/call")
+	b.Logf("load: %d calls by %d callers over %d pairings in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call), %.0f allocations and %.1f KiB per call",
+		int(calls), callers, pairings, wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls, (m1-m0)/calls, (a1-a0)/calls/1024)
+}
+
+func tabSteps() []int {
+	v := os.Getenv("LEAN_TABS")
+	if v == "" {
+		v = "1000,10000,19000"
+	}
+	var out []int
+	for _, s := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// idleTabs grows the idle tabs by steps, then restarts the relay under them.
+func idleTabs(b *testing.B, r *benchRelay) {
+	time.Sleep(2 * time.Second)
+	rss0 := r.rssKiB()
+	var admitted, admitSecs float64
+	for _, n := range tabSteps() {
+		add := n - len(r.tabs)
+		secs := r.addTabs(add, 512)
+		admitted, admitSecs = admitted+float64(add), admitSecs+secs
+		b.Logf("%d new browsers admitted in %.2fs (%.0f/s)", add, secs, float64(add)/secs)
+		time.Sleep(3 * time.Second)
+		per := (r.rssKiB() - rss0) / float64(n)
+		b.ReportMetric(per, fmt.Sprintf("KiB/tab@%d", n))
+		b.Logf("%d idle tabs: %.1f KiB RSS per tab", n, per)
+	}
+	b.ReportMetric(admitted/admitSecs, "admit/s")
+	n := len(r.tabs)
+	t0 := r.cpuTicks()
+	const idle = 30 * time.Second
+	time.Sleep(idle)
+	pct := float64(r.cpuTicks()-t0) / idle.Seconds()
+	b.ReportMetric(pct, "idle-cpu%")
+	b.Logf("%d idle tabs: %.1f %% of a core over %v", n, pct, idle)
+	storm(b, r, n)
+}
+
+// storm stops the relay under its tabs (SIGTERM: it drains them) and
+// starts it again; it reports the time until every tab is back, polling
+// /ready meanwhile.
+func storm(b *testing.B, r *benchRelay, n int) {
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	<-r.exited
+	start := time.Now()
+	r.spawn()
+	var worst time.Duration
+	var failed, ok int
+	for {
+		t := time.Now()
+		if r.readyStatus(5*time.Second) != http.StatusOK {
+			failed++
+		} else {
+			ok++
+		}
+		if d := time.Since(t); d > worst {
+			worst = d
+		}
+		if ok > 0 && r.metric("tabrelay_tab_sockets") >= float64(n) {
+			break
+		}
+		if time.Since(start) > 120*time.Second {
+			b.Fatalf("%v tabs of %d back after 2 minutes", r.metric("tabrelay_tab_sockets"), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	secs := time.Since(start).Seconds()
+	b.ReportMetric(secs, "storm-s")
+	b.ReportMetric(float64(worst.Milliseconds()), "ready-max-ms")
+	b.Logf("restart under %d tabs: all back %.1fs after the new process started; /ready took at most %v, %d polls of %d not 200 (the first while the process starts)",
+		n, secs, worst, failed, failed+ok)
+}
