@@ -50,11 +50,16 @@ type Config struct {
 	// not a rule of the call).
 	ProbeEvery time.Duration
 	// ConfirmEvery is how often a registered tab confirms its registration
-	// with its pairing (real clock, for the same reason).
+	// with its pairing on another node (real clock, for the same reason).
 	ConfirmEvery time.Duration
 	Clock        clock.Clock
 	Logger       *slog.Logger
 	Metrics      *Metrics
+
+	// confirmLocal confirms registrations with pairings in this process
+	// too: tests of one process stand such a pairing in for one on
+	// another node.
+	confirmLocal bool
 }
 
 func (c Config) withDefaults() Config {

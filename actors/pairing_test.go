@@ -667,7 +667,7 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 // heard nothing. The tab confirms its registration now and then, and so
 // comes back.
 func TestATabDroppedByItsPairingRegistersAgain(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.ConfirmEvery = time.Second }) // within the tab grace
+	r := newRig(t, func(c *Config) { c.ConfirmEvery, c.confirmLocal = time.Second, true }) // within the tab grace; the pairing as if remote
 	a := r.connect("p1", "tab-a", epoch)
 	pid, err := r.caller.router.Pairing(context.Background(), "p1", nil)
 	if err != nil {

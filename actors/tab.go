@@ -212,12 +212,21 @@ func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID, looked
 	})
 }
 
-// confirmLater arms the next confirmation of the registration with pid.
+// confirmLater arms the next confirmation of the registration with pid,
+// when pid is on another node. A pairing in this process cannot drop the
+// tab unseen: it keeps its tabs until it stops (a panic stops it too, see
+// Activations.stop), and its stop reaches the tab as Terminated, so an
+// idle tab of a local pairing costs no timer (issue 13). A pairing that
+// moves away (PairingMoved) is confirmed from then on.
 func (a *tabActor) confirmLater(ctx actor.Context, pid *actor.PID) {
 	if a.confirm != nil {
 		a.confirm.Stop()
+		a.confirm = nil
 	}
 	self, root := ctx.Self(), ctx.ActorSystem().Root
+	if pid.Address == self.Address && !a.hub.cfg.confirmLocal {
+		return
+	}
 	a.confirm = a.hub.cfg.Clock.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
 }
 

@@ -18,10 +18,12 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// conn is one tab socket: one reader (run), one writer (write), and a
-// bounded queue between the actors and the writer. Its end has one owner,
-// end: whichever way the socket ends, the WebSocket and its TCP connection
-// are closed exactly once and run returns only after both goroutines did.
+// conn is one tab socket: one reader (run), a writer (write) that runs
+// only while something is queued, and a bounded queue between the actors
+// and the writer that grows on demand (an idle tab holds neither a queue
+// nor a writer goroutine: issue 13). Its end has one owner, end: whichever
+// way the socket ends, the WebSocket and its TCP connection are closed
+// exactly once and run returns only after the reader and any writer did.
 type conn struct {
 	s    *Server
 	ws   *websocket.Conn
@@ -29,15 +31,18 @@ type conn struct {
 	log  atomic.Pointer[slog.Logger] // gains the pairing once proven; read by timers too
 	addr string                      // the tab's network address, host only (wrong-code limits)
 
-	sendq chan outgoing
+	qmu     sync.Mutex     // guards the fields below
+	queue   []outgoing     // waiting for the writer; at most cfg.SendQueue; nil when empty
+	writing bool           // a writer goroutine runs (or returned after a failed write)
+	qclosed bool           // the end began: nothing is queued and no writer starts any more
+	writers sync.WaitGroup // the writer goroutine, while one runs
+
 	// ctx ends once the WebSocket is closed. Nothing the socket reads or
 	// writes derives from it: the library closes a connection whose
 	// operation's context ends, which would cut the relay's own close
 	// handshake short.
-	ctx      context.Context
-	cancel   context.CancelFunc
-	stopping chan struct{} // closed when the end begins: the writer takes no more frames
-	writerD  chan struct{} // closed when the writer returned
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	endOnce  sync.Once
 	ending   atomic.Bool
@@ -63,8 +68,7 @@ type outgoing struct {
 
 func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &conn{s: s, ws: ws, raw: raw, addr: addr, sendq: make(chan outgoing, s.cfg.SendQueue),
-		ctx: ctx, cancel: cancel, stopping: make(chan struct{}), writerD: make(chan struct{})}
+	c := &conn{s: s, ws: ws, raw: raw, addr: addr, ctx: ctx, cancel: cancel}
 	c.log.Store(s.cfg.Logger)
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),
 		tokens: float64(s.cfg.RateBurst), last: s.cfg.Clock.Now()}
@@ -100,17 +104,45 @@ func (c *conn) Send(msg any) bool {
 // Close ends the socket with code after what is queued (actors.Outbox).
 func (c *conn) Close(code protocol.CloseCode) { c.closeAfterQueue(code) }
 
+// enqueue queues o, and starts the writer if none runs. A full queue
+// closes the socket with CloseSlow.
 func (c *conn) enqueue(o outgoing) bool {
-	if c.ending.Load() {
+	c.qmu.Lock()
+	if c.qclosed {
+		c.qmu.Unlock()
 		return false
 	}
-	select {
-	case c.sendq <- o:
-		return true
-	default:
+	if len(c.queue) >= c.s.cfg.SendQueue {
+		c.qmu.Unlock()
 		c.close(protocol.CloseSlow)
 		return false
 	}
+	c.queue = append(c.queue, o)
+	start := !c.writing
+	if start {
+		c.writing = true
+		c.writers.Add(1) // before the end can begin: end takes qmu to set qclosed
+	}
+	c.qmu.Unlock()
+	if start {
+		go c.write()
+	}
+	return true
+}
+
+// next takes the first queued frame; when none is left (or the end
+// began) the writer stops, and the queue's array goes with it.
+func (c *conn) next() (outgoing, bool) {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if c.qclosed || len(c.queue) == 0 {
+		c.writing, c.queue = false, nil
+		return outgoing{}, false
+	}
+	o := c.queue[0]
+	c.queue[0] = outgoing{}
+	c.queue = c.queue[1:]
+	return o, true
 }
 
 func (c *conn) closeAfterQueue(code protocol.CloseCode) {
@@ -158,7 +190,9 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 	c.endOnce.Do(func() {
 		c.ending.Store(true)
 		c.code.Store(int32(code))
-		close(c.stopping)
+		c.qmu.Lock()
+		c.qclosed, c.queue = true, nil // the writer takes no more frames
+		c.qmu.Unlock()
 		c.release()
 		m := c.s.cfg.Metrics
 		if code != 0 {
@@ -197,14 +231,13 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 	})
 }
 
-// run reads until the socket ends, and returns once it is closed and both
-// of its goroutines are done.
+// run reads until the socket ends, and returns once it is closed and its
+// writer, if one ran, is done.
 func (c *conn) run() {
-	go c.write()
 	defer func() {
 		c.end(endRelayClose, protocol.CloseInternal) // a no-op when the end was decided, as it always should be
 		<-c.ctx.Done()
-		<-c.writerD
+		c.writers.Wait() // no Add after qclosed, which end set before ctx ended
 	}()
 	c.touch()
 	hello := c.s.cfg.Clock.AfterFunc(c.s.cfg.HelloTimeout, func() {
@@ -264,35 +297,36 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// write sends queued frames, each under a deadline of its own (never the
-// socket's context). A tab that does not take a frame in time is as slow as
-// one whose queue is full.
+// write sends queued frames until none is left, each under a deadline of
+// its own (never the socket's context). A tab that does not take a frame in
+// time is as slow as one whose queue is full. Only one writer runs at a
+// time (enqueue starts it; writing stays set after a failed write, so that
+// what is queued next waits for the end instead of another try).
 func (c *conn) write() {
-	defer close(c.writerD)
+	defer c.writers.Done()
 	for {
-		select {
-		case <-c.stopping:
+		o, ok := c.next()
+		if !ok {
 			return
-		case o := <-c.sendq:
-			if o.closeWith != 0 {
-				c.close(o.closeWith)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
-			err := c.ws.Write(ctx, websocket.MessageText, o.frame)
-			timedOut := ctx.Err() != nil
-			cancel()
-			switch {
-			case err == nil:
-			case timedOut:
-				c.close(protocol.CloseSlow)
-				return
-			default:
-				// The connection broke or the library closed it (its own
-				// close frame, after a protocol error the reader will
-				// report): the reader says how the socket ended.
-				return
-			}
+		}
+		if o.closeWith != 0 {
+			c.close(o.closeWith)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
+		err := c.ws.Write(ctx, websocket.MessageText, o.frame)
+		timedOut := ctx.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+		case timedOut:
+			c.close(protocol.CloseSlow)
+			return
+		default:
+			// The connection broke or the library closed it (its own
+			// close frame, after a protocol error the reader will
+			// report): the reader says how the socket ended.
+			return
 		}
 	}
 }

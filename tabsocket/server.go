@@ -213,13 +213,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept has answered the request
 	}
 	s.cfg.Metrics.Open.Inc()
-	defer s.cfg.Metrics.Open.Dec()
 	c := newConn(s, ws, hw.conn, netaddr.Client(r, s.cfg.TrustProxy))
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}
-	c.run() // returns once the socket is closed and its goroutines are done
-	s.untrack(c)
+	// The socket is read in a goroutine of its own and the handler returns:
+	// nothing of the upgrade request, its response or net/http's connection
+	// (but the buffers the library took over) stays with an idle tab, and the
+	// reader's stack is shallow (issue 13). Drain waits for s.conns.
+	go func() {
+		defer s.cfg.Metrics.Open.Dec()
+		c.run() // returns once the socket is closed and its goroutines are done
+		s.untrack(c)
+	}()
 }
 
 func (s *Server) logRefusedOrigin(origin string) {
