@@ -23,6 +23,10 @@ type Grant struct {
 	ClientName   string
 	Host         string
 	PairingID    string
+	// Scope is the connection's resolved scope, when ScopeRead says the
+	// Verifier read it with the grant (then the Guard is not asked).
+	Scope     []protocol.ScopeEntry
+	ScopeRead bool
 }
 
 // Guard answers what a connection may use (SPEC §8): its resolved scope.

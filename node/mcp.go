@@ -26,14 +26,15 @@ func (n *Node) newMCP() (*mcp.Server, error) {
 type verifier struct{ s *oauth.Server }
 
 func (v verifier) Verify(ctx context.Context, token string) (mcp.Grant, error) {
-	g, err := v.s.Verify(ctx, token)
+	g, err := v.s.VerifyScoped(ctx, token) // one walk of the records, or none (issue 13)
 	if errors.Is(err, oauth.ErrInvalidToken) {
 		return mcp.Grant{}, mcp.ErrInvalidToken
 	}
 	if err != nil {
 		return mcp.Grant{}, err
 	}
-	return mcp.Grant{ConnectionID: g.ConnectionID, ClientName: g.ClientName, Host: g.Host, PairingID: g.PairingID}, nil
+	return mcp.Grant{ConnectionID: g.ConnectionID, ClientName: g.ClientName, Host: g.Host, PairingID: g.PairingID,
+		Scope: g.Scope, ScopeRead: true}, nil
 }
 
 // caller adapts the node's call path to the MCP front end.

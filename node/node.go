@@ -179,6 +179,7 @@ func New(cfg Config) (*Node, error) {
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
 		Revoked:            func(pairing string) { n.events.Revoked(pairing) },
 		ConnectionsChanged: func(pairing string) { n.events.Publish(mcp.ConnectionsChanged, pairing) },
+		VerifiedFor:        verifiedFor(cfg),
 	})
 	n.events = mcp.NewEvents()
 	if n.cluster != nil {
@@ -210,6 +211,12 @@ func New(cfg Config) (*Node, error) {
 					n.mcp.CancelLocal(subject)
 					return
 				}
+				if mcp.EventKind(kind)&(mcp.ConnectionsChanged|mcp.TokenRevoked) != 0 {
+					// Before the listeners check their tokens again: the
+					// checks this node kept of that browser go first (its
+					// own changes drop them in oauth).
+					n.oauth.DropVerified(subject)
+				}
 				n.events.Deliver(mcp.EventKind(kind), subject)
 			})
 		}
@@ -227,6 +234,17 @@ func New(cfg Config) (*Node, error) {
 	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(cfg.Logger, "admin")}
 	return n, nil
+}
+
+// verifiedFor is how long a bearer check is kept (oauth.Config.VerifiedFor):
+// on one node every change is its own and drops the checks it touches; in
+// a cluster the other nodes' changes come as hints over Redis pub/sub,
+// which may lose them, so a check is read again after 1 s (SPEC §5).
+func verifiedFor(cfg Config) time.Duration {
+	if cfg.Redis != nil {
+		return time.Second
+	}
+	return 0
 }
 
 func buildInfo(version string) prometheus.Collector {

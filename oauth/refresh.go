@@ -117,12 +117,14 @@ func (s *Server) revokeFamily(ctx context.Context, id string) {
 }
 
 func (s *Server) connectionsChanged(pairing string) {
+	s.verified.drop(pairing)
 	if s.cfg.ConnectionsChanged != nil && pairing != "" {
 		s.cfg.ConnectionsChanged(pairing)
 	}
 }
 
 func (s *Server) revoked(pairing string) {
+	s.verified.drop(pairing)
 	if s.cfg.Revoked != nil && pairing != "" {
 		s.cfg.Revoked(pairing)
 	}

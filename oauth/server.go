@@ -55,6 +55,12 @@ type Config struct {
 	// browser was approved, derived, forgotten, or had its scope written:
 	// the browser's tabs are pushed their connections anew.
 	ConnectionsChanged func(pairing string)
+	// VerifiedFor bounds how long a bearer check is kept in memory
+	// (VerifyScoped); 0 keeps it until the token or a connection expires
+	// or an event of its browser drops it. A node sharing its store with
+	// others sets 1 s: their events come as hints over Redis, which may
+	// lose them.
+	VerifiedFor time.Duration
 }
 
 // Server serves the authorization endpoints and decides for tabs.
@@ -68,6 +74,7 @@ type Server struct {
 	// derivations serializes the token exchanges of one parent
 	// connection on this node (MaxDerivedPerConnection).
 	derivations keyedLocks
+	verified    *verified
 }
 
 // NewServer returns the authorization server.
@@ -92,7 +99,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	issuer := strings.TrimSuffix(cfg.Issuer, "/")
 	cfg.Issuer = issuer
-	return &Server{cfg: cfg, resource: issuer,
+	return &Server{cfg: cfg, resource: issuer, verified: newVerified(cfg.VerifiedFor),
 		registers: newLimiter(cfg.Clock, 20, 20.0/600), // 20 at once, then one per 30 s
 		starts:    newLimiter(cfg.Clock, 30, 0.5),      // 30 at once, then one per 2 s
 		codesAddr: newLimiter(cfg.Clock, 10, 10.0/600), // 10 wrong codes, then one per minute

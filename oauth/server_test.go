@@ -45,6 +45,7 @@ type harness struct {
 	as      *oauth.Server
 	clock   *clock.Fake
 	metrics *oauth.Metrics
+	store   *bolt.Store
 	// client has no cookie jar and does not follow redirects.
 	client *http.Client
 }
@@ -61,7 +62,7 @@ func newHarness(tb testing.TB, edit ...func(*oauth.Config)) *harness {
 	tb.Cleanup(srv.Close)
 	key := make([]byte, 32)
 	rand.Read(key)
-	h := &harness{tb: tb, srv: srv, clock: clock.NewFake(testStart), metrics: oauth.NewMetrics(nil)}
+	h := &harness{tb: tb, srv: srv, clock: clock.NewFake(testStart), metrics: oauth.NewMetrics(nil), store: st}
 	cfg := oauth.Config{Issuer: srv.URL, AppURL: testAppURL, Bundle: protocol.ProbeBundle(), Store: st,
 		Hasher: oauth.NewHasher(key), Clock: h.clock, Logger: slog.New(slog.DiscardHandler), Metrics: h.metrics}
 	for _, e := range edit {

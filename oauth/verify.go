@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"strings"
 )
 
 // Grant is what a valid access token stands for: the connection it was
@@ -19,32 +18,14 @@ type Grant struct {
 // forgotten, or for another resource. Hosts get a 401 either way.
 var ErrInvalidToken = errors.New("the access token is not valid")
 
-// Verify checks a bearer token for the MCP front end (SPEC §5). It reads
-// the token, its family and its connection on every call, so a Forget or a
-// revocation counts at once wherever the store is shared.
+// Verify checks a bearer token for the MCP front end (SPEC §5): the
+// token, its family and its connection's chain, read once and then kept
+// until something of its browser changes (VerifyScoped, which also says
+// the connection's scope), so a Forget or a revocation counts at once on
+// this node, and within Config.VerifiedFor on the others.
 func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
-	if !strings.HasPrefix(token, prefixAccess) {
-		return Grant{}, ErrInvalidToken
-	}
-	t, err := s.accessTokenRecord(ctx, token)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return Grant{}, ErrInvalidToken
-		}
-		return Grant{}, err
-	}
-	if s.cfg.Clock.Now().After(t.ExpiresAt) || t.Resource != s.resource {
-		return Grant{}, ErrInvalidToken
-	}
-	fam, err := s.cfg.Store.Family(ctx, t.FamilyID)
-	if err != nil || fam.Revoked {
-		return Grant{}, notFoundAsInvalid(err)
-	}
-	conn, err := s.liveConnection(ctx, t.ConnectionID)
-	if err != nil {
-		return Grant{}, notFoundAsInvalid(err)
-	}
-	return Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID}, nil
+	c, err := s.VerifyScoped(ctx, token)
+	return c.Grant, err
 }
 
 func notFoundAsInvalid(err error) error {

@@ -1,0 +1,197 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Checked is a bearer check with the connection's resolved scope: what
+// one call needs of the records (issue 13).
+type Checked struct {
+	Grant
+	Scope []protocol.ScopeEntry
+}
+
+// verified keeps bearer checks in memory by token hash, until the token
+// or a connection of its chain expires, Config.VerifiedFor passes (when
+// set), or an event of a browser drops them: a revocation, a Forget, a
+// scope written, a connection derived (Server.DropVerified, which this
+// server calls for its own changes and the node for those the bus brings
+// from the other nodes). The bus is a hint that Redis may lose, so a node
+// sharing its store sets VerifiedFor to 1 s: SPEC §5's revocation counts
+// within 1 s on every node even if every hint is lost.
+type verified struct {
+	maxAge    time.Duration // 0: no bound but the expiries
+	mu        sync.Mutex    // guards the fields below
+	byHash    map[[32]byte]*checkedEntry
+	byPairing map[string]map[[32]byte]struct{}
+	gen       uint64 // counts drops: a check read before a drop is not kept
+}
+
+type checkedEntry struct {
+	c        Checked
+	until    time.Time // the earliest expiry of the token and its connections
+	pairings []string  // the browsers of its connections, whose events drop it
+}
+
+// maxVerified bounds the checks kept; past it they are all dropped.
+const maxVerified = 200_000
+
+func newVerified(maxAge time.Duration) *verified {
+	return &verified{maxAge: maxAge, byHash: map[[32]byte]*checkedEntry{}, byPairing: map[string]map[[32]byte]struct{}{}}
+}
+
+func (v *verified) get(h [32]byte, now time.Time) (Checked, bool, uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e := v.byHash[h]
+	if e == nil || !now.Before(e.until) {
+		return Checked{}, false, v.gen
+	}
+	return e.c, true, v.gen
+}
+
+func (v *verified) put(h [32]byte, gen uint64, e *checkedEntry) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if gen != v.gen {
+		return // dropped meanwhile: what was read may be stale
+	}
+	if len(v.byHash) >= maxVerified {
+		v.dropAllLocked()
+	}
+	v.byHash[h] = e
+	for _, p := range e.pairings {
+		if v.byPairing[p] == nil {
+			v.byPairing[p] = map[[32]byte]struct{}{}
+		}
+		v.byPairing[p][h] = struct{}{}
+	}
+}
+
+func (v *verified) drop(pairing string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.gen++
+	for h := range v.byPairing[pairing] {
+		if e := v.byHash[h]; e != nil {
+			delete(v.byHash, h)
+			for _, p := range e.pairings {
+				if p != pairing {
+					delete(v.byPairing[p], h)
+					if len(v.byPairing[p]) == 0 {
+						delete(v.byPairing, p)
+					}
+				}
+			}
+		}
+	}
+	delete(v.byPairing, pairing)
+}
+
+func (v *verified) dropAllLocked() {
+	v.gen++
+	clear(v.byHash)
+	clear(v.byPairing)
+}
+
+// DropVerified forgets the checks of pairing's tokens (an event of the
+// browser, on this node or another).
+func (s *Server) DropVerified(pairing string) { s.verified.drop(pairing) }
+
+// VerifyScoped is Verify with the connection's resolved scope, read in the
+// same walk of the records, or taken from memory when this token was
+// checked before and nothing dropped it since.
+func (s *Server) VerifyScoped(ctx context.Context, token string) (Checked, error) {
+	if !strings.HasPrefix(token, prefixAccess) {
+		return Checked{}, ErrInvalidToken
+	}
+	h := sha256.Sum256([]byte(token))
+	now := s.cfg.Clock.Now()
+	if c, ok, _ := s.verified.get(h, now); ok {
+		return c, nil
+	}
+	_, _, gen := s.verified.get(h, now)
+	c, e, err := s.check(ctx, token)
+	if err != nil {
+		return Checked{}, err
+	}
+	s.verified.put(h, gen, e)
+	return c, nil
+}
+
+// check reads a token, its family, its connection's chain and their
+// scope records.
+func (s *Server) check(ctx context.Context, token string) (Checked, *checkedEntry, error) {
+	t, err := s.accessTokenRecord(ctx, token)
+	if err != nil {
+		return Checked{}, nil, notFoundAsInvalid(err)
+	}
+	now := s.cfg.Clock.Now()
+	if now.After(t.ExpiresAt) || t.Resource != s.resource {
+		return Checked{}, nil, ErrInvalidToken
+	}
+	fam, err := s.cfg.Store.Family(ctx, t.FamilyID)
+	if err != nil || fam.Revoked {
+		return Checked{}, nil, notFoundAsInvalid(err)
+	}
+	e := &checkedEntry{until: t.ExpiresAt, pairings: []string{fam.PairingID}}
+	if age := s.verified.maxAge; age > 0 && now.Add(age).Before(e.until) {
+		e.until = now.Add(age)
+	}
+	var chain []Connection
+	for id := t.ConnectionID; ; {
+		c, err := s.cfg.Store.Connection(ctx, id)
+		if err != nil {
+			return Checked{}, nil, notFoundAsInvalid(err)
+		}
+		if c.Revoked || len(chain) > maxDerivation || (!c.ExpiresAt.IsZero() && now.After(c.ExpiresAt)) {
+			return Checked{}, nil, ErrInvalidToken
+		}
+		if !c.ExpiresAt.IsZero() && c.ExpiresAt.Before(e.until) {
+			e.until = c.ExpiresAt
+		}
+		e.pairings = appendNew(e.pairings, c.PairingID)
+		chain = append(chain, c)
+		if c.ParentID == "" {
+			break
+		}
+		id = c.ParentID
+	}
+	// The resolved scope, from the root down (ResolvedScope's rule): the
+	// root's own entries, each derived connection's intersected with its
+	// own when it has any.
+	var scope []protocol.ScopeEntry
+	for i := len(chain) - 1; i >= 0; i-- {
+		own, hasOwn, err := s.ownScope(ctx, chain[i].ID)
+		if err != nil {
+			return Checked{}, nil, err
+		}
+		switch {
+		case i == len(chain)-1:
+			scope = own
+		case hasOwn:
+			scope = protocol.Intersect(scope, own)
+		}
+	}
+	conn := chain[0]
+	e.c = Checked{Grant: Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID}, Scope: scope}
+	return e.c, e, nil
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
