@@ -13,10 +13,12 @@ import (
 
 // callTool runs a tools/call through the one call path (SPEC §4): the
 // grant's connection → the caller (pairing actor → the tab focused last)
-// → the encoded result. A host that accepts an event stream gets one: the
+// → the encoded result. A host that accepts an event stream gets one once
+// there is something to stream or the call lasts (Config.JSONWait): the
 // person being asked reaches it as progress, keep-alives hold the wait,
 // and closing it, or a notifications/cancelled naming the call (cancel.go),
-// cancels the call (the tab is told).
+// cancels the call (the tab is told). A result that comes first is answered
+// as JSON (issue 13: most calls, to an instant tab).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant) {
 	var p struct {
 		Name      string          `json:"name"`
@@ -52,11 +54,14 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		writeResult(w, req.ID, s.finishCall(e, res))
 		return
 	}
-	st := newStream(w, s.cfg.KeepAlive)
+	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait)
 	defer st.stop()
 	n := notifier{st: st, tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
 	res := s.cfg.Caller.CallTool(ctx, call, n.event)
-	st.send(response{JSONRPC: "2.0", ID: req.ID, Result: s.finishCall(e, res)})
+	out := s.finishCall(e, res)
+	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
+		writeResult(w, req.ID, out) // the stream never opened
+	}
 }
 
 // Limits of the tab's words in a notification: a progress message and a
@@ -174,39 +179,88 @@ func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {
 // buffer net/http has reset or handed to another response (issue 17: a
 // nil pointer in bufio.(*Writer).Flush). So every write checks closed
 // under the lock, and stop sets it under the lock.
+//
+// A lazy stream opens (its headers written) at its first message or when
+// its wait is over, whichever comes first; until then the response is
+// untouched, and sendLast leaves it to the handler to answer as JSON.
 type stream struct {
-	mu     sync.Mutex // guards the fields below
-	w      http.ResponseWriter
-	flush  http.Flusher
-	closed bool // stop ran: the handler may have returned
-	tick   *time.Ticker
-	done   chan struct{}
+	keepAlive time.Duration
+	mu        sync.Mutex // guards the fields below
+	w         http.ResponseWriter
+	flush     http.Flusher
+	opened    bool        // the headers are written
+	closed    bool        // stop ran (the handler may have returned), or sendLast found it unopened
+	wait      *time.Timer // opens a lazy stream when its call lasts
+	tick      *time.Ticker
+	done      chan struct{}
 }
 
 func newStream(w http.ResponseWriter, keepAlive time.Duration) *stream {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // proxies must not hold the stream back
-	w.WriteHeader(http.StatusOK)
-	flush, _ := w.(http.Flusher)
-	st := &stream{w: w, flush: flush, tick: time.NewTicker(keepAlive), done: make(chan struct{})}
-	if flush != nil {
-		flush.Flush()
-	}
-	go st.keepAlive()
+	st := &stream{w: w, keepAlive: keepAlive, done: make(chan struct{})}
+	st.mu.Lock()
+	st.openLocked()
+	st.mu.Unlock()
 	return st
 }
 
-func (st *stream) keepAlive() {
+// newLazyStream is a stream that opens after wait, or at its first
+// message; wait <= 0 opens it at once.
+func newLazyStream(w http.ResponseWriter, keepAlive, wait time.Duration) *stream {
+	if wait <= 0 {
+		return newStream(w, keepAlive)
+	}
+	st := &stream{w: w, keepAlive: keepAlive, done: make(chan struct{})}
+	st.wait = time.AfterFunc(wait, func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.openLocked()
+	})
+	return st
+}
+
+// openLocked writes the stream's headers and starts its keep-alives,
+// unless it is open or closed already.
+func (st *stream) openLocked() {
+	if st.opened || st.closed {
+		return
+	}
+	st.opened = true
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // proxies must not hold the stream back
+	st.w.WriteHeader(http.StatusOK)
+	st.flush, _ = st.w.(http.Flusher)
+	if st.flush != nil {
+		st.flush.Flush()
+	}
+	st.tick = time.NewTicker(st.keepAlive)
+	go st.keepAlives(st.tick)
+}
+
+func (st *stream) keepAlives(tick *time.Ticker) {
 	for {
 		select {
 		case <-st.done:
 			return
-		case <-st.tick.C:
+		case <-tick.C:
 			st.write([]byte(": keep-alive\n\n"))
 		}
 	}
+}
+
+// sendLast sends a call's answer on the stream if it opened; false: it
+// never did, and will not (the handler answers as JSON).
+func (st *stream) sendLast(v any) bool {
+	st.mu.Lock()
+	if !st.opened {
+		st.closed = true
+		st.mu.Unlock()
+		return false
+	}
+	st.mu.Unlock()
+	st.send(v)
+	return true
 }
 
 func (st *stream) send(v any) {
@@ -217,13 +271,15 @@ func (st *stream) send(v any) {
 	st.write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", data))
 }
 
-// write writes chunk and flushes it, unless the stream was stopped.
+// write writes chunk and flushes it (opening the stream first), unless
+// the stream was stopped.
 func (st *stream) write(chunk []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
 		return
 	}
+	st.openLocked()
 	_, _ = st.w.Write(chunk)
 	if st.flush != nil {
 		st.flush.Flush()
@@ -235,7 +291,13 @@ func (st *stream) write(chunk []byte) {
 func (st *stream) stop() {
 	st.mu.Lock()
 	st.closed = true
+	tick := st.tick
 	st.mu.Unlock()
-	st.tick.Stop()
+	if st.wait != nil {
+		st.wait.Stop()
+	}
+	if tick != nil {
+		tick.Stop()
+	}
 	close(st.done)
 }

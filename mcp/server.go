@@ -35,6 +35,10 @@ type Guard interface {
 	Scope(ctx context.Context, g Grant) ([]protocol.ScopeEntry, error)
 }
 
+// DefaultJSONWait is Config.JSONWait's default: an instant tab answers
+// well within it, a person asked or a long tool opens the stream.
+const DefaultJSONWait = 30 * time.Millisecond
+
 // ErrInvalidToken is what a Verifier answers for a token that does not
 // open this resource (the host gets 401).
 var ErrInvalidToken = errors.New("invalid token")
@@ -92,7 +96,12 @@ type Config struct {
 	CancelElsewhere func(key string)
 	MaxBody         int64         // request body limit; default defaultMaxBody
 	KeepAlive       time.Duration // SSE keep-alive comments; default 15 s
-	Logger          *slog.Logger
+	// JSONWait is how long a tools/call of a host that accepts both waits
+	// for its result before it opens the event stream (a progress, a
+	// question to the person or a log opens it sooner); default
+	// DefaultJSONWait, below zero the stream opens at once.
+	JSONWait time.Duration
+	Logger   *slog.Logger
 }
 
 // defaultMaxBody is the request body limit unless Config says otherwise.
@@ -125,6 +134,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev" // serverInfo needs a version
+	}
+	if cfg.JSONWait == 0 {
+		cfg.JSONWait = DefaultJSONWait
 	}
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
