@@ -88,7 +88,9 @@ func tabAndHost(t *testing.T, c *cluster, name string, at *clusterNode, extra ..
 // after it did (its /ready says 503), a tools/call, a refresh and a
 // registration are each answered 503 with Retry-After in the documented
 // shape of their route: a JSON-RPC error carrying the call's id, an OAuth
-// error.
+// error. Until the node noticed, a tools/call may also be answered: its
+// bearer check was kept from before the outage (at most 1 s on a cluster,
+// issue 13) and its pairing is on this node.
 func TestClusterEvery503OfARedisOutageIsDocumented(t *testing.T) {
 	c := startCluster(t, clusterOptions{nodes: 1})
 	n := c.nodes[0]
@@ -108,6 +110,9 @@ func TestClusterEvery503OfARedisOutageIsDocumented(t *testing.T) {
 				"MCP-Protocol-Version": "2025-11-25"})
 		if err == nil {
 			err = documented503(resp, body, id)
+			if err != nil && unreadyRounds == 0 && resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"result"`) {
+				err = nil // answered from the check kept, before the node noticed
+			}
 		}
 		if err != nil {
 			problems.add("round %d: tools/call: %v", round, err)
