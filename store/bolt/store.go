@@ -111,7 +111,10 @@ func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, no
 	if err != nil || fresh {
 		return p, err
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	// Batch: the hellos of many new browsers at once (a storm, a node's
+	// start) share a commit and its fsync (issue 13 item 5). The function
+	// may run again alone when its batch fails, and does the same then.
+	err = s.db.Batch(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketPairings)
 		if raw := b.Get([]byte(id)); raw != nil {
 			if err := json.Unmarshal(raw, &p); err != nil {
