@@ -14,9 +14,9 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -98,14 +98,8 @@ func Handler() http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("ETag", f.etag)
-		if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, f.etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		h.Set("Content-Length", strconv.Itoa(len(f.body)))
-		if r.Method != http.MethodHead {
-			_, _ = w.Write(f.body)
-		}
+		// If-None-Match (304), HEAD and Content-Length, as net/http does them.
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
 	})
 }
 

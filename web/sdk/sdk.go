@@ -7,6 +7,7 @@
 package sdk
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/sha512"
 	_ "embed"
@@ -14,8 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
+	"time"
 )
 
 //go:embed dist/tabrelay.js
@@ -112,13 +112,7 @@ func Handler() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
 		h.Set("ETag", f.etag)
-		if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, f.etag) {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		h.Set("Content-Length", strconv.Itoa(len(f.body)))
-		if r.Method != http.MethodHead {
-			_, _ = w.Write(f.body)
-		}
+		// If-None-Match (304), HEAD and Content-Length, as net/http does them.
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
 	})
 }
