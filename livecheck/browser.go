@@ -33,17 +33,7 @@ func startBrowser(ctx context.Context, chromium string, logf func(string, ...any
 	if err != nil {
 		return nil, err
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(dir),
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate"),
-	)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // as root, Chromium refuses its sandbox
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), ChromiumOptions(path, dir)...)
 	bctx, cancelBrowser := chromedp.NewContext(alloc, chromedp.WithLogf(logf), chromedp.WithErrorf(logf))
 	b := &browser{dir: dir, ctx: bctx, cancel: func() {
 		cancelBrowser()
@@ -60,6 +50,25 @@ func startBrowser(ctx context.Context, chromium string, logf func(string, ...any
 		return nil, fmt.Errorf("Chromium did not start: %v", err)
 	}
 	return b, nil
+}
+
+// ChromiumOptions are how the live check, and the browser tests, run
+// Chromium at path: headless, with the profile directory dir of its own,
+// no GPU, QUIC or component updates, no background features that call
+// out, and without its sandbox as root (where Chromium refuses it).
+func ChromiumOptions(path, dir string) []chromedp.ExecAllocatorOption {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(dir),
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate"),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	return opts
 }
 
 func (b *browser) close() {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/tabrelay/tabrelay/livecheck"
 )
 
 // The browser tests drive Debian's Chromium (scripts/ensure-deps.sh
@@ -28,17 +30,8 @@ func chromium(t testing.TB) context.Context {
 	if err != nil {
 		t.Fatal("chromium is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install chromium")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.NoSandbox, // as root, Chromium refuses its sandbox
-		chromedp.DisableGPU,
-		// This machine's network is closed: no connection beyond loopback.
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate"),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	// This machine's network is closed: the options let Chromium call out nowhere.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), livecheck.ChromiumOptions(path, t.TempDir())...)
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
 	t.Cleanup(cancel)
