@@ -415,16 +415,10 @@ func (l *live) idle(ctx context.Context) (string, error) {
 
 // rotation: a refresh gives a new pair, and the new access token works.
 func (l *live) rotation(ctx context.Context) (string, error) {
-	rep, err := l.refresh(ctx, l.first, l.tok.refresh)
+	next, err := l.rotate(ctx, l.tok.refresh, "the refresh")
 	if err != nil {
 		return "", err
 	}
-	next, err := rep.issued("the refresh")
-	if err != nil {
-		return "", err
-	}
-	delete(l.cleanup, l.tok.refresh)
-	l.cleanup[next.refresh] = l.first
 	if next.refresh == l.tok.refresh || next.access == l.tok.access {
 		return "", errors.New("the refresh answered a token it had issued before: refresh tokens do not rotate")
 	}
@@ -436,19 +430,30 @@ func (l *live) rotation(ctx context.Context) (string, error) {
 	return fmt.Sprintf("the refresh gave a new pair; the new access token lists %d tools", len(tools)), nil
 }
 
+// rotate refreshes the first connection's refresh token (what names the
+// step in errors) and returns the new pair, which is revoked at the end
+// in its place.
+func (l *live) rotate(ctx context.Context, refresh, what string) (tokens, error) {
+	rep, err := l.refresh(ctx, l.first, refresh)
+	if err != nil {
+		return tokens{}, err
+	}
+	next, err := rep.issued(what)
+	if err != nil {
+		return tokens{}, err
+	}
+	delete(l.cleanup, refresh)
+	l.cleanup[next.refresh] = l.first
+	return next, nil
+}
+
 // reuse: the old refresh token, presented after its successor was used,
 // is refused and ends the family (README: the grace rule).
 func (l *live) reuse(ctx context.Context) (string, error) {
-	rep, err := l.refresh(ctx, l.first, l.rotated.refresh)
+	newest, err := l.rotate(ctx, l.rotated.refresh, "the refresh with the successor")
 	if err != nil {
 		return "", err
 	}
-	newest, err := rep.issued("the refresh with the successor")
-	if err != nil {
-		return "", err
-	}
-	delete(l.cleanup, l.rotated.refresh)
-	l.cleanup[newest.refresh] = l.first
 	old, err := l.refresh(ctx, l.first, l.tok.refresh)
 	if err != nil {
 		return "", err
