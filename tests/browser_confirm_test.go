@@ -90,7 +90,6 @@ func TestChromiumConfirmCard(t *testing.T) {
 			t.Fatalf("the card stays after %s: %v", answer, err)
 		}
 	}
-	wait := func(ch <-chan rpcReply) rpcReply { t.Helper(); return waitReply(t, ch) }
 	resets := func() int {
 		n, err := chromedp.Run(page, chromedp.Evaluate[int](`window.resets`))
 		if err != nil {
@@ -101,7 +100,7 @@ func TestChromiumConfirmCard(t *testing.T) {
 
 	pending := reset()
 	answerCard("once")
-	if rep := wait(pending); rep.err != nil || rep.result["isError"] == true || !strings.Contains(fmt.Sprint(rep.result["content"]), `"counter":0`) {
+	if rep := waitReply(t, pending); rep.err != nil || rep.result["isError"] == true || !strings.Contains(fmt.Sprint(rep.result["content"]), `"counter":0`) {
 		t.Fatalf("after Allow once: %v %v", rep.err, rep.result)
 	}
 	if resets() != 1 {
@@ -110,7 +109,7 @@ func TestChromiumConfirmCard(t *testing.T) {
 
 	pending = reset()
 	answerCard("deny")
-	if rep := wait(pending); rep.result["isError"] != true || !strings.Contains(fmt.Sprint(rep.result["content"]), "The person declined") {
+	if rep := waitReply(t, pending); rep.result["isError"] != true || !strings.Contains(fmt.Sprint(rep.result["content"]), "The person declined") {
 		t.Fatalf("after Deny: %v %v; want the refusal sentence", rep.err, rep.result)
 	}
 	if resets() != 1 {
@@ -119,9 +118,9 @@ func TestChromiumConfirmCard(t *testing.T) {
 
 	pending = reset()
 	answerCard("connection")
-	wait(pending)
+	waitReply(t, pending)
 	// This connection: the next call runs without a card.
-	if rep := wait(reset()); rep.err != nil || rep.result["isError"] == true {
+	if rep := waitReply(t, reset()); rep.err != nil || rep.result["isError"] == true {
 		t.Fatalf("the call after This connection: %v %v", rep.err, rep.result)
 	}
 	if cards, _ := chromedp.Run(page, chromedp.Evaluate[int](`document.querySelectorAll("tabrelay-confirm [role=alertdialog]").length`)); cards != 0 || resets() != 3 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -438,16 +439,7 @@ func TestDemoRelayRestartAndForget(t *testing.T) {
 		t.Fatalf("the other tab's Connections panel still lists the forgotten connection: %v", err)
 	}
 	rep := h.call("list_notes", nil)
-	if !rep.isError() || !containsInt(rep.Statuses, 401) {
+	if !rep.isError() || !slices.Contains(rep.Statuses, 401) {
 		t.Fatalf("the forgotten connection's call: %v %s %s; want 401", rep.Statuses, rep.Error, rep.text())
 	}
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
