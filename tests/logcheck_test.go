@@ -159,12 +159,12 @@ func TestNoSecretOrArgumentInAnyLogLine(t *testing.T) {
 		if rec["level"] == "DEBUG" {
 			debug++
 		}
-		for _, s := range secrets {
-			if strings.Contains(line, s) {
-				t.Errorf("log line %d holds a secret or an argument (%.6s…): %.300s", i, s, line)
-			}
-		}
 	}
+	values := make([]any, len(secrets))
+	for i, s := range secrets {
+		values[i] = s
+	}
+	r.assertNoSecretsLogged(values...)
 	if debug == 0 || len(lines) < 10 {
 		t.Fatalf("%d log lines, %d at debug level: the check would prove little", len(lines), debug)
 	}
