@@ -28,6 +28,7 @@ export const app = defineApp({
     "The person decides what you may do; a change, a deletion, an export or a long search may ask them first.",
     "When an answer says the person is being asked, or that the call detached, do not call again: once they answered, check with `list_notes` (or `read_note`) whether it was done.",
   ].join(" "),
+  answersAt: "the board (`list_notes`, or `read_note` for one note)",
   tools: [
     {
       name: "list_notes",

@@ -38,6 +38,20 @@ function checkApp(app) {
     if (seen.has(tool.name)) return `tools[${i}].name: ${JSON.stringify(tool.name)} appears twice`;
     seen.add(tool.name);
   }
+  return checkAnswersAt(app.answersAt) ?? checkNamedTools("instructions", app.instructions, seen) ?? checkNamedTools("answersAt", app.answersAt, seen);
+}
+var MAX_ANSWERS_AT = 200;
+function checkAnswersAt(s) {
+  if (s === void 0 || s === "") return void 0;
+  if (typeof s !== "string") return "answersAt: must be a string";
+  if ([...s].length > MAX_ANSWERS_AT) return `answersAt: at most ${MAX_ANSWERS_AT} characters`;
+  if (s.trim() !== s || /[<\n\r]/.test(s)) return "answersAt: one line of words, without '<' or spaces around it";
+  return void 0;
+}
+function checkNamedTools(field, text, tools) {
+  for (const [, name] of (text ?? "").matchAll(/`([^`\n]+)`/g)) {
+    if (NAME.test(name) && !tools.has(name)) return `${field}: names the tool \`${name}\`, which the app does not have`;
+  }
   return void 0;
 }
 function checkTool(tool) {
@@ -76,6 +90,7 @@ function toBundle(app) {
     protocol: PROTOCOL_VERSION,
     app: app.app,
     instructions: app.instructions,
+    answersAt: app.answersAt,
     dataTag: app.dataTag,
     tools: app.tools,
     resources: app.resources,

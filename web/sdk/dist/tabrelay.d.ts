@@ -784,6 +784,14 @@ export interface AppDeclaration {
         readonly title: string;
     };
     readonly instructions: string;
+    /**
+     * Where an agent can see what a call did once the relay stopped waiting for
+     * it (a detach, a timeout, a restart, a closed tab): e.g. "the board
+     * (`list_notes`)". The relay's own sentences name it; without it they tell
+     * the agent to ask the person. At most 200 characters; every tool it names
+     * in backticks must be one of the app's.
+     */
+    readonly answersAt?: string;
     readonly dataTag?: string;
     readonly tools: readonly ToolDeclaration[];
     /** Passed to the bundle as they are; protocol/bundle.go checks them. */

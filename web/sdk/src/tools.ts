@@ -54,6 +54,14 @@ export interface AppDeclaration {
   readonly version: string;
   readonly app: { readonly name: string; readonly title: string };
   readonly instructions: string;
+  /**
+   * Where an agent can see what a call did once the relay stopped waiting for
+   * it (a detach, a timeout, a restart, a closed tab): e.g. "the board
+   * (`list_notes`)". The relay's own sentences name it; without it they tell
+   * the agent to ask the person. At most 200 characters; every tool it names
+   * in backticks must be one of the app's.
+   */
+  readonly answersAt?: string;
   readonly dataTag?: string;
   readonly tools: readonly ToolDeclaration[];
   /** Passed to the bundle as they are; protocol/bundle.go checks them. */
@@ -94,6 +102,31 @@ export function checkApp(app: AppDeclaration): string | undefined {
     if (problem) return `tools[${i}].${problem}`;
     if (seen.has(tool.name)) return `tools[${i}].name: ${JSON.stringify(tool.name)} appears twice`;
     seen.add(tool.name);
+  }
+  return checkAnswersAt(app.answersAt) ?? checkNamedTools("instructions", app.instructions, seen) ??
+    checkNamedTools("answersAt", app.answersAt, seen);
+}
+
+// The rules protocol/bundle.go holds answersAt and the instructions to.
+const MAX_ANSWERS_AT = 200;
+
+function checkAnswersAt(s: string | undefined): string | undefined {
+  if (s === undefined || s === "") return undefined;
+  if (typeof s !== "string") return "answersAt: must be a string";
+  if ([...s].length > MAX_ANSWERS_AT) return `answersAt: at most ${MAX_ANSWERS_AT} characters`;
+  if (s.trim() !== s || /[<\n\r]/.test(s)) return "answersAt: one line of words, without '<' or spaces around it";
+  return undefined;
+}
+
+/**
+ * checkNamedTools holds a text to the catalogue: every bare name it writes
+ * in backticks must be one of the tools, so that it never sends an agent to
+ * a tool that does not exist. Backticked text that is no name (with spaces
+ * or punctuation, like `notes:add`) is not taken for one.
+ */
+function checkNamedTools(field: string, text: string | undefined, tools: ReadonlySet<string>): string | undefined {
+  for (const [, name] of (text ?? "").matchAll(/`([^`\n]+)`/g)) {
+    if (NAME.test(name!) && !tools.has(name!)) return `${field}: names the tool \`${name}\`, which the app does not have`;
   }
   return undefined;
 }
@@ -143,6 +176,7 @@ export function toBundle(app: AppDeclaration): Record<string, unknown> {
     protocol: PROTOCOL_VERSION,
     app: app.app,
     instructions: app.instructions,
+    answersAt: app.answersAt,
     dataTag: app.dataTag,
     tools: app.tools,
     resources: app.resources,

@@ -57,7 +57,18 @@ describe("the bundle", () => {
     ["actions without an action property", (a) => ({ ...a, tools: [{ ...a.tools[0], actions: [{ name: "go" }] }] }), /"action" property/],
     ["an unknown permission kind", (a) => ({ ...a, tools: [{ ...a.tools[0], permissions: ["explodes"] }] }), /permissions: "explodes"/],
     ["a permission kind twice", (a) => ({ ...a, tools: [{ ...a.tools[0], permissions: ["change", "change"] }] }), /permissions: "change" appears twice/],
+    ["instructions naming a tool it lacks", (a) => ({ ...a, instructions: "Call `history` first." }), /^instructions: names the tool `history`/],
+    ["answersAt naming a tool it lacks", (a) => ({ ...a, answersAt: "the log (`history`)" }), /^answersAt: names the tool `history`/],
+    ["answersAt over 200 characters", (a) => ({ ...a, answersAt: "x".repeat(201) }), /^answersAt: at most 200/],
+    ["answersAt with markup", (a) => ({ ...a, answersAt: "<b>the counter</b>" }), /^answersAt: one line/],
   ];
+
+  test("answersAt goes into the bundle, and a backticked span that is no tool name is let be", () => {
+    const decl = { ...app, instructions: app.instructions + " Scopes look like `counter:get`.", answersAt: "the counter (`counter`)" };
+    assert.equal(checkApp(decl), undefined);
+    assert.equal(toBundle(decl)["answersAt"], "the counter (`counter`)");
+    assert.equal("answersAt" in toBundle(app), false);
+  });
   for (const [what, edit, message] of broken) {
     test(`a declaration with ${what} is refused, naming the field`, () => {
       const bad = edit(app) as AppDeclaration;
