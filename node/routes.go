@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tabrelay/tabrelay/admin"
 	"github.com/tabrelay/tabrelay/web/demo"
 	"github.com/tabrelay/tabrelay/web/sdk"
 )
@@ -54,7 +55,8 @@ func (n *Node) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/check", n.debugCheck)
-	n.adminAPI(mux)
+	admin.New(admin.Config{Token: n.cfg.AdminToken, Bundle: n.cfg.Bundle, Scopes: n.oauth, Connections: n.store,
+		Logger: n.log}).Routes(mux)
 	return mux
 }
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/admin"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -276,7 +276,7 @@ func scopeRefused(stderr io.Writer, status int, raw []byte) int {
 	return scopeFailed
 }
 
-func printScope(w io.Writer, v node.ScopeView) {
+func printScope(w io.Writer, v admin.ScopeView) {
 	name := v.Connection
 	if v.Client != "" {
 		name += " (" + v.Client
@@ -325,7 +325,7 @@ func printEntries(w io.Writer, entries []protocol.ScopeEntry) {
 	}
 }
 
-func printHolders(w io.Writer, h node.HoldersView) {
+func printHolders(w io.Writer, h admin.HoldersView) {
 	what := h.Tool
 	if h.Action != "" {
 		what += ":" + h.Action

@@ -1,45 +1,58 @@
-package node
+package admin
 
 import (
 	"context"
 	"encoding/json"
-	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
+	"github.com/tabrelay/tabrelay/store/bolt"
 )
 
 const testAdminToken = "0123456789abcdef-admin"
 
-func startAdminNode(t *testing.T, token string) (*Node, *syncbuf.Buffer) {
+// testAPI is the admin API over a real authorization server and embedded
+// store, served by a real HTTP server.
+type testAPI struct {
+	url   string
+	store *bolt.Store
+	oauth *oauth.Server
+}
+
+func startAPI(t *testing.T, token string) (*testAPI, *syncbuf.Buffer) {
 	t.Helper()
 	logs := &syncbuf.Buffer{}
-	n, err := New(Config{
-		PublicURL: "http://127.0.0.1:1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
-		DataDir: t.TempDir(), SigningKey: []byte(strings.Repeat("k", 32)), AllowedOrigins: []string{"http://app.test"}, Bundle: protocol.ProbeBundle(),
-		CallWait: time.Minute, TurnIdle: time.Minute, DrainWindow: 0, Grace: 2 * time.Second,
-		AdminToken: token, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-	})
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	store, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Start(); err != nil {
+	t.Cleanup(func() { store.Close() })
+	bundle := protocol.ProbeBundle()
+	srv, err := oauth.NewServer(oauth.Config{Issuer: "http://127.0.0.1:1", Bundle: bundle, Store: store,
+		Hasher: oauth.NewHasher([]byte(strings.Repeat("k", 32))), Logger: logger})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Shutdown(context.Background()) })
-	return n, logs
+	mux := http.NewServeMux()
+	New(Config{Token: token, Bundle: bundle, Scopes: srv, Connections: store, Logger: logger}).Routes(mux)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return &testAPI{url: hs.URL, store: store, oauth: srv}, logs
 }
 
-func adminDo(t *testing.T, n *Node, method, path, auth, body string) (int, map[string]any, http.Header) {
+func adminDo(t *testing.T, n *testAPI, method, path, auth, body string) (int, map[string]any, http.Header) {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+n.AdminAddr()+path, strings.NewReader(body))
+	req, _ := http.NewRequest(method, n.url+path, strings.NewReader(body))
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
@@ -55,12 +68,12 @@ func adminDo(t *testing.T, n *Node, method, path, auth, body string) (int, map[s
 }
 
 func TestAdminAuth(t *testing.T) {
-	n, logs := startAdminNode(t, testAdminToken)
+	n, logs := startAPI(t, testAdminToken)
 	for _, auth := range []string{"", "Bearer", "Bearer wrong-token-of-some-length", "Bearer " + testAdminToken + "x",
 		"Bearer " + testAdminToken[:len(testAdminToken)-1], "Basic " + testAdminToken, testAdminToken} {
 		for _, path := range []string{"/admin/scopes/conn_x", "/admin/scopes?tool=whoami", "/admin/nothing"} {
 			status, body, hdr := adminDo(t, n, http.MethodGet, path, auth, "")
-			if status != http.StatusUnauthorized || body["error"] != AdminErrUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+			if status != http.StatusUnauthorized || body["error"] != CodeUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("%s with %q: %d %v, want 401", path, auth, status, body)
 			}
 		}
@@ -71,31 +84,24 @@ func TestAdminAuth(t *testing.T) {
 	// The right token passes (an unknown connection is then a 404), in
 	// either case of the scheme.
 	for _, scheme := range []string{"Bearer ", "bearer "} {
-		if status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", scheme+testAdminToken, ""); status != http.StatusNotFound || body["error"] != AdminErrNotFound {
+		if status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", scheme+testAdminToken, ""); status != http.StatusNotFound || body["error"] != CodeNotFound {
 			t.Errorf("%q right token, unknown connection: %d %v", scheme, status, body)
 		}
-	}
-	// /metrics stays open for Prometheus.
-	if status, _, _ := adminDo(t, n, http.MethodGet, "/metrics", "", ""); status != http.StatusOK {
-		t.Errorf("/metrics without a token: %d", status)
 	}
 }
 
 func TestAdminDisabledWithoutToken(t *testing.T) {
-	n, _ := startAdminNode(t, "")
+	n, _ := startAPI(t, "")
 	for _, auth := range []string{"", "Bearer ", "Bearer anything-at-all-here"} {
 		status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", auth, "")
-		if status != http.StatusNotFound || body["error"] != AdminErrDisabled || !strings.Contains(body["message"].(string), "RELAY_ADMIN_TOKEN") {
+		if status != http.StatusNotFound || body["error"] != CodeDisabled || !strings.Contains(body["message"].(string), "RELAY_ADMIN_TOKEN") {
 			t.Errorf("auth %q: %d %v, want 404 admin-disabled", auth, status, body)
 		}
-	}
-	if status, _, _ := adminDo(t, n, http.MethodGet, "/metrics", "", ""); status != http.StatusOK {
-		t.Errorf("/metrics: %d", status)
 	}
 }
 
 func TestAdminRequestChecks(t *testing.T) {
-	n, _ := startAdminNode(t, testAdminToken)
+	n, _ := startAPI(t, testAdminToken)
 	auth := "Bearer " + testAdminToken
 	cases := []struct {
 		method, path, body string
@@ -132,7 +138,7 @@ func TestAdminRequestChecks(t *testing.T) {
 // no access with "unreadable", and writing it anew repairs it; a
 // forgotten connection cannot be granted anything.
 func TestAdminUnreadableAndForgotten(t *testing.T) {
-	n, _ := startAdminNode(t, testAdminToken)
+	n, _ := startAPI(t, testAdminToken)
 	auth := "Bearer " + testAdminToken
 	ctx := context.Background()
 	for _, id := range []string{"conn_odd", "conn_gone"} {
@@ -151,7 +157,7 @@ func TestAdminUnreadableAndForgotten(t *testing.T) {
 	if entries, _ := body["entries"].([]any); status != http.StatusOK || body["unreadable"] != nil || len(entries) != 1 || body["updatedBy"] != "admin:cli" {
 		t.Fatalf("rewritten: %d %v", status, body)
 	}
-	req, _ := http.NewRequest(http.MethodPost, "http://"+n.AdminAddr()+"/admin/scopes/conn_odd", strings.NewReader(`{"entries":[{"tool":"whoami"}]}`))
+	req, _ := http.NewRequest(http.MethodPost, n.url+"/admin/scopes/conn_odd", strings.NewReader(`{"entries":[{"tool":"whoami"}]}`))
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("X-Admin-Who", "bob \"forged\"")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {
@@ -172,7 +178,7 @@ func TestAdminUnreadableAndForgotten(t *testing.T) {
 // connection's scope at once are each kept: the read of the record an add
 // widens and its write are one transaction.
 func TestAdminConcurrentAddsAllLand(t *testing.T) {
-	n, _ := startAdminNode(t, testAdminToken)
+	n, _ := startAPI(t, testAdminToken)
 	auth := "Bearer " + testAdminToken
 	if err := n.store.PutConnection(context.Background(), oauth.Connection{ID: "conn_a", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test"}); err != nil {
 		t.Fatal(err)
@@ -212,7 +218,7 @@ func TestAdminConcurrentAddsAllLand(t *testing.T) {
 // whose own entries, intersected with its parent's, grant X; not one
 // whose own entries leave X out.
 func TestAdminWhoNamesDerivedConnections(t *testing.T) {
-	n, _ := startAdminNode(t, testAdminToken)
+	n, _ := startAPI(t, testAdminToken)
 	auth := "Bearer " + testAdminToken
 	ctx := context.Background()
 	later := time.Now().Add(time.Hour)

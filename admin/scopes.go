@@ -1,0 +1,391 @@
+// Package admin is the admin API (SPEC §8, §9): it lives on the admin
+// listener, beside the open /metrics, and answers only a bearer token
+// equal to RELAY_ADMIN_TOKEN. It is how an operator reads and writes a
+// connection's scope (`tabrelay scope …`); nothing an MCP request carries
+// reaches it. It reads and writes scopes through the authorization
+// server and keeps no state of its own.
+//
+//	GET    /admin/scopes/{conn}            the connection's scope record
+//	POST   /admin/scopes/{conn}            {"entries":[…]} added to it
+//	PUT    /admin/scopes/{conn}            {"entries":[…]} replaces it
+//	DELETE /admin/scopes/{conn}            no access
+//	GET    /admin/scopes?tool=X[&action=Y] which connections may use X (Y)
+//
+// Errors are {"error": code, "message": sentence}: 400 bad request or
+// scope, 401 wrong or missing token, 404 unknown connection (or, with the
+// code admin-disabled, no token configured), 413 body too large, 503 the
+// store failed.
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// Scopes is what the API reads and writes of connections' scopes: the
+// authorization server's (oauth.Server).
+type Scopes interface {
+	Scope(ctx context.Context, connection string) (oauth.Scope, error)
+	WriteScope(ctx context.Context, connection string, entries []protocol.ScopeEntry, add bool, by string) (oauth.Scope, error)
+	ResolvedScope(ctx context.Context, connection string) ([]protocol.ScopeEntry, error)
+	ScopeHolders(ctx context.Context, tool, action string) ([]string, error)
+}
+
+var _ Scopes = (*oauth.Server)(nil)
+
+// Connections reads connection records (the store).
+type Connections interface {
+	Connection(ctx context.Context, id string) (oauth.Connection, error)
+}
+
+// Config is what the admin API needs.
+type Config struct {
+	// Token is RELAY_ADMIN_TOKEN; empty: the API is off (every request
+	// is answered admin-disabled).
+	Token       string
+	Bundle      *protocol.Bundle // the catalogue a tool in a query is checked against
+	Scopes      Scopes
+	Connections Connections
+	Logger      *slog.Logger
+}
+
+// API serves /admin/….
+type API struct{ cfg Config }
+
+// New returns the admin API.
+func New(cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &API{cfg: cfg}
+}
+
+// bodyLimit bounds a request body of the admin API.
+const bodyLimit = 64 << 10
+
+// Error codes of the admin API (the "error" of its error bodies).
+const (
+	CodeDisabled     = "admin-disabled"
+	CodeUnauthorized = "unauthorized"
+	CodeNotFound     = "not-found"
+	CodeBadRequest   = "bad-request"
+	CodeTooLarge     = "too-large"
+	CodeUnavailable  = "unavailable"
+)
+
+// whoPattern is what X-Admin-Who may say: it lands in updatedBy and the log.
+var whoPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+
+// ScopeView is a connection's scope as the admin API shows it.
+type ScopeView struct {
+	Connection string `json:"connection"`
+	Client     string `json:"client,omitempty"`
+	Host       string `json:"host,omitempty"`
+	// Version is the stored record's version; 0 when there is no record
+	// or it cannot be read.
+	Version   int                   `json:"version"`
+	Entries   []protocol.ScopeEntry `json:"entries"`
+	UpdatedAt *time.Time            `json:"updatedAt,omitempty"`
+	UpdatedBy string                `json:"updatedBy,omitempty"`
+	// Unreadable: a record is stored but does not parse. The guard grants
+	// nothing for it (SPEC §8), so Entries is empty, which is the truth
+	// about what the connection may use; writing the scope anew (PUT or
+	// DELETE) repairs it.
+	Unreadable bool `json:"unreadable,omitempty"`
+	// Revoked: the person forgot the connection; it may use nothing.
+	Revoked bool `json:"revoked,omitempty"`
+	// Parent and Resolved, for a derived connection: what it may use is
+	// its parent's resolved scope, narrowed by its own entries if any.
+	Parent   string                 `json:"parent,omitempty"`
+	Resolved *[]protocol.ScopeEntry `json:"resolved,omitempty"`
+}
+
+// HoldersView answers the reverse question.
+type HoldersView struct {
+	Tool        string   `json:"tool"`
+	Action      string   `json:"action,omitempty"`
+	Connections []string `json:"connections"`
+}
+
+// Routes mounts the admin API on the admin listener's mux.
+func (a *API) Routes(mux *http.ServeMux) {
+	mux.Handle("/admin/", a.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "The admin API has no such route.")
+	})))
+	mux.Handle("/admin/scopes", a.auth(http.HandlerFunc(a.holders)))
+	mux.Handle("/admin/scopes/{conn}", a.auth(http.HandlerFunc(a.scope)))
+}
+
+// auth lets through only a request bearing the admin token. The
+// token and the presented value are hashed first, so that the
+// constant-time comparison does not reveal the token's length either.
+func (a *API) auth(next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(a.cfg.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.cfg.Token == "" {
+			writeError(w, http.StatusNotFound, CodeDisabled,
+				"The admin API is off on this relay: start it with RELAY_ADMIN_TOKEN set (16 characters or more).")
+			return
+		}
+		got, ok := bearerToken(r)
+		sum := sha256.Sum256([]byte(got))
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
+			a.cfg.Logger.Warn("admin request refused: wrong or missing token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tabrelay-admin"`)
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized,
+				"The admin token is wrong or missing: send Authorization: Bearer <RELAY_ADMIN_TOKEN>.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// scope reads or writes one connection's scope.
+func (a *API) scope(w http.ResponseWriter, r *http.Request) {
+	conn := r.PathValue("conn")
+	if len(conn) > 200 {
+		writeError(w, http.StatusNotFound, CodeNotFound, "There is no connection "+quote(conn)+".")
+		return
+	}
+	ctx := r.Context()
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		v, err := a.scopeView(ctx, conn, nil)
+		if err != nil {
+			a.failed(w, conn, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
+	var entries []protocol.ScopeEntry
+	add := false
+	switch r.Method {
+	case http.MethodPost, http.MethodPut:
+		var body struct {
+			Entries *[]protocol.ScopeEntry `json:"entries"`
+		}
+		if status, msg := decodeBody(w, r, &body); status != 0 {
+			code := CodeBadRequest
+			if status == http.StatusRequestEntityTooLarge {
+				code = CodeTooLarge
+			}
+			writeError(w, status, code, msg)
+			return
+		}
+		if body.Entries == nil {
+			writeError(w, http.StatusBadRequest, CodeBadRequest, `The body needs "entries": a list of {"tool": …, "actions": […]}.`)
+			return
+		}
+		entries, add = *body.Entries, r.Method == http.MethodPost
+		if add && len(entries) == 0 {
+			writeError(w, http.StatusBadRequest, CodeBadRequest, "Name at least one tool to add (PUT with no entries, or DELETE, takes every access away).")
+			return
+		}
+	case http.MethodDelete:
+		entries = []protocol.ScopeEntry{}
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST, PUT, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, CodeBadRequest, "Use GET, POST, PUT or DELETE.")
+		return
+	}
+	who := r.Header.Get("X-Admin-Who")
+	if who == "" {
+		who = "cli"
+	}
+	if !whoPattern.MatchString(who) {
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "X-Admin-Who must be 1 to 64 letters, digits or . _ @ -.")
+		return
+	}
+	c, err := a.cfg.Connections.Connection(ctx, conn)
+	if err == nil && c.Revoked {
+		// A forgotten connection keeps an empty scope: granting it
+		// anything would only put it back into the reverse index.
+		writeError(w, http.StatusNotFound, CodeNotFound, "The connection "+quote(conn)+" was forgotten by the person; it may use nothing.")
+		return
+	}
+	if err != nil {
+		a.failed(w, conn, err)
+		return
+	}
+	sc, err := a.cfg.Scopes.WriteScope(ctx, conn, entries, add, "admin:"+who)
+	if err != nil {
+		a.failed(w, conn, err)
+		return
+	}
+	// Forgotten meanwhile: Forget's empty record may have been overwritten.
+	if c, err := a.cfg.Connections.Connection(ctx, conn); err == nil && c.Revoked {
+		if _, err := a.cfg.Scopes.WriteScope(ctx, conn, nil, false, "admin:"+who); err != nil {
+			a.cfg.Logger.Error("clear the scope of a connection forgotten during an admin write", "connection", conn, "err", err)
+		}
+		writeError(w, http.StatusNotFound, CodeNotFound, "The connection "+quote(conn)+" was forgotten by the person; it may use nothing.")
+		return
+	}
+	v, err := a.scopeView(ctx, conn, &sc)
+	if err != nil {
+		a.failed(w, conn, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// scopeView reads what the admin API shows of a connection's scope; sc is
+// the record just written, if any.
+func (a *API) scopeView(ctx context.Context, conn string, sc *oauth.Scope) (ScopeView, error) {
+	c, err := a.cfg.Connections.Connection(ctx, conn)
+	if err != nil {
+		return ScopeView{}, err
+	}
+	v := ScopeView{Connection: c.ID, Client: c.ClientName, Host: c.Host, Entries: []protocol.ScopeEntry{}, Revoked: c.Revoked, Parent: c.ParentID}
+	if sc == nil {
+		got, err := a.cfg.Scopes.Scope(ctx, conn)
+		switch {
+		case errors.Is(err, oauth.ErrScopeUnreadable):
+			v.Unreadable = true
+		case errors.Is(err, oauth.ErrNotFound):
+			// No record of its own: no access, or its parent's (derived).
+		case err != nil:
+			return ScopeView{}, err
+		default:
+			sc = &got
+		}
+	}
+	if sc != nil {
+		v.Version, v.UpdatedBy = sc.Version, sc.UpdatedBy
+		if !sc.UpdatedAt.IsZero() {
+			at := sc.UpdatedAt.UTC()
+			v.UpdatedAt = &at
+		}
+		if sc.Entries != nil {
+			v.Entries = sc.Entries
+		}
+	}
+	if c.Revoked {
+		v.Entries = []protocol.ScopeEntry{}
+	}
+	if c.ParentID != "" {
+		resolved, err := a.cfg.Scopes.ResolvedScope(ctx, conn)
+		if err != nil {
+			return ScopeView{}, err
+		}
+		all := append([]protocol.ScopeEntry{}, resolved...)
+		v.Resolved = &all
+	}
+	return v, nil
+}
+
+// holders answers which connections may use a tool (and an action).
+func (a *API) holders(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, CodeBadRequest, "Use GET.")
+		return
+	}
+	tool, action := r.URL.Query().Get("tool"), r.URL.Query().Get("action")
+	t, ok := a.cfg.Bundle.Tool(tool)
+	switch {
+	case tool == "":
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "Name the tool: /admin/scopes?tool=NAME[&action=NAME].")
+		return
+	case !ok:
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "The catalogue has no tool "+quote(tool)+".")
+		return
+	case action != "" && action != "*" && !toolHasAction(t, action):
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "The tool "+quote(tool)+" has no action "+quote(action)+".")
+		return
+	}
+	conns, err := a.cfg.Scopes.ScopeHolders(r.Context(), tool, action)
+	if err != nil {
+		a.failed(w, "", err)
+		return
+	}
+	if conns == nil {
+		conns = []string{}
+	}
+	writeJSON(w, http.StatusOK, HoldersView{Tool: tool, Action: action, Connections: conns})
+}
+
+func toolHasAction(t *protocol.Tool, name string) bool {
+	for _, a := range t.Actions {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// failed answers an error of the oauth server or the store.
+func (a *API) failed(w http.ResponseWriter, conn string, err error) {
+	var rerr *protocol.RequestError
+	switch {
+	case errors.Is(err, oauth.ErrNotFound):
+		writeError(w, http.StatusNotFound, CodeNotFound, "There is no connection "+quote(conn)+".")
+	case errors.As(err, &rerr):
+		// invalid-scope and its kin: the catalogue's words were not used.
+		writeError(w, http.StatusBadRequest, rerr.Code, a.untag(rerr.Message))
+	default:
+		a.cfg.Logger.Error("admin request failed", "connection", conn, "err", err)
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "The relay's store failed; try again.")
+	}
+}
+
+// untag turns the names the oauth server quotes for a model
+// (<tag>"name"</tag>) into plain quoted names for a person.
+func (a *API) untag(msg string) string {
+	tag := a.cfg.Bundle.Tag()
+	return strings.NewReplacer("<"+tag+">", "", "</"+tag+">", "").Replace(msg)
+}
+
+// decodeBody reads a JSON body of at most bodyLimit bytes into v; a
+// non-zero status says why it could not.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) (int, string) {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, bodyLimit))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			return http.StatusBadRequest, "The body must be one JSON object."
+		}
+		return 0, ""
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge, "The body is larger than 64 KiB."
+	}
+	return http.StatusBadRequest, "The body is not the JSON expected: " + err.Error() + "."
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]string{"error": code, "message": msg})
+}
+
+// quote quotes a name from a request for an error message.
+func quote(s string) string { return strconv.Quote(s) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
