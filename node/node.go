@@ -27,6 +27,7 @@ import (
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
@@ -100,7 +101,7 @@ type Config struct {
 // store is what the node keeps in its store, embedded or Redis.
 type store interface {
 	oauth.Store
-	tabsocket.PairingStore
+	pairing.Store
 }
 
 // Node is one running relay process.

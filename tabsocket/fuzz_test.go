@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/tabsocket"
 )
@@ -121,7 +122,7 @@ func FuzzTabHello(f *testing.F) {
 		valid := json.Unmarshal(msg, &h) == nil && h.Type == protocol.TypeHello && h.Protocol == protocol.Version &&
 			h.TabID != "" && len(h.TabID) <= 64 && len(msg) <= 4<<10
 		if valid {
-			_, err := tabsocket.ParseSecret(h.Secret)
+			_, err := pairing.ParseSecret(h.Secret)
 			valid = err == nil
 		}
 		switch {

@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -41,12 +42,12 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		c.close(protocol.CloseBadMessage)
 		return false
 	}
-	secret, err := ParseSecret(h.Secret)
+	secret, err := pairing.ParseSecret(h.Secret)
 	if err != nil {
 		c.close(protocol.CloseBadSecret)
 		return false
 	}
-	id, hash := DerivePairing(c.s.cfg.SigningKey, secret)
+	id, hash := pairing.Derive(c.s.cfg.SigningKey, secret)
 	c.log.Store(c.log.Load().With("pairing", id, "tab", h.TabID))
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()

@@ -23,6 +23,7 @@ import (
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/netaddr"
+	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -51,7 +52,7 @@ type Config struct {
 	// 127.0.0.1.evil.com in a bridge we measure ourselves against).
 	AllowedOrigins []string
 	SigningKey     []byte
-	Store          PairingStore
+	Store          pairing.Store
 	Hub            *actors.Hub
 	// Connections decides for the tab's requests about connections
 	// (approve, decline, list-connections, forget); nil answers them as

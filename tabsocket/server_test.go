@@ -18,6 +18,7 @@ import (
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/syncbuf"
+	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	"github.com/tabrelay/tabrelay/tabsocket"
@@ -517,7 +518,7 @@ func TestNewPairingsAreLimitedPerAddress(t *testing.T) {
 	c := e.mustDial()
 	send(t, c, hello(over, "c"))
 	e.expectClose(c, protocol.CloseUnavailable)
-	id, _ := tabsocket.DerivePairing(e.key, mustSecret(t, over))
+	id, _ := pairing.Derive(e.key, mustSecret(t, over))
 	if ok, err := e.store.HasPairing(context.Background(), id); ok || err != nil {
 		t.Fatalf("the refused pairing was stored: %v %v", ok, err)
 	}
@@ -528,7 +529,7 @@ func TestNewPairingsAreLimitedPerAddress(t *testing.T) {
 
 func mustSecret(t *testing.T, s string) []byte {
 	t.Helper()
-	b, err := tabsocket.ParseSecret(s)
+	b, err := pairing.ParseSecret(s)
 	if err != nil {
 		t.Fatal(err)
 	}

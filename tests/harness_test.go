@@ -25,8 +25,8 @@ import (
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
-	"github.com/tabrelay/tabrelay/tabsocket"
 )
 
 const origin = "http://app.test:8080"
@@ -118,11 +118,11 @@ func (b *browser) pairing(key []byte) string {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	secret, err := tabsocket.ParseSecret(strings.TrimSpace(string(raw)))
+	secret, err := pairing.ParseSecret(strings.TrimSpace(string(raw)))
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	id, _ := tabsocket.DerivePairing(key, secret)
+	id, _ := pairing.Derive(key, secret)
 	return id
 }
 

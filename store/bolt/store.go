@@ -16,7 +16,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/tabrelay/tabrelay/tabsocket"
+	"github.com/tabrelay/tabrelay/pairing"
 )
 
 var (
@@ -33,7 +33,7 @@ type Store struct {
 	db *bbolt.DB
 }
 
-var _ tabsocket.PairingStore = (*Store)(nil)
+var _ pairing.Store = (*Store)(nil)
 
 // Open opens (creating when needed) the store in dir. A second process on
 // the same directory waits up to a second for the file lock, then fails.
@@ -94,8 +94,8 @@ const lastSeenResolution = time.Hour
 
 // TouchPairing returns the pairing's record, creating it when new, and
 // records now as its last use.
-func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, now time.Time) (tabsocket.Pairing, error) {
-	var p tabsocket.Pairing
+func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, now time.Time) (pairing.Record, error) {
+	var p pairing.Record
 	fresh := false
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		raw := tx.Bucket(bucketPairings).Get([]byte(id))
@@ -121,7 +121,7 @@ func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, no
 				return fmt.Errorf("pairing record %s: %w", id, err)
 			}
 		} else {
-			p = tabsocket.Pairing{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
+			p = pairing.Record{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
 		}
 		p.LastSeen = now.UTC()
 		raw, err := json.Marshal(p)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabrelay/tabrelay/tabsocket"
-	"github.com/tabrelay/tabrelay/tabsocket/storetest"
+	"github.com/tabrelay/tabrelay/pairing"
+	"github.com/tabrelay/tabrelay/pairing/storetest"
 )
 
 func TestPairingStoreContract(t *testing.T) {
@@ -65,7 +65,7 @@ func TestSecondProcessIsRefused(t *testing.T) {
 }
 
 // TestSweepDropsPairingsUnusedForTheirTTL: a pairing no tab said hello
-// to for tabsocket.PairingIdleTTL goes (issue 15, defect 6), and the
+// to for pairing.IdleTTL goes (issue 15, defect 6), and the
 // browser's next hello makes its record anew.
 func TestSweepDropsPairingsUnusedForTheirTTL(t *testing.T) {
 	s := openTemp(t)
@@ -74,16 +74,16 @@ func TestSweepDropsPairingsUnusedForTheirTTL(t *testing.T) {
 	if _, err := s.TouchPairing(ctx, "p-idle", []byte("hash"), now); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.Sweep(ctx, now.Add(tabsocket.PairingIdleTTL-time.Hour)); err != nil || n != 0 {
+	if n, err := s.Sweep(ctx, now.Add(pairing.IdleTTL-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("within the TTL: swept %d, %v", n, err)
 	}
-	if n, err := s.Sweep(ctx, now.Add(tabsocket.PairingIdleTTL+time.Hour)); err != nil || n != 1 {
+	if n, err := s.Sweep(ctx, now.Add(pairing.IdleTTL+time.Hour)); err != nil || n != 1 {
 		t.Fatalf("past the TTL: swept %d, %v", n, err)
 	}
 	if ok, _ := s.HasPairing(ctx, "p-idle"); ok {
 		t.Fatal("the idle pairing is still there")
 	}
-	later := now.Add(tabsocket.PairingIdleTTL + 2*time.Hour)
+	later := now.Add(pairing.IdleTTL + 2*time.Hour)
 	if p, err := s.TouchPairing(ctx, "p-idle", []byte("hash"), later); err != nil || !p.CreatedAt.Equal(later) {
 		t.Fatalf("the browser's next hello: %+v %v", p, err)
 	}

@@ -11,7 +11,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	"github.com/tabrelay/tabrelay/oauth"
-	"github.com/tabrelay/tabrelay/tabsocket"
+	"github.com/tabrelay/tabrelay/pairing"
 )
 
 // sweepBatch bounds the deletions of one write transaction, so a sweep of
@@ -28,7 +28,7 @@ const sweepBatch = 500
 //   - a refresh family, revoked or not, once now is past its
 //     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL;
 //   - a pairing once now is past its LastSeen by more
-//     than tabsocket.PairingIdleTTL.
+//     than pairing.IdleTTL.
 //
 // Clients and the person's connections are kept (derived connections go
 // with their token): connections are the person's list,
@@ -125,11 +125,11 @@ func dropAccessToken(tx *bbolt.Tx, key, _ []byte) error { return tx.Bucket(bucke
 
 func deadPairing(now time.Time) func([]byte) (bool, error) {
 	return func(raw []byte) (bool, error) {
-		var p tabsocket.Pairing
+		var p pairing.Record
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return false, err
 		}
-		return now.Sub(p.LastSeen) > tabsocket.PairingIdleTTL, nil
+		return now.Sub(p.LastSeen) > pairing.IdleTTL, nil
 	}
 }
 

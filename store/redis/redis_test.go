@@ -15,9 +15,9 @@ import (
 	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/oauth/storetest"
+	"github.com/tabrelay/tabrelay/pairing"
+	tabstoretest "github.com/tabrelay/tabrelay/pairing/storetest"
 	"github.com/tabrelay/tabrelay/protocol"
-	"github.com/tabrelay/tabrelay/tabsocket"
-	tabstoretest "github.com/tabrelay/tabrelay/tabsocket/storetest"
 )
 
 // suiteNow is oauth/storetest's fixed now: its records are dated by it, so
@@ -136,7 +136,7 @@ func TestLifetimes(t *testing.T) {
 		s.scopeKey("conn-a"), s.scopeIn("conn-a"), s.scopeSet(actionMember("counter", "get")),
 		s.scopeSet(toolMember("counter")))
 	// A pairing is renewed by its tabs' hellos (issue 15, defect 6).
-	checkTTL(t, client, tabsocket.PairingIdleTTL, s.plainKey("pairing", "p1"))
+	checkTTL(t, client, pairing.IdleTTL, s.plainKey("pairing", "p1"))
 }
 
 // checkTTL fails unless every key exists with a TTL of want (0: none),

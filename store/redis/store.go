@@ -1,6 +1,6 @@
 // Package redis is the store shared by the nodes of a cluster (SPEC §7):
 // the authorization server's records (oauth.Store) and the pairing records
-// (tabsocket.PairingStore) in one Redis, standalone or Redis Cluster,
+// (pairing.Store) in one Redis, standalone or Redis Cluster,
 // through a goredis.UniversalClient. It needs Redis 7.0 or newer (PEXPIRE
 // NX/GT). It keeps only hashes of secrets, never a secret, and logs
 // nothing. Placement and membership are not its business.
@@ -69,7 +69,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/tabrelay/tabrelay/tabsocket"
+	"github.com/tabrelay/tabrelay/pairing"
 )
 
 // Store is the Redis store. It holds no state of its own: any number of
@@ -82,7 +82,7 @@ type Store struct {
 	now func() time.Time
 }
 
-var _ tabsocket.PairingStore = (*Store)(nil)
+var _ pairing.Store = (*Store)(nil)
 
 // New returns a store keeping its keys under prefix in the Redis of
 // client. It panics when prefix holds a brace: a hash tag in the prefix
@@ -210,24 +210,24 @@ const lastSeenResolution = time.Hour
 
 // TouchPairing returns the pairing's record, creating it when new, and
 // records now as its last use.
-func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (tabsocket.Pairing, error) {
+func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (pairing.Record, error) {
 	key := s.plainKey("pairing", id)
-	var p tabsocket.Pairing
+	var p pairing.Record
 	found, err := getJSON(ctx, s.rdb, key, "pairing "+id, &p)
 	if err != nil || (found && now.Sub(p.LastSeen) < lastSeenResolution) {
 		return p, err
 	}
 	err = s.watch(ctx, []string{key}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
-		p = tabsocket.Pairing{}
+		p = pairing.Record{}
 		found, err := getJSON(ctx, tx, key, "pairing "+id, &p)
 		if err != nil {
 			return nil, err
 		}
 		if !found {
-			p = tabsocket.Pairing{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
+			p = pairing.Record{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
 		}
 		p.LastSeen = now.UTC()
-		return setJSON(ctx, key, p, tabsocket.PairingIdleTTL)
+		return setJSON(ctx, key, p, pairing.IdleTTL)
 	})
 	return p, err
 }

@@ -1,4 +1,10 @@
-package tabsocket
+// Package pairing is the record of one browser the relay knows (SPEC §1):
+// its id and the hash of its tab secret, both derived from the secret
+// under the signing key, and the Store that keeps such records. The tab
+// endpoint (tabsocket) derives and stores them; the stores implement
+// Store. It imports nothing of ours, so that a store links neither the
+// socket nor the actors.
+package pairing
 
 import (
 	"context"
@@ -11,29 +17,29 @@ import (
 	"time"
 )
 
-// Pairing is the record of one browser the relay knows (SPEC §1): the tab
+// Record is the record of one browser the relay knows (SPEC §1): the tab
 // secret only as an HMAC under the signing key, never the secret.
-type Pairing struct {
+type Record struct {
 	ID         string    `json:"id"`
 	SecretHash []byte    `json:"secretHash"`
 	CreatedAt  time.Time `json:"createdAt"`
 	LastSeen   time.Time `json:"lastSeen"`
 }
 
-// PairingIdleTTL is how long a pairing record stays once no tab of its
+// IdleTTL is how long a pairing record stays once no tab of its
 // browser said hello: renewed by each hello (at most hourly), then
 // deleted (issue 15, defect 6). A browser that comes back later is
 // welcomed as new, under the same id (it is derived from its secret), and
 // finds its connections: they end by their own rules.
-const PairingIdleTTL = 90 * 24 * time.Hour
+const IdleTTL = 90 * 24 * time.Hour
 
-// PairingStore keeps pairing records. The embedded store implements it on
+// Store keeps pairing records. The embedded store implements it on
 // one node, the Redis store across nodes.
-type PairingStore interface {
+type Store interface {
 	// TouchPairing returns the record of pairing id, creating it with
 	// secretHash when it is new, and records now as its last use; a record
-	// unused for PairingIdleTTL is gone.
-	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Pairing, error)
+	// unused for IdleTTL is gone.
+	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Record, error)
 	// HasPairing reports whether pairing id has a record, writing nothing:
 	// asked before a hello of an address over its new-pairing limit.
 	HasPairing(ctx context.Context, id string) (bool, error)
@@ -53,10 +59,10 @@ func ParseSecret(s string) ([]byte, error) {
 	return b, nil
 }
 
-// DerivePairing returns the pairing id and the stored hash of a tab secret,
+// Derive returns the pairing id and the stored hash of a tab secret,
 // both HMACs under the signing key with their own labels, so that neither
 // reveals the other or the secret.
-func DerivePairing(key, secret []byte) (id string, secretHash []byte) {
+func Derive(key, secret []byte) (id string, secretHash []byte) {
 	idMAC := mac(key, "tabrelay pairing id", secret)
 	id = "p" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(idMAC[:15]))
 	return id, mac(key, "tabrelay tab secret", secret)

@@ -1,4 +1,4 @@
-// Package storetest is the contract every PairingStore must keep, as one
+// Package storetest is the contract every pairing.Store must keep, as one
 // set of tests: the embedded store runs it now, the Redis store later.
 package storetest
 
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tabrelay/tabrelay/tabsocket"
+	"github.com/tabrelay/tabrelay/pairing"
 )
 
 // Forgetter is what a store offers to forget a pairing.
@@ -17,7 +17,7 @@ type Forgetter interface {
 
 // Store is what the suite tests.
 type Store interface {
-	tabsocket.PairingStore
+	pairing.Store
 	Forgetter
 }
 
