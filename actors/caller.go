@@ -70,13 +70,13 @@ const safetyMargin = 30 * time.Second
 // too many calls). events, when not nil, hears the person being asked; it
 // must not block. A cancelled ctx cancels the call (the tab is told) and
 // returns ctx's error.
-func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) (Outcome, error) {
+func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) (protocol.Outcome, error) {
 	id := NewID("call-")
 	var stale *actor.PID
 	for attempt := 0; ; attempt++ {
 		pid, err := c.router.Pairing(ctx, req.Pairing, stale)
 		if err != nil {
-			return Outcome{Kind: Restarting, CallID: id}, nil
+			return protocol.Outcome{Kind: protocol.Restarting, CallID: id}, nil
 		}
 		o, retry, err := c.await(ctx, pid, id, req, events)
 		if !retry || attempt+1 >= activationAttempts {
@@ -88,7 +88,7 @@ func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) 
 
 // await sends the call to pid through a waiter actor and waits. retry is
 // true when the pairing was gone before it took the call.
-func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o Outcome, retry bool, err error) {
+func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o protocol.Outcome, retry bool, err error) {
 	w := &waiter{
 		every:   c.cfg.ProbeEvery,
 		clock:   c.cfg.Clock,
@@ -113,14 +113,14 @@ func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallR
 			case *wire.CallDone:
 				return outcome(m), false, nil
 			case pairingGone:
-				return Outcome{Kind: Restarting, CallID: id}, !m.accepted, nil
+				return protocol.Outcome{Kind: protocol.Restarting, CallID: id}, !m.accepted, nil
 			}
 		case <-ctx.Done():
 			c.system.Root.Stop(wpid) // the pairing watches the waiter: it cancels the call
-			return Outcome{Kind: Cancelled, CallID: id}, false, ctx.Err()
+			return protocol.Outcome{Kind: protocol.Cancelled, CallID: id}, false, ctx.Err()
 		case <-safety:
 			c.system.Root.Stop(wpid)
-			return Outcome{Kind: Restarting, CallID: id}, false, nil
+			return protocol.Outcome{Kind: protocol.Restarting, CallID: id}, false, nil
 		}
 	}
 }

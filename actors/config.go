@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/clock"
-	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // Defaults of Config (SPEC §10).
@@ -97,58 +96,6 @@ func (c Config) withDefaults() Config {
 		c.Metrics = NewMetrics(nil)
 	}
 	return c
-}
-
-// OutcomeKind says how a call ended.
-type OutcomeKind int
-
-// How a call can end.
-const (
-	Answered     OutcomeKind = iota // the tab answered: Outcome.Result holds it
-	NoTab                           // no tab connected (and none lately): answered at once
-	Detached                        // the wait ran out while the person was asked
-	TimedOut                        // the wait ran out
-	Restarting                      // the pairing went away with the call in flight
-	TooManyCalls                    // over the pairing's limit of calls in flight
-	Cancelled                       // the host went away
-	TabClosed                       // the call's tab closed mid-call and none came back within the tab grace
-)
-
-var outcomeNames = [...]string{"answered", "no_tab", "detached", "timeout", "restarting", "too_many_calls", "cancelled", "tab_closed"}
-
-func (k OutcomeKind) String() string { return outcomeNames[k] }
-
-// Outcome is how one call ended.
-type Outcome struct {
-	Kind   OutcomeKind
-	CallID string
-	Turn   string
-	Result protocol.TabResult // when Kind is Answered
-	Limit  int                // when Kind is TooManyCalls
-	Wait   time.Duration      // when Kind is TimedOut
-}
-
-// Sentence is the relay's own sentence for an outcome without the tab's
-// result ("" when Answered). answersAt is the bundle's AnswersAt: where an
-// agent can see what a call did (empty: it is told to ask the person).
-func (o Outcome) Sentence(appTitle, answersAt string) string {
-	switch o.Kind {
-	case NoTab:
-		return protocol.NoTabSentence(appTitle)
-	case Detached:
-		return protocol.DetachSentence(answersAt)
-	case TimedOut:
-		return protocol.TimeoutSentence(o.Wait, answersAt)
-	case Restarting:
-		return protocol.RestartingSentence(answersAt)
-	case TooManyCalls:
-		return protocol.TooManyCallsSentence(o.Limit)
-	case Cancelled:
-		return protocol.CancelledSentence()
-	case TabClosed:
-		return protocol.TabClosedSentence(appTitle, answersAt)
-	}
-	return ""
 }
 
 // NewID returns a random id with a prefix: 80 bits, lowercase base32.

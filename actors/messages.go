@@ -79,18 +79,18 @@ func fromWireEvent(e *wire.Event) Event {
 
 // done is the message that ends a call with o; result is the tab's result
 // as JSON when o is Answered.
-func done(o Outcome, result []byte) *wire.CallDone {
+func done(o protocol.Outcome, result []byte) *wire.CallDone {
 	return &wire.CallDone{Kind: wire.OutcomeKind(o.Kind), CallId: o.CallID, Turn: o.Turn, Result: result,
 		Limit: int32(o.Limit), WaitMs: o.Wait.Milliseconds()}
 }
 
 // outcome reads a CallDone; a result that does not parse (which the relay
 // never sends) ends the call as restarting rather than as an empty answer.
-func outcome(m *wire.CallDone) Outcome {
-	o := Outcome{Kind: OutcomeKind(m.GetKind()), CallID: m.GetCallId(), Turn: m.GetTurn(), Limit: int(m.GetLimit()),
+func outcome(m *wire.CallDone) protocol.Outcome {
+	o := protocol.Outcome{Kind: protocol.OutcomeKind(m.GetKind()), CallID: m.GetCallId(), Turn: m.GetTurn(), Limit: int(m.GetLimit()),
 		Wait: time.Duration(m.GetWaitMs()) * time.Millisecond}
-	if o.Kind == Answered && json.Unmarshal(m.GetResult(), &o.Result) != nil {
-		o.Kind = Restarting
+	if o.Kind == protocol.Answered && json.Unmarshal(m.GetResult(), &o.Result) != nil {
+		o.Kind = protocol.Restarting
 	}
 	return o
 }

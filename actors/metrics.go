@@ -2,6 +2,8 @@ package actors
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // Metrics are the pairing and tab actors' metrics (SPEC §9): no
@@ -47,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.Moves.WithLabelValues("moved")
 	m.Moves.WithLabelValues("stayed")
-	for k := Answered; k <= TabClosed; k++ {
+	for k := protocol.Answered; k <= protocol.TabClosed; k++ {
 		m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {

@@ -193,17 +193,17 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	}
 	now := p.cfg.Clock.Now()
 	if len(p.tabs) == 0 && !now.Before(p.tabsBackBy) {
-		p.finish(ctx, waiter, nil, Outcome{Kind: NoTab, CallID: m.GetId()}, nil)
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.NoTab, CallID: m.GetId()}, nil)
 		return
 	}
 	if len(p.calls) >= p.cfg.MaxCalls {
-		p.finish(ctx, waiter, nil, Outcome{Kind: TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, nil)
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, nil)
 		return
 	}
 	if _, dup := p.calls[m.GetId()]; dup {
 		// Call ids are random per call: a second request of one is a bug
 		// upstream. Its waiter gets an answer, the first keeps the call.
-		p.finish(ctx, waiter, nil, Outcome{Kind: Restarting, CallID: m.GetId()}, nil)
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.Restarting, CallID: m.GetId()}, nil)
 		return
 	}
 	c := &call{msg: protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: m.GetId(), Tool: m.GetTool(),
@@ -247,11 +247,11 @@ func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
 		return
 	}
 	if !c.sent && c.msg.Redelivery == 0 {
-		p.end(ctx, c, Outcome{Kind: NoTab}, nil)
+		p.end(ctx, c, protocol.Outcome{Kind: protocol.NoTab}, nil)
 		return
 	}
 	p.orphans[id] = c // end keeps its deadline timer running
-	p.end(ctx, c, Outcome{Kind: TabClosed}, nil)
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.TabClosed}, nil)
 	c.waiter = nil
 }
 
@@ -370,7 +370,7 @@ func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
 	if !notify {
 		c.waiter = nil
 	}
-	p.end(ctx, c, Outcome{Kind: Cancelled}, nil)
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.Cancelled}, nil)
 }
 
 func (p *pairing) onDeadline(ctx actor.Context, id string) {
@@ -392,13 +392,13 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		// late answer is dropped and counted (SPEC §3).
 		p.cfg.Metrics.Detaches.Inc()
 		p.rememberDetached(id)
-		p.end(ctx, c, Outcome{Kind: Detached}, nil)
+		p.end(ctx, c, protocol.Outcome{Kind: protocol.Detached}, nil)
 		return
 	}
 	if c.tab != nil {
 		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}))
 	}
-	p.end(ctx, c, Outcome{Kind: TimedOut, Wait: p.cfg.CallWait}, nil)
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.TimedOut, Wait: p.cfg.CallWait}, nil)
 }
 
 func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
@@ -427,7 +427,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 		p.log.Debug("late answer dropped", "call", m.GetId(), "detached", p.wasDetached(m.GetId()))
 		return
 	}
-	p.end(ctx, c, Outcome{Kind: Answered}, m.GetResult())
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.Answered}, m.GetResult())
 }
 
 func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
@@ -441,7 +441,7 @@ func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
 
 // end answers c's waiter and forgets c; result is the tab's (JSON) when
 // o is Answered.
-func (p *pairing) end(ctx actor.Context, c *call, o Outcome, result []byte) {
+func (p *pairing) end(ctx actor.Context, c *call, o protocol.Outcome, result []byte) {
 	delete(p.calls, c.msg.ID)
 	if c.timer != nil && p.orphans[c.msg.ID] != c {
 		c.timer.Stop()
@@ -456,7 +456,7 @@ func (p *pairing) end(ctx actor.Context, c *call, o Outcome, result []byte) {
 	}
 }
 
-func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o Outcome, result []byte) {
+func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protocol.Outcome, result []byte) {
 	if c != nil {
 		p.cfg.Metrics.CallSeconds.Observe(p.cfg.Clock.Now().Sub(c.started).Seconds())
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // TestATabClosedMidCallIsAnsweredAfterTheGrace (issue 15 item 9): the
@@ -29,7 +31,7 @@ func TestATabClosedMidCallIsAnsweredAfterTheGrace(t *testing.T) {
 	}
 	r.clock.Advance(time.Millisecond)
 	o := p.outcome(t)
-	if o.Kind != TabClosed || o.CallID != first.ID {
+	if o.Kind != protocol.TabClosed || o.CallID != first.ID {
 		t.Fatalf("outcome %v (call %s), want tab_closed for %s", o.Kind, o.CallID, first.ID)
 	}
 	if s := o.Sentence("Demo", ""); !strings.Contains(s, "may or may not have run") {
@@ -61,7 +63,7 @@ func TestACallWhoseTabClosedIsKeptOnlyUntilItsDeadline(t *testing.T) {
 	a.tab.Close()
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab-a gone")
 	r.clock.Advance(r.cfg.TabGrace)
-	if o := p.outcome(t); o.Kind != TabClosed {
+	if o := p.outcome(t); o.Kind != protocol.TabClosed {
 		t.Fatalf("outcome %v, want tab_closed", o.Kind)
 	}
 	r.clock.Advance(r.cfg.CallWait)
@@ -80,7 +82,7 @@ func TestACallNoTabHadIsStillNoTab(t *testing.T) {
 	p := r.call("p1", "c1", "counter")
 	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits")
 	r.clock.Advance(r.cfg.TabGrace)
-	if o := p.outcome(t); o.Kind != NoTab {
+	if o := p.outcome(t); o.Kind != protocol.NoTab {
 		t.Fatalf("outcome %v, want no_tab", o.Kind)
 	}
 }

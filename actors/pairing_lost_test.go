@@ -75,7 +75,7 @@ func TestATabALostLinkTookIsTakenBack(t *testing.T) {
 		}
 		r.eventually(func() bool { return r.clock.Pending() == 1 }, "the pairing stopped asking")
 		r.clock.Advance(DefaultTabGrace)
-		if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != NoTab {
+		if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != protocol.NoTab {
 			t.Fatalf("a call after the grace ended %v, want no_tab", o.Kind)
 		}
 		if got := testutil.ToFloat64(r.cfg.Metrics.TabsTakenBack); got != 0 {

@@ -146,7 +146,7 @@ func (r *rig) eventually(cond func() bool, what string, args ...any) {
 }
 
 type pending struct {
-	done   chan Outcome
+	done   chan protocol.Outcome
 	events chan Event
 	cancel context.CancelFunc
 }
@@ -154,7 +154,7 @@ type pending struct {
 // call starts a call of connection conn and returns where its end arrives.
 func (r *rig) call(pairing, conn, tool string) *pending {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &pending{done: make(chan Outcome, 1), events: make(chan Event, 8), cancel: cancel}
+	p := &pending{done: make(chan protocol.Outcome, 1), events: make(chan Event, 8), cancel: cancel}
 	go func() {
 		o, _ := r.caller.Call(ctx, CallRequest{Pairing: pairing, Tool: tool, Arguments: json.RawMessage(`{}`),
 			Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "Test", Host: "example.com"}},
@@ -164,14 +164,14 @@ func (r *rig) call(pairing, conn, tool string) *pending {
 	return p
 }
 
-func (p *pending) outcome(t *testing.T) Outcome {
+func (p *pending) outcome(t *testing.T) protocol.Outcome {
 	t.Helper()
 	select {
 	case o := <-p.done:
 		return o
 	case <-time.After(patience):
 		t.Fatal("the call did not end")
-		return Outcome{}
+		return protocol.Outcome{}
 	}
 }
 
@@ -220,9 +220,9 @@ func (tt *testTab) answer(id, text string) {
 	tt.tab.Result(id, tabResult(tt.t, protocol.TabResult{Data: data}))
 }
 
-func answerText(t *testing.T, o Outcome) string {
+func answerText(t *testing.T, o protocol.Outcome) string {
 	t.Helper()
-	if o.Kind != Answered {
+	if o.Kind != protocol.Answered {
 		t.Fatalf("outcome %v, want answered", o.Kind)
 	}
 	var v map[string]string
@@ -235,7 +235,7 @@ func answerText(t *testing.T, o Outcome) string {
 func TestNoTabIsAnsweredAtOnce(t *testing.T) {
 	r := newRig(t, nil)
 	o := r.call("p1", "c1", "whoami").outcome(t)
-	if o.Kind != NoTab {
+	if o.Kind != protocol.NoTab {
 		t.Fatalf("outcome %v, want no_tab", o.Kind)
 	}
 	if s := o.Sentence("Demo", ""); s == "" {
@@ -347,10 +347,10 @@ func TestWaitEndsInDetachWhileAskingAndTimeoutOtherwise(t *testing.T) {
 	default:
 	}
 	r.clock.Advance(time.Second)
-	if o := asked.outcome(t); o.Kind != Detached || o.Sentence("Demo", "") != protocol.DetachSentence("") {
+	if o := asked.outcome(t); o.Kind != protocol.Detached || o.Sentence("Demo", "") != protocol.DetachSentence("") {
 		t.Fatalf("outcome %v, want detached", o.Kind)
 	}
-	if o := plain.outcome(t); o.Kind != TimedOut || o.Wait != 225*time.Second {
+	if o := plain.outcome(t); o.Kind != protocol.TimedOut || o.Wait != 225*time.Second {
 		t.Fatalf("outcome %v (wait %v), want timeout after 225s", o.Kind, o.Wait)
 	}
 	if cancel := a.nextCancel(); cancel.ID != c2.ID || cancel.Reason != "timeout" {
@@ -466,7 +466,7 @@ func TestLimits(t *testing.T) {
 		a.nextCall()
 		a.nextCall()
 		o := r.call("p1", "c1", "wait").outcome(t)
-		if o.Kind != TooManyCalls || o.Limit != 2 {
+		if o.Kind != protocol.TooManyCalls || o.Limit != 2 {
 			t.Fatalf("outcome %v limit %d", o.Kind, o.Limit)
 		}
 	})
@@ -480,7 +480,7 @@ func TestLimits(t *testing.T) {
 func TestPairingsPerNode(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.MaxPairings = 1 })
 	r.connect("p1", "tab-a", epoch)
-	if o := r.call("p2", "c1", "whoami").outcome(t); o.Kind != Restarting {
+	if o := r.call("p2", "c1", "whoami").outcome(t); o.Kind != protocol.Restarting {
 		t.Fatalf("a pairing over the node's limit: %v", o.Kind)
 	}
 	r.refused("p3", "tab-b", protocol.CloseUnavailable)
@@ -502,7 +502,7 @@ func TestIdlePairingPassivatesAndComesBack(t *testing.T) {
 	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "tab gone")
 	r.clock.Advance(time.Minute)
 	r.eventually(func() bool { return testutil.ToFloat64(r.cfg.Metrics.PairingsActive) == 0 }, "pairing passivates")
-	if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != NoTab {
+	if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != protocol.NoTab {
 		t.Fatalf("after passivation: %v", o.Kind)
 	}
 }
@@ -516,7 +516,7 @@ func TestPairingRebuildsFromItsTabs(t *testing.T) {
 
 	pid, _ := r.caller.router.Pairing(context.Background(), "p1", nil)
 	r.system.Root.Stop(pid) // as if its node died
-	if o := p.outcome(t); o.Kind != Restarting {
+	if o := p.outcome(t); o.Kind != protocol.Restarting {
 		t.Fatalf("call in flight ended %v, want restarting", o.Kind)
 	}
 	r.eventually(func() bool {
@@ -539,7 +539,7 @@ func TestCancelledCallTellsTheTab(t *testing.T) {
 	if cancel := a.nextCancel(); cancel.ID != c.ID || cancel.Reason != "cancelled" {
 		t.Fatalf("cancel %+v", cancel)
 	}
-	if o := p.outcome(t); o.Kind != Cancelled {
+	if o := p.outcome(t); o.Kind != protocol.Cancelled {
 		t.Fatalf("outcome %v", o.Kind)
 	}
 	r.eventually(func() bool { return r.inspect("p1").Calls == 0 }, "call forgotten")
@@ -645,7 +645,7 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 	back := r.connect("p1", "tab-a", epoch) // the tab reconnected
 	c := back.nextCall()
 	back.tab.Result(c.ID, json.RawMessage(`{"data":{"tab":"a"}}`))
-	if o := waiting.outcome(t); o.Kind != Answered {
+	if o := waiting.outcome(t); o.Kind != protocol.Answered {
 		t.Fatalf("the call that waited ended %v", o.Kind)
 	}
 
@@ -654,10 +654,10 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 	late := r.call("p1", "c1", "whoami")
 	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits for a tab")
 	r.clock.Advance(DefaultTabGrace)
-	if o := late.outcome(t); o.Kind != NoTab {
+	if o := late.outcome(t); o.Kind != protocol.NoTab {
 		t.Fatalf("after the grace: %v, want no_tab", o.Kind)
 	}
-	if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != NoTab {
+	if o := r.call("p1", "c1", "whoami").outcome(t); o.Kind != protocol.NoTab {
 		t.Fatalf("a call after the grace: %v, want no_tab at once", o.Kind)
 	}
 }
@@ -713,7 +713,7 @@ func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
 	lossy := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{accepts: true} }))
 	caller := NewCaller(r.system, fixedRouter{lossy}, r.cfg)
 	o, err := r.probedCall(caller)
-	if err != nil || o.Kind != Restarting {
+	if err != nil || o.Kind != protocol.Restarting {
 		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
 	}
 }
@@ -721,10 +721,10 @@ func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
 // probedCall makes a call through caller, lets its first probe fall due
 // once the waiter has armed it, and returns how the call ended. Only the
 // probe can end it: the call's own deadline is minutes of fake time away.
-func (r *rig) probedCall(caller *Caller) (Outcome, error) {
+func (r *rig) probedCall(caller *Caller) (protocol.Outcome, error) {
 	r.t.Helper()
 	type ended struct {
-		o   Outcome
+		o   protocol.Outcome
 		err error
 	}
 	done := make(chan ended, 1)
@@ -741,7 +741,7 @@ func (r *rig) probedCall(caller *Caller) (Outcome, error) {
 		return e.o, e.err
 	case <-ctx.Done():
 		r.t.Fatal("the probe did not end the call")
-		return Outcome{}, nil
+		return protocol.Outcome{}, nil
 	}
 }
 
@@ -787,7 +787,7 @@ func TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces(t *testing.T) {
 	router := &countingRouter{pid: r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return bouncingPairing{} }))}
 	caller := NewCaller(r.system, router, r.cfg)
 	o, err := r.probedCall(caller)
-	if err != nil || o.Kind != Restarting {
+	if err != nil || o.Kind != protocol.Restarting {
 		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
 	}
 	if n := router.lookups.Load(); n != 1 {
@@ -913,7 +913,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	r.callVia(old, "late-1", a)
 	// One answered only after the old actor stopped still gets its
 	// answer: its waiter heard where the pairing is now.
-	late := make(chan Outcome, 1)
+	late := make(chan protocol.Outcome, 1)
 	go func() {
 		o, _, _ := r.caller.await(context.Background(), old, "late-2", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
 		late <- o
@@ -925,7 +925,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	r.clock.Advance(moveLinger)
 	r.eventually(func() bool { _, ok := r.hub.router.(*LocalRouter).Active("p1"); return !ok }, "the old actor stops")
 	a.answer(c3.ID, "late-2")
-	if o := <-late; o.Kind != Answered {
+	if o := <-late; o.Kind != protocol.Answered {
 		t.Fatalf("a call forwarded by the old actor ended %v once it stopped", o.Kind)
 	}
 	if _, ok := other.Active("p1"); !ok {
@@ -938,7 +938,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 // it and that its answer reaches the caller.
 func (r *rig) callVia(pid *actor.PID, id string, tab *testTab) {
 	r.t.Helper()
-	ended := make(chan Outcome, 1)
+	ended := make(chan protocol.Outcome, 1)
 	go func() {
 		o, _, _ := r.caller.await(context.Background(), pid, id, CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
 		ended <- o
@@ -947,7 +947,7 @@ func (r *rig) callVia(pid *actor.PID, id string, tab *testTab) {
 	tab.answer(c.ID, id)
 	select {
 	case o := <-ended:
-		if o.Kind != Answered || !strings.Contains(string(o.Result.Data), id) {
+		if o.Kind != protocol.Answered || !strings.Contains(string(o.Result.Data), id) {
 			r.t.Fatalf("call %s ended %v %+v", id, o.Kind, o.Result)
 		}
 	case <-time.After(patience):
@@ -1112,7 +1112,7 @@ func TestACallWaitingForItsTabStillWaitsAfterAMove(t *testing.T) {
 	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the old actor stops")
 	r.snapshotOf(moved) // the new one has read the old one's MoveDone
 	r.clock.Advance(r.cfg.TabGrace)
-	if o := first.outcome(t); o.Kind != TabClosed {
+	if o := first.outcome(t); o.Kind != protocol.TabClosed {
 		t.Fatalf("the call ended %v after the move; its tab closed mid-call, so it ends tab_closed at the grace", o.Kind)
 	}
 }
@@ -1144,7 +1144,7 @@ func TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces(t *testing.T) {
 		t.Fatalf("C holds %d calls, want 1", n)
 	}
 	r.clock.Advance(time.Millisecond)
-	if o := first.outcome(t); o.Kind != NoTab {
+	if o := first.outcome(t); o.Kind != protocol.NoTab {
 		t.Fatalf("the call ended %v; its wait for a tab had run out", o.Kind)
 	}
 }
@@ -1156,7 +1156,7 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 	r := newRig(t, nil)
 	late := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{} }))
 	type ended struct {
-		o     Outcome
+		o     protocol.Outcome
 		retry bool
 	}
 	done := make(chan ended, 1)
@@ -1175,7 +1175,7 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 	r.clock.Advance(r.cfg.ProbeEvery)
 	select {
 	case e := <-done:
-		if e.o.Kind != Restarting || !e.retry {
+		if e.o.Kind != protocol.Restarting || !e.retry {
 			t.Fatalf("ended %v (retry %v), want restarting with a retry", e.o.Kind, e.retry)
 		}
 	case <-time.After(patience):
@@ -1209,7 +1209,7 @@ func TestATabThatTakesAnAdoptedCallEndsItsGrace(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	r.clock.Advance(time.Millisecond) // the grace since tab-b closed
-	if o := first.outcome(t); o.Kind != TabClosed {
+	if o := first.outcome(t); o.Kind != protocol.TabClosed {
 		t.Fatalf("the call ended %v, want tab_closed", o.Kind)
 	}
 }

@@ -50,15 +50,15 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		res := s.cfg.Caller.CallTool(ctx, call, nil)
-		writeResult(w, req.ID, s.finishCall(e, res))
+		o := s.cfg.Caller.CallTool(ctx, call, nil)
+		writeResult(w, req.ID, s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o)))
 		return
 	}
 	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait)
 	defer st.stop()
 	n := notifier{st: st, tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
-	res := s.cfg.Caller.CallTool(ctx, call, n.event)
-	out := s.finishCall(e, res)
+	o := s.cfg.Caller.CallTool(ctx, call, n.event)
+	out := s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
 		writeResult(w, req.ID, out) // the stream never opened
 	}

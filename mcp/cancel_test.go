@@ -15,10 +15,10 @@ import (
 // blockingCaller runs each call until its context ends, and says so.
 type blockingCaller struct{ ended chan string }
 
-func (c blockingCaller) CallTool(ctx context.Context, call ToolCall, _ func(Event)) protocol.ToolResult {
+func (c blockingCaller) CallTool(ctx context.Context, call ToolCall, _ func(Event)) protocol.Outcome {
 	<-ctx.Done()
 	c.ended <- call.Connection.ID
-	return protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: protocol.CancelledSentence()}}, IsError: true}
+	return protocol.Outcome{Kind: protocol.Cancelled}
 }
 
 func (blockingCaller) Permissions(context.Context, string, protocol.Connection, []string) (map[string]string, bool) {

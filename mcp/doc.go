@@ -7,7 +7,7 @@
 //
 // It owns the transport rules (headers, status codes, JSON or SSE), the
 // methods, the bearer check (through a Verifier), and the one call path's
-// front half: a tools/call goes to a Caller and its result comes back
-// encoded by protocol. It knows nothing of actors, OAuth storage or
+// front half: a tools/call goes to a Caller, and how it ended comes back
+// and is encoded for the host here (protocol.EncodeOutcome). It knows nothing of actors, OAuth storage or
 // WebSockets.
 package mcp

@@ -16,9 +16,9 @@ import (
 // behind it.
 type stubCaller struct{ got *[]ToolCall }
 
-func (c stubCaller) CallTool(_ context.Context, call ToolCall, _ func(Event)) protocol.ToolResult {
+func (c stubCaller) CallTool(_ context.Context, call ToolCall, _ func(Event)) protocol.Outcome {
 	*c.got = append(*c.got, call)
-	return protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: "ok"}}}
+	return protocol.Outcome{Kind: protocol.Answered, Result: protocol.TabResult{Data: json.RawMessage(`"ok"`)}}
 }
 
 func (stubCaller) Permissions(context.Context, string, protocol.Connection, []string) (map[string]string, bool) {

@@ -14,11 +14,11 @@ import (
 // eventCaller sends its events, then answers.
 type eventCaller []Event
 
-func (c eventCaller) CallTool(_ context.Context, _ ToolCall, events func(Event)) protocol.ToolResult {
+func (c eventCaller) CallTool(_ context.Context, _ ToolCall, events func(Event)) protocol.Outcome {
 	for _, e := range c {
 		events(e)
 	}
-	return protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: "done"}}}
+	return protocol.Outcome{Kind: protocol.Answered, Result: protocol.TabResult{Data: json.RawMessage(`"done"`)}}
 }
 
 func (eventCaller) Permissions(context.Context, string, protocol.Connection, []string) (map[string]string, bool) {

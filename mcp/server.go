@@ -56,11 +56,11 @@ type ToolCall struct {
 	Connection protocol.Connection
 }
 
-// Caller runs a tool call on the browser's tab and returns the encoded
-// result (the relay's own sentence when no tab result came). events hears
-// what happens meanwhile; it must not block.
+// Caller runs a tool call on the browser's tab and returns how it ended
+// (the front end encodes it for the host). events hears what happens
+// meanwhile; it must not block.
 type Caller interface {
-	CallTool(ctx context.Context, call ToolCall, events func(Event)) protocol.ToolResult
+	CallTool(ctx context.Context, call ToolCall, events func(Event)) protocol.Outcome
 	// Permissions asks the browser's tab what the person's settings make
 	// of each tool for this connection ("asks", "runs", "refused"); ok is
 	// false when no tab answered in time.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,13 +23,13 @@ type tickCaller struct {
 	late   chan func(Event)
 }
 
-func (c tickCaller) CallTool(_ context.Context, _ ToolCall, events func(Event)) protocol.ToolResult {
+func (c tickCaller) CallTool(_ context.Context, _ ToolCall, events func(Event)) protocol.Outcome {
 	time.Sleep(c.period)
 	events(Event{Kind: "progress", Progress: 1, Message: "half way"})
 	if c.late != nil {
 		c.late <- events
 	}
-	return protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: "done"}}}
+	return protocol.Outcome{Kind: protocol.Answered, Result: protocol.TabResult{Data: json.RawMessage(`"done"`)}}
 }
 
 func (tickCaller) Permissions(context.Context, string, protocol.Connection, []string) (map[string]string, bool) {

@@ -40,14 +40,13 @@ func (v verifier) Verify(ctx context.Context, token string) (mcp.Grant, error) {
 // caller adapts the node's call path to the MCP front end.
 type caller struct{ n *Node }
 
-func (c caller) CallTool(ctx context.Context, call mcp.ToolCall, sink func(mcp.Event)) protocol.ToolResult {
+func (c caller) CallTool(ctx context.Context, call mcp.ToolCall, sink func(mcp.Event)) protocol.Outcome {
 	var events func(actors.Event)
 	if sink != nil {
 		events = func(e actors.Event) { sink(mcpEvent(e)) }
 	}
-	res, _ := c.n.Call(ctx, actors.CallRequest{Pairing: call.Pairing, Tool: call.Tool, Arguments: call.Arguments,
+	return c.n.Call(ctx, actors.CallRequest{Pairing: call.Pairing, Tool: call.Tool, Arguments: call.Arguments,
 		Connection: call.Connection}, events)
-	return res
 }
 
 func mcpEvent(e actors.Event) mcp.Event {

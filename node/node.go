@@ -295,19 +295,18 @@ func (n *Node) Addr() string { return n.publicLn.Addr().String() }
 // AdminAddr is the admin listener's address (after Start).
 func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 
-// Call runs one tool call on a pairing and encodes its end as the MCP
-// result a host reads: the one call path's end, shared with the MCP front
-// end. While the node drains, no call starts and the ones in flight that
+// Call runs one tool call on a pairing and returns how it ended: the one
+// call path's end, shared with the MCP front end (which encodes it for the
+// host). While the node drains, no call starts and the ones in flight that
 // cannot finish in time end with the restarting sentence.
-func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(actors.Event)) (protocol.ToolResult, actors.Outcome) {
+func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(actors.Event)) protocol.Outcome {
 	n.inflight.Add(1) // before the check: Shutdown counts this call or this call sees the drain
 	defer n.inflight.Add(-1)
 	if n.draining.Load() && n.cluster == nil {
 		// One node: nothing can take the call. In a cluster, the front
 		// end goes on serving until its listener closes: pairings live
 		// on other nodes, or hand off from this one.
-		o := actors.Outcome{Kind: actors.Restarting}
-		return n.encode(o), o
+		return protocol.Outcome{Kind: protocol.Restarting}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -315,20 +314,9 @@ func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(act
 	defer stop()
 	o, err := n.caller.Call(ctx, req, events)
 	if err != nil && n.stopCtx.Err() != nil {
-		o = actors.Outcome{Kind: actors.Restarting, CallID: o.CallID}
+		o = protocol.Outcome{Kind: protocol.Restarting, CallID: o.CallID}
 	}
-	return n.encode(o), o
-}
-
-// encode turns an outcome into the result the host reads (SPEC §4).
-func (n *Node) encode(o actors.Outcome) protocol.ToolResult {
-	tag := n.cfg.Bundle.Tag()
-	if o.Kind == actors.Answered {
-		return protocol.EncodeResult(tag, o.Result)
-	}
-	r := protocol.ToolResult{Content: []protocol.Content{{Type: "text", Text: o.Sentence(n.cfg.Bundle.App.Title, n.cfg.Bundle.AnswersAt)}}}
-	r.IsError = o.Kind != actors.Detached // a detach is news to read, not a failure
-	return r
+	return o
 }
 
 // Inspect returns a pairing's state.

@@ -1,7 +1,8 @@
 // Package protocol is tabrelay's vocabulary: the tab wire protocol (messages,
 // version, disconnect codes), the bundle (catalogue) format and its loader,
-// and the pure functions that turn a tab's answer into MCP content (data
-// tags, the text cut, the image rules).
+// how a tool call can end (Outcome) and the relay's sentences for it, and
+// the pure functions that turn a call's end into MCP content (data tags,
+// the text cut, the image rules).
 //
 // Every other package may import protocol; protocol imports nothing of ours
 // and holds no state, no I/O beyond decoding, and no clock.

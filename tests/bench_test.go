@@ -8,8 +8,6 @@ import (
 
 	"github.com/tabrelay/tabrelay/headless"
 	"github.com/tabrelay/tabrelay/protocol"
-
-	"github.com/tabrelay/tabrelay/actors"
 )
 
 // BenchmarkCallRoundTrip measures one tool call through node.Call, the
@@ -20,7 +18,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if res := r.call(ctx, pairing, "c1", "echo", map[string]any{"value": i}); res.outcome.Kind != actors.Answered {
+		if res := r.call(ctx, pairing, "c1", "echo", map[string]any{"value": i}); res.outcome.Kind != protocol.Answered {
 			b.Fatalf("outcome %v", res.outcome.Kind)
 		}
 	}
@@ -34,7 +32,7 @@ func BenchmarkCallRoundTripParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if res := r.call(ctx, pairing, "c1", "echo", map[string]any{"value": 1}); res.outcome.Kind != actors.Answered {
+			if res := r.call(ctx, pairing, "c1", "echo", map[string]any{"value": 1}); res.outcome.Kind != protocol.Answered {
 				b.Fatalf("outcome %v", res.outcome.Kind)
 			}
 		}

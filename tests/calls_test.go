@@ -41,7 +41,7 @@ func TestCallsGoToTheTabFocusedLastAndFallBack(t *testing.T) {
 func TestNoTabIsAnsweredAtOnceWithOneSentence(t *testing.T) {
 	r := startRelay(t, nil)
 	res := r.call(context.Background(), "p-never-seen", "c1", "whoami", nil)
-	if res.outcome.Kind != actors.NoTab || !res.result.IsError || len(res.result.Content) != 1 {
+	if res.outcome.Kind != protocol.NoTab || !res.result.IsError || len(res.result.Content) != 1 {
 		t.Fatalf("got %v %+v", res.outcome.Kind, res.result)
 	}
 	if text := res.result.Content[0].Text; !strings.Contains(text, "open Probe in a tab") {
@@ -130,7 +130,7 @@ func TestATabClosedMidCallIsAnsweredAfterTheGrace(t *testing.T) {
 	r.clock.Advance(actors.DefaultTabGrace)
 	select {
 	case res := <-done:
-		if res.outcome.Kind != actors.TabClosed || !res.result.IsError ||
+		if res.outcome.Kind != protocol.TabClosed || !res.result.IsError ||
 			!strings.Contains(res.result.Content[0].Text, "may or may not have run") {
 			t.Fatalf("ended %v: %+v", res.outcome.Kind, res.result)
 		}
@@ -154,14 +154,14 @@ func TestAskingEndsInDetachAndSilenceInTimeout(t *testing.T) {
 	r.clock.Advance(2 * time.Second)
 
 	res := <-asked
-	if res.outcome.Kind != actors.Detached || res.result.IsError || res.result.Content[0].Text != protocol.DetachSentence("") {
+	if res.outcome.Kind != protocol.Detached || res.result.IsError || res.result.Content[0].Text != protocol.DetachSentence("") {
 		t.Fatalf("asked call ended %v: %+v", res.outcome.Kind, res.result)
 	}
 	if len(res.events) == 0 || !res.events[0].Asking {
 		t.Fatalf("the waiter did not hear the person being asked: %+v", res.events)
 	}
 	res = <-silent
-	if res.outcome.Kind != actors.TimedOut || !res.result.IsError {
+	if res.outcome.Kind != protocol.TimedOut || !res.result.IsError {
 		t.Fatalf("silent call ended %v", res.outcome.Kind)
 	}
 }

@@ -21,10 +21,10 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/headless"
 	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/node"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // startMembers starts n in-process nodes of one cluster on srv, sharing
@@ -78,7 +78,7 @@ func TestInProcessMembersCallAcross(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{})
-	if res.outcome.Kind != actors.Answered {
+	if res.outcome.Kind != protocol.Answered {
 		t.Fatalf("call through node a ended %v: %+v", res.outcome.Kind, res.result)
 	}
 	if got := res.data(t)["tab"]; got != "on-b" {
@@ -122,7 +122,7 @@ func BenchmarkInProcessCluster(b *testing.B) {
 	ctx := context.Background()
 	call := func(b *testing.B, r *relay) {
 		for i := 0; i < b.N; i++ {
-			if res := r.call(ctx, tab.Pairing(), "c1", "echo", map[string]any{"value": i}); res.outcome.Kind != actors.Answered {
+			if res := r.call(ctx, tab.Pairing(), "c1", "echo", map[string]any{"value": i}); res.outcome.Kind != protocol.Answered {
 				b.Fatalf("outcome %v", res.outcome.Kind)
 			}
 		}
@@ -266,7 +266,7 @@ func TestInProcessADrainingNodeFinishesTheCallsItServes(t *testing.T) {
 		"the call reached the tab")
 	a.node.Shutdown(context.Background()) // grace 5 s: the call has time to finish
 	res := <-done
-	if res.outcome.Kind != actors.Answered {
+	if res.outcome.Kind != protocol.Answered {
 		t.Fatalf("the call through the draining node ended %v: %+v", res.outcome.Kind, res.result)
 	}
 }
@@ -292,11 +292,11 @@ func TestInProcessMembersCarryLargeCalls(t *testing.T) {
 		if len(res.result.Content) > 0 {
 			text = res.result.Content[0].Text
 		}
-		if res.outcome.Kind != actors.Answered || !strings.Contains(text, "has 3,145,740 characters") {
+		if res.outcome.Kind != protocol.Answered || !strings.Contains(text, "has 3,145,740 characters") {
 			t.Fatalf("echo of 3 MiB ended %v: %.300q", res.outcome.Kind, text)
 		}
 	}
-	if res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{}); res.outcome.Kind != actors.Answered {
+	if res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{}); res.outcome.Kind != protocol.Answered {
 		t.Fatalf("a small call after the large ones ended %v", res.outcome.Kind)
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/redistest"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // TestInProcessALiveTabOutlivesAPeerRestartedOnItsAddress is issue 17's
@@ -75,7 +75,7 @@ func TestInProcessALiveTabOutlivesAPeerRestartedOnItsAddress(t *testing.T) {
 		t.Fatalf("tabs taken back %v, want 1", n)
 	}
 	res := a.call(ctx, pairing, "conn-1", "whoami", map[string]any{})
-	if res.outcome.Kind != actors.Answered {
+	if res.outcome.Kind != protocol.Answered {
 		t.Fatalf("a call after the purge ended %v: %+v", res.outcome.Kind, res.result)
 	}
 	if got := res.data(t)["tab"]; got != "on-b" {

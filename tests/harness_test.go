@@ -60,12 +60,13 @@ func TestMain(m *testing.M) {
 
 // relay is a node started in this process.
 type relay struct {
-	t     testing.TB
-	node  *node.Node
-	clock *clock.Fake
-	key   []byte
-	url   string
-	logs  *syncbuf.Buffer
+	t      testing.TB
+	node   *node.Node
+	bundle *protocol.Bundle // the node's, which encodes its results
+	clock  *clock.Fake
+	key    []byte
+	url    string
+	logs   *syncbuf.Buffer
 }
 
 func startRelay(t testing.TB, tweak func(*node.Config)) *relay {
@@ -92,7 +93,7 @@ func startRelay(t testing.TB, tweak func(*node.Config)) *relay {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Shutdown(context.Background()) })
-	return &relay{t: t, node: n, clock: fake, key: key, url: "http://" + n.Addr(), logs: logs}
+	return &relay{t: t, node: n, bundle: cfg.Bundle, clock: fake, key: key, url: "http://" + n.Addr(), logs: logs}
 }
 
 // browser is one browser: a secret file shared by its tab processes.
@@ -184,7 +185,7 @@ func (b *browser) waitSecret() {
 
 type callResult struct {
 	result  protocol.ToolResult
-	outcome actors.Outcome
+	outcome protocol.Outcome
 	events  []actors.Event
 }
 
@@ -194,18 +195,18 @@ func (r *relay) call(ctx context.Context, pairing, conn, tool string, args any) 
 	raw, _ := json.Marshal(args)
 	var mu sync.Mutex
 	var events []actors.Event
-	res, o := r.node.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: tool, Arguments: raw,
+	o := r.node.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: tool, Arguments: raw,
 		Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "E2E", Host: "e2e.test"}},
 		func(e actors.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
 	mu.Lock()
 	defer mu.Unlock()
-	return callResult{result: res, outcome: o, events: events}
+	return callResult{result: protocol.EncodeOutcome(r.bundle, o), outcome: o, events: events}
 }
 
 // data decodes the tagged data of an answered call.
 func (c callResult) data(t testing.TB) map[string]any {
 	t.Helper()
-	if c.outcome.Kind != actors.Answered || len(c.result.Content) == 0 {
+	if c.outcome.Kind != protocol.Answered || len(c.result.Content) == 0 {
 		t.Fatalf("call ended %v: %+v", c.outcome.Kind, c.result)
 	}
 	raw, err := protocol.UntagData(protocol.DefaultDataTag, c.result.Content[0].Text)

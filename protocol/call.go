@@ -1,0 +1,71 @@
+package protocol
+
+import "time"
+
+// A tool call's ends, as the pairing actor decides them and the MCP front
+// end encodes them for the host (SPEC §3, §4): the tab's result, or one of
+// the relay's own sentences.
+
+// OutcomeKind says how a call ended. Its values cross nodes as the numbers
+// of wire.OutcomeKind.
+type OutcomeKind int
+
+// How a call can end.
+const (
+	Answered     OutcomeKind = iota // the tab answered: Outcome.Result holds it
+	NoTab                           // no tab connected (and none lately): answered at once
+	Detached                        // the wait ran out while the person was asked
+	TimedOut                        // the wait ran out
+	Restarting                      // the pairing went away with the call in flight
+	TooManyCalls                    // over the pairing's limit of calls in flight
+	Cancelled                       // the host went away
+	TabClosed                       // the call's tab closed mid-call and none came back within the tab grace
+)
+
+var outcomeNames = [...]string{"answered", "no_tab", "detached", "timeout", "restarting", "too_many_calls", "cancelled", "tab_closed"}
+
+func (k OutcomeKind) String() string { return outcomeNames[k] }
+
+// Outcome is how one call ended.
+type Outcome struct {
+	Kind   OutcomeKind
+	CallID string
+	Turn   string
+	Result TabResult     // when Kind is Answered
+	Limit  int           // when Kind is TooManyCalls
+	Wait   time.Duration // when Kind is TimedOut
+}
+
+// Sentence is the relay's own sentence for an outcome without the tab's
+// result ("" when Answered). answersAt is the bundle's AnswersAt: where an
+// agent can see what a call did (empty: it is told to ask the person).
+func (o Outcome) Sentence(appTitle, answersAt string) string {
+	switch o.Kind {
+	case NoTab:
+		return NoTabSentence(appTitle)
+	case Detached:
+		return DetachSentence(answersAt)
+	case TimedOut:
+		return TimeoutSentence(o.Wait, answersAt)
+	case Restarting:
+		return RestartingSentence(answersAt)
+	case TooManyCalls:
+		return TooManyCallsSentence(o.Limit)
+	case Cancelled:
+		return CancelledSentence()
+	case TabClosed:
+		return TabClosedSentence(appTitle, answersAt)
+	}
+	return ""
+}
+
+// EncodeOutcome is the result a host reads of a call that ended with o
+// (SPEC §4): the tab's result between the bundle's data tags, or the
+// relay's sentence, an error unless the call detached (a detach is news
+// to read, not a failure).
+func EncodeOutcome(b *Bundle, o Outcome) ToolResult {
+	if o.Kind == Answered {
+		return EncodeResult(b.Tag(), o.Result)
+	}
+	return ToolResult{Content: []Content{{Type: "text", Text: o.Sentence(b.App.Title, b.AnswersAt)}}, IsError: o.Kind != Detached}
+}
