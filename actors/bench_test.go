@@ -37,7 +37,7 @@ func benchRig(b *testing.B) *rig {
 
 func BenchmarkPairingCall(b *testing.B) {
 	r := benchRig(b)
-	req := CallRequest{Pairing: "p1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)}
+	req := protocol.CallRequest{Pairing: "p1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -49,7 +49,7 @@ func BenchmarkPairingCall(b *testing.B) {
 
 func BenchmarkPairingCallParallel(b *testing.B) {
 	r := benchRig(b)
-	req := CallRequest{Pairing: "p1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)}
+	req := protocol.CallRequest{Pairing: "p1", Tool: "echo", Arguments: json.RawMessage(`{"value":1}`)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

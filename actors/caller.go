@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -25,36 +24,6 @@ func NewCaller(system *actor.ActorSystem, router Router, cfg Config) *Caller {
 	return &Caller{system: system, router: router, cfg: cfg.withDefaults()}
 }
 
-// CallRequest is one tool call for one pairing.
-type CallRequest struct {
-	Pairing    string
-	Tool       string
-	Arguments  json.RawMessage
-	Connection protocol.Connection
-}
-
-// Event is something that happened to a call before its end.
-type Event struct {
-	CallID string
-	Kind   EventKind
-	Asking bool // EventAsking: true while the person is asked, false once they answered
-
-	Progress, Total float64 // EventProgress
-	Message         string  // EventProgress
-	Level           string  // EventLog
-	Data            []byte  // EventLog: JSON
-}
-
-// EventKind says what an Event reports.
-type EventKind int
-
-// Kinds of Event.
-const (
-	EventAsking EventKind = iota
-	EventProgress
-	EventLog
-)
-
 // activationAttempts bounds how often a call looks its pairing up again
 // when the actor it found was stopping (passivation races a call).
 const activationAttempts = 3
@@ -70,7 +39,7 @@ const safetyMargin = 30 * time.Second
 // too many calls). events, when not nil, hears the person being asked; it
 // must not block. A cancelled ctx cancels the call (the tab is told) and
 // returns ctx's error.
-func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) (protocol.Outcome, error) {
+func (c *Caller) Call(ctx context.Context, req protocol.CallRequest, events func(protocol.CallEvent)) (protocol.Outcome, error) {
 	id := NewID("call-")
 	var stale *actor.PID
 	for attempt := 0; ; attempt++ {
@@ -88,7 +57,7 @@ func (c *Caller) Call(ctx context.Context, req CallRequest, events func(Event)) 
 
 // await sends the call to pid through a waiter actor and waits. retry is
 // true when the pairing was gone before it took the call.
-func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req CallRequest, events func(Event)) (o protocol.Outcome, retry bool, err error) {
+func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req protocol.CallRequest, events func(protocol.CallEvent)) (o protocol.Outcome, retry bool, err error) {
 	w := &waiter{
 		every:   c.cfg.ProbeEvery,
 		clock:   c.cfg.Clock,

@@ -67,14 +67,37 @@ func fromWireConnection(c *wire.Connection) protocol.Connection {
 	return protocol.Connection{ID: c.GetId(), Kind: c.GetKind(), Client: c.GetClient(), Host: c.GetHost()}
 }
 
-func toWireEvent(e Event) *wire.Event {
-	return &wire.Event{CallId: e.CallID, Kind: wire.EventKind(e.Kind), Asking: e.Asking, Progress: e.Progress,
-		Total: e.Total, Message: e.Message, Level: e.Level, Data: e.Data}
+// toWireEvent and fromWireEvent carry a call's events across nodes: the
+// wire has one asking kind, whose flag says whether the person is still
+// being asked.
+func toWireEvent(e protocol.CallEvent) *wire.Event {
+	w := &wire.Event{CallId: e.CallID, Progress: e.Progress, Total: e.Total, Message: e.Message, Level: e.Level, Data: e.Data}
+	switch e.Kind {
+	case protocol.CallAsking, protocol.CallAnswered:
+		w.Kind, w.Asking = wire.EventKind_EVENT_ASKING, e.Kind == protocol.CallAsking
+	case protocol.CallProgress:
+		w.Kind = wire.EventKind_EVENT_PROGRESS
+	case protocol.CallLog:
+		w.Kind = wire.EventKind_EVENT_LOG
+	}
+	return w
 }
 
-func fromWireEvent(e *wire.Event) Event {
-	return Event{CallID: e.GetCallId(), Kind: EventKind(e.GetKind()), Asking: e.GetAsking(), Progress: e.GetProgress(),
-		Total: e.GetTotal(), Message: e.GetMessage(), Level: e.GetLevel(), Data: e.GetData()}
+func fromWireEvent(e *wire.Event) protocol.CallEvent {
+	c := protocol.CallEvent{CallID: e.GetCallId(), Progress: e.GetProgress(), Total: e.GetTotal(), Message: e.GetMessage(),
+		Level: e.GetLevel(), Data: e.GetData()}
+	switch e.GetKind() {
+	case wire.EventKind_EVENT_ASKING:
+		c.Kind = protocol.CallAnswered
+		if e.GetAsking() {
+			c.Kind = protocol.CallAsking
+		}
+	case wire.EventKind_EVENT_PROGRESS:
+		c.Kind = protocol.CallProgress
+	case wire.EventKind_EVENT_LOG:
+		c.Kind = protocol.CallLog
+	}
+	return c
 }
 
 // done is the message that ends a call with o; result is the tab's result

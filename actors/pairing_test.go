@@ -17,6 +17,7 @@ import (
 	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
+	"google.golang.org/protobuf/proto"
 )
 
 // patience bounds how long a test waits for an actor message that must
@@ -147,18 +148,18 @@ func (r *rig) eventually(cond func() bool, what string, args ...any) {
 
 type pending struct {
 	done   chan protocol.Outcome
-	events chan Event
+	events chan protocol.CallEvent
 	cancel context.CancelFunc
 }
 
 // call starts a call of connection conn and returns where its end arrives.
 func (r *rig) call(pairing, conn, tool string) *pending {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &pending{done: make(chan protocol.Outcome, 1), events: make(chan Event, 8), cancel: cancel}
+	p := &pending{done: make(chan protocol.Outcome, 1), events: make(chan protocol.CallEvent, 8), cancel: cancel}
 	go func() {
-		o, _ := r.caller.Call(ctx, CallRequest{Pairing: pairing, Tool: tool, Arguments: json.RawMessage(`{}`),
+		o, _ := r.caller.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: tool, Arguments: json.RawMessage(`{}`),
 			Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "Test", Host: "example.com"}},
-			func(e Event) { p.events <- e })
+			func(e protocol.CallEvent) { p.events <- e })
 		p.done <- o
 	}()
 	return p
@@ -331,7 +332,7 @@ func TestWaitEndsInDetachWhileAskingAndTimeoutOtherwise(t *testing.T) {
 	a.tab.Asking(c.ID, true)
 	select {
 	case e := <-asked.events:
-		if !e.Asking || e.CallID != c.ID {
+		if e.Kind != protocol.CallAsking || e.CallID != c.ID {
 			t.Fatalf("event %+v", e)
 		}
 	case <-time.After(patience):
@@ -731,7 +732,7 @@ func (r *rig) probedCall(caller *Caller) (protocol.Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	go func() {
-		o, err := caller.Call(ctx, CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+		o, err := caller.Call(ctx, protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
 		done <- ended{o, err}
 	}()
 	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the call's deadline and its probe armed")
@@ -915,7 +916,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	// answer: its waiter heard where the pairing is now.
 	late := make(chan protocol.Outcome, 1)
 	go func() {
-		o, _, _ := r.caller.await(context.Background(), old, "late-2", CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		o, _, _ := r.caller.await(context.Background(), old, "late-2", protocol.CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
 		late <- o
 	}()
 	c3 := a.nextCall()
@@ -940,7 +941,7 @@ func (r *rig) callVia(pid *actor.PID, id string, tab *testTab) {
 	r.t.Helper()
 	ended := make(chan protocol.Outcome, 1)
 	go func() {
-		o, _, _ := r.caller.await(context.Background(), pid, id, CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		o, _, _ := r.caller.await(context.Background(), pid, id, protocol.CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
 		ended <- o
 	}()
 	c := tab.nextCall()
@@ -1161,7 +1162,7 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 	}
 	done := make(chan ended, 1)
 	go func() {
-		o, retry, _ := NewCaller(r.system, fixedRouter{late}, r.cfg).await(context.Background(), late, "c1", CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+		o, retry, _ := NewCaller(r.system, fixedRouter{late}, r.cfg).await(context.Background(), late, "c1", protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
 		done <- ended{o, retry}
 	}()
 	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the waiter's safety timer and probe armed")
@@ -1211,5 +1212,29 @@ func TestATabThatTakesAnAdoptedCallEndsItsGrace(t *testing.T) {
 	r.clock.Advance(time.Millisecond) // the grace since tab-b closed
 	if o := first.outcome(t); o.Kind != protocol.TabClosed {
 		t.Fatalf("the call ended %v, want tab_closed", o.Kind)
+	}
+}
+
+// TestCallEventsCrossTheWire: every kind of call event reaches the waiter
+// as it left the tab's node, through the wire's encoding (one asking kind
+// with a flag for the person still being asked, or having answered).
+func TestCallEventsCrossTheWire(t *testing.T) {
+	for _, e := range []protocol.CallEvent{
+		{CallID: "c1", Kind: protocol.CallAsking},
+		{CallID: "c1", Kind: protocol.CallAnswered},
+		{CallID: "c1", Kind: protocol.CallProgress, Progress: 2, Total: 5, Message: "two of five"},
+		{CallID: "c1", Kind: protocol.CallLog, Level: "warning", Data: json.RawMessage(`{"note":"x"}`)},
+	} {
+		raw, err := proto.Marshal(toWireEvent(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w wire.Event
+		if err := proto.Unmarshal(raw, &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := fromWireEvent(&w); !reflect.DeepEqual(got, e) {
+			t.Errorf("event %+v came back as %+v", e, got)
+		}
 	}
 }

@@ -75,12 +75,12 @@ func (t *Tab) Asking(id string, asking bool) {
 
 // Progress reports how far the tab is with a call.
 func (t *Tab) Progress(m protocol.Progress) {
-	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(Event{CallID: m.ID, Kind: EventProgress, Progress: m.Progress, Total: m.Total, Message: m.Message})})
+	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallProgress, Progress: m.Progress, Total: m.Total, Message: m.Message})})
 }
 
 // Log hands the host a log line of a call.
 func (t *Tab) Log(m protocol.Log) {
-	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(Event{CallID: m.ID, Kind: EventLog, Level: m.Level, Data: m.Data})})
+	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallLog, Level: m.Level, Data: m.Data})})
 }
 
 // Permissions hands the pairing the tab's answer to a permissions question.

@@ -46,18 +46,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	if !s.guardCall(w, r, req, e, g, tool, args) {
 		return
 	}
-	call := ToolCall{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}
+	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}
 	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		o := s.cfg.Caller.CallTool(ctx, call, nil)
+		o := s.cfg.Caller.Call(ctx, call, nil)
 		writeResult(w, req.ID, s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o)))
 		return
 	}
 	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait)
 	defer st.stop()
 	n := notifier{st: st, tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
-	o := s.cfg.Caller.CallTool(ctx, call, n.event)
+	o := s.cfg.Caller.Call(ctx, call, n.event)
 	out := s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
 		writeResult(w, req.ID, out) // the stream never opened
@@ -84,16 +84,16 @@ type notifier struct {
 	last     float64         // progress sent so far: it never goes back
 }
 
-func (n *notifier) event(e Event) {
+func (n *notifier) event(e protocol.CallEvent) {
 	switch e.Kind {
-	case "log":
+	case protocol.CallLog:
 		n.log(e.Level, protocol.TagNote(n.tag, e.Data, maxLogChars))
 		return
-	case "asking":
+	case protocol.CallAsking:
 		e.Message = "The person is being asked about this call in their tab; waiting for their answer."
-	case "answered":
+	case protocol.CallAnswered:
 		e.Message = "The person answered in their tab."
-	case "progress":
+	case protocol.CallProgress:
 		if e.Message != "" {
 			msg, _ := json.Marshal(e.Message)
 			e.Message = protocol.TagNote(n.tag, msg, maxProgressChars)
@@ -102,7 +102,7 @@ func (n *notifier) event(e Event) {
 	if len(n.token) == 0 {
 		// A host that sent no progress token still hears that the person is
 		// being asked, as a log line where it listens (SPEC §3).
-		if e.Kind == "asking" || e.Kind == "answered" {
+		if e.Kind == protocol.CallAsking || e.Kind == protocol.CallAnswered {
 			n.log("notice", e.Message)
 		}
 		return
@@ -110,7 +110,7 @@ func (n *notifier) event(e Event) {
 	n.mu.Lock()
 	// Progress must grow with every notification: the tab's own figures
 	// when they do, one more otherwise (the person asked, answered).
-	if e.Kind == "progress" && e.Progress > n.last {
+	if e.Kind == protocol.CallProgress && e.Progress > n.last {
 		n.last = e.Progress
 	} else {
 		n.last++

@@ -15,7 +15,7 @@ import (
 // blockingCaller runs each call until its context ends, and says so.
 type blockingCaller struct{ ended chan string }
 
-func (c blockingCaller) CallTool(ctx context.Context, call ToolCall, _ func(Event)) protocol.Outcome {
+func (c blockingCaller) Call(ctx context.Context, call protocol.CallRequest, _ func(protocol.CallEvent)) protocol.Outcome {
 	<-ctx.Done()
 	c.ended <- call.Connection.ID
 	return protocol.Outcome{Kind: protocol.Cancelled}

@@ -14,9 +14,9 @@ import (
 // stubCaller answers every call at once and remembers what reached it:
 // the fuzz test is about the front end's decoding and guard, not the path
 // behind it.
-type stubCaller struct{ got *[]ToolCall }
+type stubCaller struct{ got *[]protocol.CallRequest }
 
-func (c stubCaller) CallTool(_ context.Context, call ToolCall, _ func(Event)) protocol.Outcome {
+func (c stubCaller) Call(_ context.Context, call protocol.CallRequest, _ func(protocol.CallEvent)) protocol.Outcome {
 	*c.got = append(*c.got, call)
 	return protocol.Outcome{Kind: protocol.Answered, Result: protocol.TabResult{Data: json.RawMessage(`"ok"`)}}
 }
@@ -63,7 +63,7 @@ func FuzzServeHTTP(f *testing.F) {
 		f.Add(seed, "2025-06-18", "", "", "application/json; charset=utf-8")
 	}
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counter"}}`, "2026-07-28", "tools/list", "notes", "text/plain")
-	var got []ToolCall
+	var got []protocol.CallRequest
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&got},
 		Guard: allowAll{}, Verifier: acceptAll{}})
 	if err != nil {

@@ -44,7 +44,7 @@ func post(t *testing.T, srv http.Handler, body string) (*httptest.ResponseRecord
 // value of the argument, of any length, stays out of the log (SPEC §9).
 func TestAScopeRefusalLogsNoArgument(t *testing.T) {
 	var logs bytes.Buffer
-	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]ToolCall{}},
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
 		Guard: allowAll{}, Verifier: acceptAll{}, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestAScopeRefusalLogsNoArgument(t *testing.T) {
 // request is an invalid request (-32600), only bytes that are not JSON a
 // parse error (-32700).
 func TestJSONRPCWrongTypes(t *testing.T) {
-	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]ToolCall{}},
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
 		Guard: allowAll{}, Verifier: acceptAll{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestJSONRPCWrongTypes(t *testing.T) {
 func TestABodyThatStopsArrivingIsATimeout(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
-		Caller: stubCaller{&[]ToolCall{}}, Guard: allowAll{}, Verifier: acceptAll{}, MaxBody: 1024,
+		Caller: stubCaller{&[]protocol.CallRequest{}}, Guard: allowAll{}, Verifier: acceptAll{}, MaxBody: 1024,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

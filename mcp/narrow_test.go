@@ -17,7 +17,7 @@ func (s scopeOfEntries) Scope(context.Context, Grant) ([]protocol.ScopeEntry, er
 // listedTools posts tools/list for a connection whose scope is entries.
 func listedTools(t *testing.T, entries []protocol.ScopeEntry) map[string]map[string]any {
 	t.Helper()
-	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]ToolCall{}},
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
 		Guard: scopeOfEntries(entries), Verifier: acceptAll{}})
 	if err != nil {
 		t.Fatal(err)

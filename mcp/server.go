@@ -48,32 +48,15 @@ type Verifier interface {
 	Verify(ctx context.Context, token string) (Grant, error)
 }
 
-// ToolCall is one tools/call for one pairing.
-type ToolCall struct {
-	Pairing    string
-	Tool       string
-	Arguments  json.RawMessage
-	Connection protocol.Connection
-}
-
 // Caller runs a tool call on the browser's tab and returns how it ended
 // (the front end encodes it for the host). events hears what happens
 // meanwhile; it must not block.
 type Caller interface {
-	CallTool(ctx context.Context, call ToolCall, events func(Event)) protocol.Outcome
+	Call(ctx context.Context, call protocol.CallRequest, events func(protocol.CallEvent)) protocol.Outcome
 	// Permissions asks the browser's tab what the person's settings make
 	// of each tool for this connection ("asks", "runs", "refused"); ok is
 	// false when no tab answered in time.
 	Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool)
-}
-
-// Event is something that happened to a call before its end.
-type Event struct {
-	Kind            string // "asking", "answered", "progress", "log"
-	Progress, Total float64
-	Message         string
-	Level           string
-	Data            json.RawMessage
 }
 
 // Config is what the MCP front end needs.

@@ -20,12 +20,12 @@ import (
 // callback once the call returned.
 type tickCaller struct {
 	period time.Duration
-	late   chan func(Event)
+	late   chan func(protocol.CallEvent)
 }
 
-func (c tickCaller) CallTool(_ context.Context, _ ToolCall, events func(Event)) protocol.Outcome {
+func (c tickCaller) Call(_ context.Context, _ protocol.CallRequest, events func(protocol.CallEvent)) protocol.Outcome {
 	time.Sleep(c.period)
-	events(Event{Kind: "progress", Progress: 1, Message: "half way"})
+	events(protocol.CallEvent{Kind: protocol.CallProgress, Progress: 1, Message: "half way"})
 	if c.late != nil {
 		c.late <- events
 	}
@@ -116,7 +116,7 @@ func TestStreamedCallsEndingOnKeepAliveTicks(t *testing.T) {
 // it sends then goes nowhere, and the next request on the same connection
 // is answered whole.
 func TestStreamDropsEventsAfterTheCallEnded(t *testing.T) {
-	late := make(chan func(Event), 1)
+	late := make(chan func(protocol.CallEvent), 1)
 	ts := streamServer(t, tickCaller{period: time.Millisecond, late: late}, time.Hour)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
@@ -126,7 +126,7 @@ func TestStreamDropsEventsAfterTheCallEnded(t *testing.T) {
 	}
 	events := <-late
 	// The first response was read to its end: its handler has returned.
-	events(Event{Kind: "progress", Progress: 2, Message: "too late"})
+	events(protocol.CallEvent{Kind: protocol.CallProgress, Progress: 2, Message: "too late"})
 	second := make(chan string, 1)
 	go func() {
 		s, err := streamedCall(client, ts.URL, 2)
@@ -135,7 +135,7 @@ func TestStreamDropsEventsAfterTheCallEnded(t *testing.T) {
 		}
 		second <- s
 	}()
-	events(Event{Kind: "progress", Progress: 3, Message: "too late"})
+	events(protocol.CallEvent{Kind: protocol.CallProgress, Progress: 3, Message: "too late"})
 	<-late // the second call's callback: its result is under way
 	s := <-second
 	for _, body := range []string{first, s} {

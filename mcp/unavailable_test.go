@@ -25,7 +25,7 @@ func (storeDown) Verify(context.Context, string) (Grant, error) {
 // answered 503 with Retry-After and a JSON-RPC error carrying its id, not
 // a plain-text body.
 func TestATokenCheckThatFailsIsADocumented503(t *testing.T) {
-	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]ToolCall{}},
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
 		Guard: allowAll{}, Verifier: storeDown{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func (scopeDown) Scope(context.Context, Grant) ([]protocol.ScopeEntry, error) {
 // call is answered as every outage is — 503, Retry-After, its id — and
 // nothing runs (the issue 17 scenario got a 200 tool error here).
 func TestAScopeCheckThatFailsIsADocumented503(t *testing.T) {
-	calls := &[]ToolCall{}
+	calls := &[]protocol.CallRequest{}
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{calls},
 		Guard: scopeDown{}, Verifier: acceptAll{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -15,7 +14,7 @@ import (
 func (n *Node) newMCP() (*mcp.Server, error) {
 	return mcp.NewServer(mcp.Config{
 		PublicURL: n.cfg.PublicURL, ResourceMetadataURL: n.oauth.ResourceMetadataURL(), Version: n.cfg.Version,
-		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: caller{n}, Guard: guard{n.oauth}, Events: n.events,
+		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: n, Guard: guard{n.oauth}, Events: n.events,
 		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, Logger: n.log,
 		CancelElsewhere: n.cancelElsewhere(),
@@ -37,37 +36,14 @@ func (v verifier) Verify(ctx context.Context, token string) (mcp.Grant, error) {
 		Scope: g.Scope, ScopeRead: true}, nil
 }
 
-// caller adapts the node's call path to the MCP front end.
-type caller struct{ n *Node }
-
-func (c caller) CallTool(ctx context.Context, call mcp.ToolCall, sink func(mcp.Event)) protocol.Outcome {
-	var events func(actors.Event)
-	if sink != nil {
-		events = func(e actors.Event) { sink(mcpEvent(e)) }
-	}
-	return c.n.Call(ctx, actors.CallRequest{Pairing: call.Pairing, Tool: call.Tool, Arguments: call.Arguments,
-		Connection: call.Connection}, events)
-}
-
-func mcpEvent(e actors.Event) mcp.Event {
-	switch e.Kind {
-	case actors.EventProgress:
-		return mcp.Event{Kind: "progress", Progress: e.Progress, Total: e.Total, Message: e.Message}
-	case actors.EventLog:
-		return mcp.Event{Kind: "log", Level: e.Level, Data: e.Data}
-	}
-	if e.Asking {
-		return mcp.Event{Kind: "asking"}
-	}
-	return mcp.Event{Kind: "answered"}
-}
-
 // permissionsWait bounds how long a tool list waits for the tab (SPEC §4:
 // a short timeout, then the bundled catalogue).
 const permissionsWait = 1500 * time.Millisecond
 
-func (c caller) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool) {
-	return c.n.caller.Permissions(ctx, pairing, conn, tools, permissionsWait)
+// Permissions asks the browser's tab what the person's settings make of
+// tools for conn (mcp.Caller), waiting at most permissionsWait.
+func (n *Node) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool) {
+	return n.caller.Permissions(ctx, pairing, conn, tools, permissionsWait)
 }
 
 // guard adapts the authorization server's scopes to the MCP front end.

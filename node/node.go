@@ -295,11 +295,11 @@ func (n *Node) Addr() string { return n.publicLn.Addr().String() }
 // AdminAddr is the admin listener's address (after Start).
 func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 
-// Call runs one tool call on a pairing and returns how it ended: the one
-// call path's end, shared with the MCP front end (which encodes it for the
-// host). While the node drains, no call starts and the ones in flight that
+// Call runs one tool call on a pairing and returns how it ended
+// (mcp.Caller): the one call path's end, shared with the MCP front end,
+// which encodes it for the host. While the node drains, no call starts and the ones in flight that
 // cannot finish in time end with the restarting sentence.
-func (n *Node) Call(ctx context.Context, req actors.CallRequest, events func(actors.Event)) protocol.Outcome {
+func (n *Node) Call(ctx context.Context, req protocol.CallRequest, events func(protocol.CallEvent)) protocol.Outcome {
 	n.inflight.Add(1) // before the check: Shutdown counts this call or this call sees the drain
 	defer n.inflight.Add(-1)
 	if n.draining.Load() && n.cluster == nil {

@@ -1,10 +1,44 @@
 package protocol
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
-// A tool call's ends, as the pairing actor decides them and the MCP front
-// end encodes them for the host (SPEC §3, §4): the tab's result, or one of
-// the relay's own sentences.
+// A tool call as the front ends and the actors share it (SPEC §3, §4): the
+// request, what happens to it meanwhile, and how it ends, which the
+// pairing actor decides and the MCP front end encodes for the host (the
+// tab's result, or one of the relay's own sentences).
+
+// CallRequest is one tool call for one pairing.
+type CallRequest struct {
+	Pairing    string
+	Tool       string
+	Arguments  json.RawMessage
+	Connection Connection
+}
+
+// CallEvent is something that happened to a call before its end.
+type CallEvent struct {
+	CallID string
+	Kind   CallEventKind
+
+	Progress, Total float64         // CallProgress
+	Message         string          // CallProgress
+	Level           string          // CallLog
+	Data            json.RawMessage // CallLog
+}
+
+// CallEventKind says what a CallEvent reports.
+type CallEventKind int
+
+// Kinds of CallEvent.
+const (
+	CallAsking   CallEventKind = iota // the person is being asked about the call in their tab
+	CallAnswered                      // the person answered
+	CallProgress                      // the tab's progress
+	CallLog                           // a log line of the tab's
+)
 
 // OutcomeKind says how a call ended. Its values cross nodes as the numbers
 // of wire.OutcomeKind.

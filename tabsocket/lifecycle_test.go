@@ -16,7 +16,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/tabsocket"
 )
@@ -161,7 +160,7 @@ func TestEverySocketEndReleasesIt(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.caller.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: "echo", Arguments: args}, nil)
+			e.caller.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: "echo", Arguments: args}, nil)
 		}()
 		return func() { cancel(); wg.Wait() }
 	}

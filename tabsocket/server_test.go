@@ -414,7 +414,7 @@ func TestSlowTabIsDisconnectedWithoutBlockingThePairing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for i := 0; i < 64; i++ {
-		go e.caller.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: "echo", Arguments: arg}, nil)
+		go e.caller.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: "echo", Arguments: arg}, nil)
 	}
 	deadline := time.Now().Add(patience)
 	for testutil.ToFloat64(e.metrics.Disconnects.WithLabelValues("slow")) < 1 {

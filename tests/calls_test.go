@@ -157,7 +157,7 @@ func TestAskingEndsInDetachAndSilenceInTimeout(t *testing.T) {
 	if res.outcome.Kind != protocol.Detached || res.result.IsError || res.result.Content[0].Text != protocol.DetachSentence("") {
 		t.Fatalf("asked call ended %v: %+v", res.outcome.Kind, res.result)
 	}
-	if len(res.events) == 0 || !res.events[0].Asking {
+	if len(res.events) == 0 || res.events[0].Kind != protocol.CallAsking {
 		t.Fatalf("the waiter did not hear the person being asked: %+v", res.events)
 	}
 	res = <-silent

@@ -186,7 +186,7 @@ func (b *browser) waitSecret() {
 type callResult struct {
 	result  protocol.ToolResult
 	outcome protocol.Outcome
-	events  []actors.Event
+	events  []protocol.CallEvent
 }
 
 // call runs one tool call through node.Call, as the MCP front end will.
@@ -194,10 +194,10 @@ func (r *relay) call(ctx context.Context, pairing, conn, tool string, args any) 
 	r.t.Helper()
 	raw, _ := json.Marshal(args)
 	var mu sync.Mutex
-	var events []actors.Event
-	o := r.node.Call(ctx, actors.CallRequest{Pairing: pairing, Tool: tool, Arguments: raw,
+	var events []protocol.CallEvent
+	o := r.node.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: tool, Arguments: raw,
 		Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "E2E", Host: "e2e.test"}},
-		func(e actors.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+		func(e protocol.CallEvent) { mu.Lock(); events = append(events, e); mu.Unlock() })
 	mu.Lock()
 	defer mu.Unlock()
 	return callResult{result: protocol.EncodeOutcome(r.bundle, o), outcome: o, events: events}
