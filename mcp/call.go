@@ -19,7 +19,7 @@ import (
 // and closing it, or a notifications/cancelled naming the call (cancel.go),
 // cancels the call (the tab is told). A result that comes first is answered
 // as JSON (issue 13: most calls, to an instant tab).
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant) {
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -46,7 +46,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	if !s.guardCall(w, r, req, e, g, tool, args) {
 		return
 	}
-	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: connectionOf(g)}
+	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}
 	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
@@ -157,11 +157,6 @@ func logThreshold(e era, requested string) int {
 		return levelRank(requested)
 	}
 	return levelRank("info")
-}
-
-// connectionOf is who a request comes from, as the tab is told.
-func connectionOf(g Grant) protocol.Connection {
-	return protocol.Connection{ID: g.ConnectionID, Kind: "connector", Client: g.ClientName, Host: g.Host}
 }
 
 func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // A host cancels a tools/call it no longer waits for with
@@ -90,7 +92,7 @@ func (s *Server) CancelLocal(key string) bool {
 // of the same connection, ends here or, through CancelElsewhere, on the
 // node where it runs. A notification naming no call of ours is ignored,
 // as the protocol asks.
-func (s *Server) cancelled(g Grant, params json.RawMessage) {
+func (s *Server) cancelled(g protocol.Grant, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}

@@ -28,11 +28,11 @@ func (blockingCaller) Permissions(context.Context, string, protocol.Connection, 
 // tokenConnections verifies token "c1" as connection c1, "c2" as c2.
 type tokenConnections struct{}
 
-func (tokenConnections) Verify(_ context.Context, token string) (Grant, error) {
+func (tokenConnections) Verify(_ context.Context, token string) (protocol.Grant, error) {
 	if token != "c1" && token != "c2" {
-		return Grant{}, ErrInvalidToken
+		return protocol.Grant{}, protocol.ErrInvalidToken
 	}
-	return Grant{ConnectionID: token, PairingID: "p1"}, nil
+	return protocol.Grant{ConnectionID: token, PairingID: "p1", Scope: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}, nil
 }
 
 // TestNotificationsCancelledEndTheCall: a host's notifications/cancelled
@@ -45,7 +45,7 @@ func TestNotificationsCancelledEndTheCall(t *testing.T) {
 	var elsewhere []string
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
-		Caller: c, Guard: allowAll{}, Verifier: tokenConnections{}, CancelElsewhere: func(key string) { elsewhere = append(elsewhere, key) }})
+		Caller: c, Verifier: tokenConnections{}, CancelElsewhere: func(key string) { elsewhere = append(elsewhere, key) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestNotificationsCancelledEndTheCall(t *testing.T) {
 // ends neither, and once one ended, it names the other.
 func TestACancelNamingTwoCallsEndsNeither(t *testing.T) {
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(),
-		Caller: blockingCaller{}, Guard: allowAll{}, Verifier: tokenConnections{}})
+		Caller: blockingCaller{}, Verifier: tokenConnections{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,12 +123,12 @@ func TestACancelNamingTwoCallsEndsNeither(t *testing.T) {
 	first, doneFirst := srv.calls.start(context.Background(), "c1", id)
 	second, doneSecond := srv.calls.start(context.Background(), "c1", id)
 	defer doneSecond()
-	srv.cancelled(Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
+	srv.cancelled(protocol.Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
 	if first.Err() != nil || second.Err() != nil {
 		t.Fatal("an ambiguous cancel ended a call")
 	}
 	doneFirst()
-	srv.cancelled(Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
+	srv.cancelled(protocol.Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
 	if second.Err() == nil {
 		t.Fatal("the cancel naming the one call left did not end it")
 	}

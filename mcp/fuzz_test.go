@@ -25,16 +25,12 @@ func (stubCaller) Permissions(context.Context, string, protocol.Connection, []st
 	return nil, false
 }
 
-type allowAll struct{}
-
-func (allowAll) Scope(context.Context, Grant) ([]protocol.ScopeEntry, error) {
-	return []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}, nil
-}
-
+// acceptAll takes every token for connection c1, whose scope grants
+// counter's get.
 type acceptAll struct{}
 
-func (acceptAll) Verify(context.Context, string) (Grant, error) {
-	return Grant{ConnectionID: "c1", PairingID: "p1"}, nil
+func (acceptAll) Verify(context.Context, string) (protocol.Grant, error) {
+	return protocol.Grant{ConnectionID: "c1", PairingID: "p1", Scope: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}, nil
 }
 
 // FuzzServeHTTP sends arbitrary bodies and headers of both eras (the
@@ -65,7 +61,7 @@ func FuzzServeHTTP(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counter"}}`, "2026-07-28", "tools/list", "notes", "text/plain")
 	var got []protocol.CallRequest
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&got},
-		Guard: allowAll{}, Verifier: acceptAll{}})
+		Verifier: acceptAll{}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -85,7 +81,8 @@ func FuzzServeHTTP(f *testing.F) {
 		if w.Code >= 500 {
 			t.Fatalf("status %d for %q", w.Code, body)
 		}
-		scope, _ := allowAll{}.Scope(context.Background(), Grant{})
+		g, _ := acceptAll{}.Verify(context.Background(), "")
+		scope := g.Scope
 		for _, call := range got {
 			// What reaches the tab is what the tab reads: its exact keys.
 			var args map[string]json.RawMessage

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,15 +22,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.ScopeRefusals)
 	}
 	return m
-}
-
-// scopeOf is what the request's connection may use: the scope the
-// Verifier read with the grant, or the Guard's answer.
-func (s *Server) scopeOf(ctx context.Context, g Grant) ([]protocol.ScopeEntry, error) {
-	if g.ScopeRead {
-		return g.Scope, nil
-	}
-	return s.cfg.Guard.Scope(ctx, g)
 }
 
 // actionOf is the named action a call asks for: its "action" argument,
@@ -74,19 +64,9 @@ func canonicalArguments(raw json.RawMessage) (map[string]json.RawMessage, json.R
 // guardCall is the control of SPEC §8: a call the connection's scope does
 // not grant is refused here, before it reaches the pairing, with a tool
 // error the model reads. It answers and returns false when refused.
-func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant, t *protocol.Tool, args map[string]json.RawMessage) bool {
-	entries, err := s.scopeOf(r.Context(), g)
-	if err != nil {
-		// The store is away (an outage's first moments, before the node
-		// turns unready): the documented 503, like every other one.
-		s.cfg.Logger.Error("scope check failed", "connection", g.ConnectionID, "err", err)
-		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, req.ID, rpcError(http.StatusServiceUnavailable, CodeUnavailable,
-			"The relay could not check what this connection may use, so nothing ran; retry in a few seconds.", nil))
-		return false
-	}
+func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant, t *protocol.Tool, args map[string]json.RawMessage) bool {
 	action := actionOf(t, args)
-	if protocol.Allows(entries, t.Name, action) {
+	if protocol.Allows(g.Scope, t.Name, action) {
 		return true
 	}
 	s.cfg.Metrics.ScopeRefusals.Inc()

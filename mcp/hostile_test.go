@@ -45,7 +45,7 @@ func post(t *testing.T, srv http.Handler, body string) (*httptest.ResponseRecord
 func TestAScopeRefusalLogsNoArgument(t *testing.T) {
 	var logs bytes.Buffer
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
-		Guard: allowAll{}, Verifier: acceptAll{}, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		Verifier: acceptAll{}, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestAScopeRefusalLogsNoArgument(t *testing.T) {
 // parse error (-32700).
 func TestJSONRPCWrongTypes(t *testing.T) {
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
-		Guard: allowAll{}, Verifier: acceptAll{}, Logger: slog.New(slog.DiscardHandler)})
+		Verifier: acceptAll{}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestJSONRPCWrongTypes(t *testing.T) {
 func TestABodyThatStopsArrivingIsATimeout(t *testing.T) {
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
-		Caller: stubCaller{&[]protocol.CallRequest{}}, Guard: allowAll{}, Verifier: acceptAll{}, MaxBody: 1024,
+		Caller: stubCaller{&[]protocol.CallRequest{}}, Verifier: acceptAll{}, MaxBody: 1024,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

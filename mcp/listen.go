@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // Events carries what the subscriptions/listen streams of a browser must
@@ -115,7 +117,7 @@ func (e *Events) Close() {
 // listen serves subscriptions/listen (2026-07-28): an acknowledgement
 // first, then only what was asked, each message carrying the listen
 // request's id as the subscription id, and a result at a graceful end.
-func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e era, g Grant) {
+func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant) {
 	if !e.modern {
 		s.notFound(w, req, e)
 		return

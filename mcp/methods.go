@@ -14,7 +14,7 @@ import (
 const listTTL = 60_000
 
 // handle serves one request of grant.
-func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, grant Grant) {
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, grant protocol.Grant) {
 	e, rerr := eraOf(r, req)
 	if rerr != nil {
 		writeError(w, req.ID, rerr)
@@ -145,18 +145,15 @@ func (s *Server) finish(e era, result map[string]any, cacheable bool) map[string
 // saying what the person's settings make of the tool for this connection,
 // as the tab says when asked now; without an answer, the bundled
 // catalogue, said so.
-func (s *Server) toolList(r *http.Request, g Grant) []map[string]any {
-	entries, err := s.scopeOf(r.Context(), g)
-	if err != nil {
-		s.cfg.Logger.Error("scope check failed", "connection", g.ConnectionID, "err", err)
-	}
+func (s *Server) toolList(r *http.Request, g protocol.Grant) []map[string]any {
+	entries := g.Scope
 	names := make([]string, 0, len(s.cfg.Bundle.Tools))
 	for _, t := range s.cfg.Bundle.Tools {
 		if protocol.NamesTool(entries, t.Name) {
 			names = append(names, t.Name)
 		}
 	}
-	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, connectionOf(g), names)
+	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, g.Connection(), names)
 	granted := func(t *protocol.Tool) []protocol.Action { return grantedActions(t, entries) }
 	return s.tools(names, granted, func(name string) string {
 		if !answered {

@@ -9,16 +9,19 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// scopeOfEntries grants the entries it holds.
+// scopeOfEntries takes every token for connection c1, whose scope grants
+// the entries it holds.
 type scopeOfEntries []protocol.ScopeEntry
 
-func (s scopeOfEntries) Scope(context.Context, Grant) ([]protocol.ScopeEntry, error) { return s, nil }
+func (s scopeOfEntries) Verify(context.Context, string) (protocol.Grant, error) {
+	return protocol.Grant{ConnectionID: "c1", PairingID: "p1", Scope: s}, nil
+}
 
 // listedTools posts tools/list for a connection whose scope is entries.
 func listedTools(t *testing.T, entries []protocol.ScopeEntry) map[string]map[string]any {
 	t.Helper()
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: stubCaller{&[]protocol.CallRequest{}},
-		Guard: scopeOfEntries(entries), Verifier: acceptAll{}})
+		Verifier: scopeOfEntries(entries)})
 	if err != nil {
 		t.Fatal(err)
 	}

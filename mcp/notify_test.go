@@ -30,7 +30,7 @@ func (eventCaller) Permissions(context.Context, string, protocol.Connection, []s
 func notificationsOf(t *testing.T, c Caller, version, meta string) []map[string]any {
 	t.Helper()
 	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: c,
-		Guard: allowAll{}, Verifier: acceptAll{}})
+		Verifier: acceptAll{}})
 	if err != nil {
 		t.Fatal(err)
 	}

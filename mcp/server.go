@@ -17,35 +17,16 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// Grant is who a request comes from, as its bearer token says.
-type Grant struct {
-	ConnectionID string
-	ClientName   string
-	Host         string
-	PairingID    string
-	// Scope is the connection's resolved scope, when ScopeRead says the
-	// Verifier read it with the grant (then the Guard is not asked).
-	Scope     []protocol.ScopeEntry
-	ScopeRead bool
-}
-
-// Guard answers what a connection may use (SPEC §8): its resolved scope.
-// An error means the scope could not be read now (the call is refused).
-type Guard interface {
-	Scope(ctx context.Context, g Grant) ([]protocol.ScopeEntry, error)
-}
-
 // DefaultJSONWait is Config.JSONWait's default: an instant tab answers
 // well within it, a person asked or a long tool opens the stream.
 const DefaultJSONWait = 30 * time.Millisecond
 
-// ErrInvalidToken is what a Verifier answers for a token that does not
-// open this resource (the host gets 401).
-var ErrInvalidToken = errors.New("invalid token")
-
-// Verifier checks bearer tokens (the authorization server's Verify).
+// Verifier checks bearer tokens (the authorization server's Verify): the
+// grant carries the connection's resolved scope. A token that does not
+// open this resource is refused with protocol.ErrInvalidToken (the host
+// gets 401); any other error is the store's (503).
 type Verifier interface {
-	Verify(ctx context.Context, token string) (Grant, error)
+	Verify(ctx context.Context, token string) (protocol.Grant, error)
 }
 
 // Caller runs a tool call on the browser's tab and returns how it ended
@@ -67,7 +48,6 @@ type Config struct {
 	Bundle              *protocol.Bundle
 	Verifier            Verifier
 	Caller              Caller
-	Guard               Guard
 	Events              *Events
 	Metrics             *Metrics
 	// AllowedOrigins may send requests from a browser (the public origin
@@ -106,7 +86,7 @@ type Server struct {
 
 // NewServer checks cfg and returns the front end.
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || cfg.Guard == nil || cfg.Verifier == nil {
+	if cfg.PublicURL == "" || cfg.Bundle == nil || cfg.Caller == nil || cfg.Verifier == nil {
 		return nil, errors.New("mcp: public URL, bundle, caller, guard and verifier are required")
 	}
 	if cfg.Metrics == nil {
@@ -236,17 +216,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 
 // authenticate checks the bearer token (SPEC §5). A missing or bad token
 // is answered 401 with where to find the authorization server.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bool) {
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (protocol.Grant, bool) {
 	token, found := bearer(r)
 	if found {
 		g, err := s.cfg.Verifier.Verify(r.Context(), token)
 		if err == nil {
 			return g, true
 		}
-		if !errors.Is(err, ErrInvalidToken) {
+		if !errors.Is(err, protocol.ErrInvalidToken) {
 			s.cfg.Logger.Error("token check failed", "err", err)
 			WriteUnavailable(w, r, "The relay cannot check tokens right now; retry in a few seconds.")
-			return Grant{}, false
+			return protocol.Grant{}, false
 		}
 	}
 	challenge := `Bearer resource_metadata="` + s.cfg.ResourceMetadataURL + `"`
@@ -256,7 +236,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (Grant, bo
 	w.Header().Set("WWW-Authenticate", challenge)
 	writeJSONStatus(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token",
 		"error_description": "A valid bearer token for this relay is required."})
-	return Grant{}, false
+	return protocol.Grant{}, false
 }
 
 // bearer reads an Authorization: Bearer token (the scheme in any case,

@@ -42,7 +42,7 @@ func streamServer(t *testing.T, c Caller, keepAlive time.Duration) *httptest.Ser
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
-		Caller: c, Guard: allowAll{}, Verifier: acceptAll{}, KeepAlive: keepAlive})
+		Caller: c, Verifier: acceptAll{}, KeepAlive: keepAlive})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package node
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/tabrelay/tabrelay/mcp"
-	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -14,26 +12,11 @@ import (
 func (n *Node) newMCP() (*mcp.Server, error) {
 	return mcp.NewServer(mcp.Config{
 		PublicURL: n.cfg.PublicURL, ResourceMetadataURL: n.oauth.ResourceMetadataURL(), Version: n.cfg.Version,
-		Bundle: n.cfg.Bundle, Verifier: verifier{n.oauth}, Caller: n, Guard: guard{n.oauth}, Events: n.events,
+		Bundle: n.cfg.Bundle, Verifier: n.oauth, Caller: n, Events: n.events,
 		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, Logger: n.log,
 		CancelElsewhere: n.cancelElsewhere(),
 	})
-}
-
-// verifier adapts the authorization server to the MCP front end.
-type verifier struct{ s *oauth.Server }
-
-func (v verifier) Verify(ctx context.Context, token string) (mcp.Grant, error) {
-	g, err := v.s.VerifyScoped(ctx, token) // one walk of the records, or none (issue 13)
-	if errors.Is(err, oauth.ErrInvalidToken) {
-		return mcp.Grant{}, mcp.ErrInvalidToken
-	}
-	if err != nil {
-		return mcp.Grant{}, err
-	}
-	return mcp.Grant{ConnectionID: g.ConnectionID, ClientName: g.ClientName, Host: g.Host, PairingID: g.PairingID,
-		Scope: g.Scope, ScopeRead: true}, nil
 }
 
 // permissionsWait bounds how long a tool list waits for the tab (SPEC §4:
@@ -44,13 +27,6 @@ const permissionsWait = 1500 * time.Millisecond
 // tools for conn (mcp.Caller), waiting at most permissionsWait.
 func (n *Node) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool) {
 	return n.caller.Permissions(ctx, pairing, conn, tools, permissionsWait)
-}
-
-// guard adapts the authorization server's scopes to the MCP front end.
-type guard struct{ s *oauth.Server }
-
-func (g guard) Scope(ctx context.Context, gr mcp.Grant) ([]protocol.ScopeEntry, error) {
-	return g.s.ResolvedScope(ctx, gr.ConnectionID)
 }
 
 // cancelHint is the bus kind of a host's cancellation of a call that runs

@@ -56,7 +56,7 @@ type Config struct {
 	// the browser's tabs are pushed their connections anew.
 	ConnectionsChanged func(pairing string)
 	// VerifiedFor bounds how long a bearer check is kept in memory
-	// (VerifyScoped); 0 keeps it until the token or a connection expires
+	// (Verify); 0 keeps it until the token or a connection expires
 	// or an event of its browser drops it. A node sharing its store with
 	// others sets 1 s: their events come as hints over Redis, which may
 	// lose them.

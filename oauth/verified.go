@@ -10,13 +10,6 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// Checked is a bearer check with the connection's resolved scope: what
-// one call needs of the records (issue 13).
-type Checked struct {
-	Grant
-	Scope []protocol.ScopeEntry
-}
-
 // verified keeps bearer checks in memory by token hash, until the token
 // or a connection of its chain expires, Config.VerifiedFor passes (when
 // set), or an event of a browser drops them: a revocation, a Forget, a
@@ -34,7 +27,7 @@ type verified struct {
 }
 
 type checkedEntry struct {
-	c        Checked
+	c        protocol.Grant
 	until    time.Time // the earliest expiry of the token and its connections
 	pairings []string  // the browsers of its connections, whose events drop it
 }
@@ -46,12 +39,12 @@ func newVerified(maxAge time.Duration) *verified {
 	return &verified{maxAge: maxAge, byHash: map[[32]byte]*checkedEntry{}, byPairing: map[string]map[[32]byte]struct{}{}}
 }
 
-func (v *verified) get(h [32]byte, now time.Time) (Checked, bool, uint64) {
+func (v *verified) get(h [32]byte, now time.Time) (protocol.Grant, bool, uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	e := v.byHash[h]
 	if e == nil || !now.Before(e.until) {
-		return Checked{}, false, v.gen
+		return protocol.Grant{}, false, v.gen
 	}
 	return e.c, true, v.gen
 }
@@ -104,12 +97,15 @@ func (v *verified) dropAllLocked() {
 // browser, on this node or another).
 func (s *Server) DropVerified(pairing string) { s.verified.drop(pairing) }
 
-// VerifyScoped is Verify with the connection's resolved scope, read in the
-// same walk of the records, or taken from memory when this token was
-// checked before and nothing dropped it since.
-func (s *Server) VerifyScoped(ctx context.Context, token string) (Checked, error) {
+// Verify checks a bearer token for the MCP front end (SPEC §5): the
+// token, its family, its connection's chain and their scope records, read
+// in one walk (issue 13), the grant carrying the connection's resolved
+// scope. A check is then kept in memory until something of its browser
+// changes, so a Forget or a revocation counts at once on this node, and
+// within Config.VerifiedFor on the others.
+func (s *Server) Verify(ctx context.Context, token string) (protocol.Grant, error) {
 	if !strings.HasPrefix(token, prefixAccess) {
-		return Checked{}, ErrInvalidToken
+		return protocol.Grant{}, ErrInvalidToken
 	}
 	h := sha256.Sum256([]byte(token))
 	now := s.cfg.Clock.Now()
@@ -119,7 +115,7 @@ func (s *Server) VerifyScoped(ctx context.Context, token string) (Checked, error
 	_, _, gen := s.verified.get(h, now)
 	c, e, err := s.check(ctx, token)
 	if err != nil {
-		return Checked{}, err
+		return protocol.Grant{}, err
 	}
 	s.verified.put(h, gen, e)
 	return c, nil
@@ -127,18 +123,18 @@ func (s *Server) VerifyScoped(ctx context.Context, token string) (Checked, error
 
 // check reads a token, its family, its connection's chain and their
 // scope records.
-func (s *Server) check(ctx context.Context, token string) (Checked, *checkedEntry, error) {
+func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *checkedEntry, error) {
 	t, err := s.accessTokenRecord(ctx, token)
 	if err != nil {
-		return Checked{}, nil, notFoundAsInvalid(err)
+		return protocol.Grant{}, nil, notFoundAsInvalid(err)
 	}
 	now := s.cfg.Clock.Now()
 	if now.After(t.ExpiresAt) || t.Resource != s.resource {
-		return Checked{}, nil, ErrInvalidToken
+		return protocol.Grant{}, nil, ErrInvalidToken
 	}
 	fam, err := s.cfg.Store.Family(ctx, t.FamilyID)
 	if err != nil || fam.Revoked {
-		return Checked{}, nil, notFoundAsInvalid(err)
+		return protocol.Grant{}, nil, notFoundAsInvalid(err)
 	}
 	e := &checkedEntry{until: t.ExpiresAt, pairings: []string{fam.PairingID}}
 	if age := s.verified.maxAge; age > 0 && now.Add(age).Before(e.until) {
@@ -148,10 +144,10 @@ func (s *Server) check(ctx context.Context, token string) (Checked, *checkedEntr
 	for id := t.ConnectionID; ; {
 		c, err := s.cfg.Store.Connection(ctx, id)
 		if err != nil {
-			return Checked{}, nil, notFoundAsInvalid(err)
+			return protocol.Grant{}, nil, notFoundAsInvalid(err)
 		}
 		if c.Revoked || len(chain) > maxDerivation || (!c.ExpiresAt.IsZero() && now.After(c.ExpiresAt)) {
-			return Checked{}, nil, ErrInvalidToken
+			return protocol.Grant{}, nil, ErrInvalidToken
 		}
 		if !c.ExpiresAt.IsZero() && c.ExpiresAt.Before(e.until) {
 			e.until = c.ExpiresAt
@@ -170,7 +166,7 @@ func (s *Server) check(ctx context.Context, token string) (Checked, *checkedEntr
 	for i := len(chain) - 1; i >= 0; i-- {
 		own, hasOwn, err := s.ownScope(ctx, chain[i].ID)
 		if err != nil {
-			return Checked{}, nil, err
+			return protocol.Grant{}, nil, err
 		}
 		switch {
 		case i == len(chain)-1:
@@ -180,7 +176,7 @@ func (s *Server) check(ctx context.Context, token string) (Checked, *checkedEntr
 		}
 	}
 	conn := chain[0]
-	e.c = Checked{Grant: Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID}, Scope: scope}
+	e.c = protocol.Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID, Scope: scope}
 	return e.c, e, nil
 }
 

@@ -3,30 +3,13 @@ package oauth
 import (
 	"context"
 	"errors"
-)
 
-// Grant is what a valid access token stands for: the connection it was
-// issued to and the browser that approved it.
-type Grant struct {
-	ConnectionID string
-	ClientName   string
-	Host         string
-	PairingID    string
-}
+	"github.com/tabrelay/tabrelay/protocol"
+)
 
 // ErrInvalidToken is Verify's refusal: unknown, expired, revoked,
 // forgotten, or for another resource. Hosts get a 401 either way.
-var ErrInvalidToken = errors.New("the access token is not valid")
-
-// Verify checks a bearer token for the MCP front end (SPEC §5): the
-// token, its family and its connection's chain, read once and then kept
-// until something of its browser changes (VerifyScoped, which also says
-// the connection's scope), so a Forget or a revocation counts at once on
-// this node, and within Config.VerifiedFor on the others.
-func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
-	c, err := s.VerifyScoped(ctx, token)
-	return c.Grant, err
-}
+var ErrInvalidToken = protocol.ErrInvalidToken
 
 func notFoundAsInvalid(err error) error {
 	if err == nil || errors.Is(err, ErrNotFound) {
