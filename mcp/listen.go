@@ -13,19 +13,26 @@ import (
 // Events carries what the subscriptions/listen streams of a browser must
 // hear: its tools changed (a tab's permissions-changed, a new bundle), or
 // one of its tokens was revoked (the streams check theirs again). A Bus,
-// when set, carries them to the other nodes too.
+// when there is one, carries them to the other nodes too.
 type Events struct {
-	Bus interface {
-		Publish(kind EventKind, pairing string)
-	}
-	// Also, when set, hears every event delivered on this node after the
-	// listeners (the tab sockets push a browser's connections).
-	Also func(kind EventKind, pairing string)
+	bus Bus // nil on a single node
 
-	mu      sync.Mutex // guards the fields below
-	subs    map[string]map[chan EventKind]struct{}
-	closing chan struct{}
-	closed  bool
+	mu       sync.Mutex // guards the fields below
+	subs     map[string]map[chan EventKind]struct{}
+	forwards []forward
+	closing  chan struct{}
+	closed   bool
+}
+
+// Bus carries events to the other nodes of a cluster.
+type Bus interface {
+	Publish(kind EventKind, pairing string)
+}
+
+// forward is one Forward: fn hears the events of kinds.
+type forward struct {
+	kinds EventKind
+	fn    func(pairing string)
 }
 
 // EventKind is what happened to a browser.
@@ -41,13 +48,26 @@ const (
 	ConnectionsChanged
 )
 
-// NewEvents returns an empty hub.
-func NewEvents() *Events {
-	return &Events{subs: map[string]map[chan EventKind]struct{}{}, closing: make(chan struct{})}
+// NewEvents returns an empty hub; bus, when not nil, carries its events
+// to the other nodes.
+func NewEvents(bus Bus) *Events {
+	return &Events{bus: bus, subs: map[string]map[chan EventKind]struct{}{}, closing: make(chan struct{})}
+}
+
+// Forward hands fn the pairing of every event of kinds delivered on this
+// node, after its listeners (the tab sockets push a browser's
+// connections).
+func (e *Events) Forward(kinds EventKind, fn func(pairing string)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.forwards = append(e.forwards, forward{kinds: kinds, fn: fn})
 }
 
 // ToolsChanged tells this node's listeners of pairing, and the Bus.
 func (e *Events) ToolsChanged(pairing string) { e.Publish(ToolsChanged, pairing) }
+
+// ConnectionsChanged tells this node's listeners of pairing, and the Bus.
+func (e *Events) ConnectionsChanged(pairing string) { e.Publish(ConnectionsChanged, pairing) }
 
 // Revoked makes the listeners of pairing check their tokens again, here
 // and (through the Bus) on every node.
@@ -56,21 +76,24 @@ func (e *Events) Revoked(pairing string) { e.Publish(TokenRevoked, pairing) }
 // Publish tells this node's listeners of pairing, and the Bus.
 func (e *Events) Publish(kind EventKind, pairing string) {
 	e.Deliver(kind, pairing)
-	if e.Bus != nil {
-		e.Bus.Publish(kind, pairing)
+	if e.bus != nil {
+		e.bus.Publish(kind, pairing)
 	}
 }
 
 // Deliver tells this node's listeners of pairing (what the Bus calls for
-// an event on another node), then Also.
+// an event on another node), then what Forward asked for it.
 func (e *Events) Deliver(kind EventKind, pairing string) {
-	e.deliverListeners(kind, pairing)
-	if e.Also != nil {
-		e.Also(kind, pairing)
+	for _, f := range e.deliverListeners(kind, pairing) {
+		if f.kinds&kind != 0 {
+			f.fn(pairing)
+		}
 	}
 }
 
-func (e *Events) deliverListeners(kind EventKind, pairing string) {
+// deliverListeners tells the listeners of pairing, and returns the
+// forwards, to be called without the lock.
+func (e *Events) deliverListeners(kind EventKind, pairing string) []forward {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for ch := range e.subs[pairing] {
@@ -84,6 +107,7 @@ func (e *Events) deliverListeners(kind EventKind, pairing string) {
 			}
 		}
 	}
+	return e.forwards // appended to only: the caller's copy stays as it is
 }
 
 func (e *Events) subscribe(pairing string) (<-chan EventKind, func()) {

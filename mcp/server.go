@@ -108,7 +108,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Events == nil {
-		cfg.Events = NewEvents()
+		cfg.Events = NewEvents(nil)
 	}
 	pub, err := url.Parse(cfg.PublicURL)
 	if err != nil || pub.Host == "" {

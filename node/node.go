@@ -173,19 +173,23 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.caller = actors.NewCaller(n.system, router, acfg)
+	// Each part is built after the parts it reads: the events (and the
+	// bus under them), the authorization server that publishes on them,
+	// the MCP front end, the tab endpoint; then the tabs hear the
+	// connection changes, and the other nodes' events start coming.
+	var eventBus mcp.Bus
+	if n.cluster != nil {
+		eventBus = bus{n.cluster.Bus}
+	}
+	n.events = mcp.NewEvents(eventBus)
 	n.oauth, err = oauth.NewServer(oauth.Config{
 		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: n.store,
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
 		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
-		Revoked:            func(pairing string) { n.events.Revoked(pairing) },
-		ConnectionsChanged: func(pairing string) { n.events.Publish(mcp.ConnectionsChanged, pairing) },
-		VerifiedFor:        verifiedFor(cfg),
+		Revoked: n.events.Revoked, ConnectionsChanged: n.events.ConnectionsChanged,
+		VerifiedFor: verifiedFor(cfg),
 	})
-	n.events = mcp.NewEvents()
-	if n.cluster != nil {
-		n.events.Bus = bus{n.cluster.Bus}
-	}
 	if err == nil {
 		n.mcp, err = n.newMCP()
 	}
@@ -201,25 +205,9 @@ func New(cfg Config) (*Node, error) {
 	if err == nil {
 		// A browser's connections changed (here, or on another node): its
 		// tabs on this node are pushed the list.
-		n.events.Also = func(kind mcp.EventKind, pairing string) {
-			if kind&mcp.ConnectionsChanged != 0 {
-				n.tabs.PushConnections(pairing)
-			}
-		}
-		if n.cluster != nil { // the other nodes' events, once everything that hears them exists
-			go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, subject string) {
-				if kind == cancelHint {
-					n.mcp.CancelLocal(subject)
-					return
-				}
-				if mcp.EventKind(kind)&(mcp.ConnectionsChanged|mcp.TokenRevoked) != 0 {
-					// Before the listeners check their tokens again: the
-					// checks this node kept of that browser go first (its
-					// own changes drop them in oauth).
-					n.oauth.DropVerified(subject)
-				}
-				n.events.Deliver(mcp.EventKind(kind), subject)
-			})
+		n.events.Forward(mcp.ConnectionsChanged, n.tabs.PushConnections)
+		if n.cluster != nil {
+			go n.cluster.Bus.Run(n.stopCtx, n.hint)
 		}
 	}
 	if err != nil {
@@ -235,6 +223,23 @@ func New(cfg Config) (*Node, error) {
 	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(cfg.Logger, "admin")}
 	return n, nil
+}
+
+// hint is what another node's hint over the bus does here: a cancelled
+// call runs here, or something happened to a browser whose listeners,
+// tabs or kept token checks are here.
+func (n *Node) hint(kind uint8, subject string) {
+	if kind == cancelHint {
+		n.mcp.CancelLocal(subject)
+		return
+	}
+	if mcp.EventKind(kind)&(mcp.ConnectionsChanged|mcp.TokenRevoked) != 0 {
+		// Before the listeners check their tokens again: the checks this
+		// node kept of that browser go first (its own changes drop them
+		// in oauth).
+		n.oauth.DropVerified(subject)
+	}
+	n.events.Deliver(mcp.EventKind(kind), subject)
 }
 
 // verifiedFor is how long a bearer check is kept (oauth.Config.VerifiedFor):
