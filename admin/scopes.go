@@ -1,20 +1,3 @@
-// Package admin is the admin API (SPEC §8, §9): it lives on the admin
-// listener, beside the open /metrics, and answers only a bearer token
-// equal to RELAY_ADMIN_TOKEN. It is how an operator reads and writes a
-// connection's scope (`tabrelay scope …`); nothing an MCP request carries
-// reaches it. It reads and writes scopes through the authorization
-// server and keeps no state of its own.
-//
-//	GET    /admin/scopes/{conn}            the connection's scope record
-//	POST   /admin/scopes/{conn}            {"entries":[…]} added to it
-//	PUT    /admin/scopes/{conn}            {"entries":[…]} replaces it
-//	DELETE /admin/scopes/{conn}            no access
-//	GET    /admin/scopes?tool=X[&action=Y] which connections may use X (Y)
-//
-// Errors are {"error": code, "message": sentence}: 400 bad request or
-// scope, 401 wrong or missing token, 404 unknown connection (or, with the
-// code admin-disabled, no token configured), 413 body too large, 503 the
-// store failed.
 package admin
 
 import (
@@ -24,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -34,44 +16,6 @@ import (
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 )
-
-// Scopes is what the API reads and writes of connections' scopes: the
-// authorization server's (oauth.Server).
-type Scopes interface {
-	Scope(ctx context.Context, connection string) (oauth.Scope, error)
-	WriteScope(ctx context.Context, connection string, entries []protocol.ScopeEntry, add bool, by string) (oauth.Scope, error)
-	ResolvedScope(ctx context.Context, connection string) ([]protocol.ScopeEntry, error)
-	ScopeHolders(ctx context.Context, tool, action string) ([]string, error)
-}
-
-var _ Scopes = (*oauth.Server)(nil)
-
-// Connections reads connection records (the store).
-type Connections interface {
-	Connection(ctx context.Context, id string) (oauth.Connection, error)
-}
-
-// Config is what the admin API needs.
-type Config struct {
-	// Token is RELAY_ADMIN_TOKEN; empty: the API is off (every request
-	// is answered admin-disabled).
-	Token       string
-	Bundle      *protocol.Bundle // the catalogue a tool in a query is checked against
-	Scopes      Scopes
-	Connections Connections
-	Logger      *slog.Logger
-}
-
-// API serves /admin/….
-type API struct{ cfg Config }
-
-// New returns the admin API.
-func New(cfg Config) *API {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	return &API{cfg: cfg}
-}
 
 // bodyLimit bounds a request body of the admin API.
 const bodyLimit = 64 << 10
@@ -118,15 +62,6 @@ type HoldersView struct {
 	Tool        string   `json:"tool"`
 	Action      string   `json:"action,omitempty"`
 	Connections []string `json:"connections"`
-}
-
-// Routes mounts the admin API on the admin listener's mux.
-func (a *API) Routes(mux *http.ServeMux) {
-	mux.Handle("/admin/", a.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "The admin API has no such route.")
-	})))
-	mux.Handle("/admin/scopes", a.auth(http.HandlerFunc(a.holders)))
-	mux.Handle("/admin/scopes/{conn}", a.auth(http.HandlerFunc(a.scope)))
 }
 
 // auth lets through only a request bearing the admin token. The
@@ -382,10 +317,3 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 
 // quote quotes a name from a request for an error message.
 func quote(s string) string { return strconv.Quote(s) }
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}

@@ -25,6 +25,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/httpserver"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/pairing"
@@ -162,7 +163,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.system = actors.NewSystem(cfg.Logger)
 	n.metrics = actors.NewMetrics(reg)
-	n.httpRequests = newHTTPRequests(reg)
+	n.httpRequests = httpserver.NewRequests(reg)
 	// A rebuilt pairing waits for its tabs at least as long as a draining
 	// node spreads their reconnects.
 	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, RebuildGrace: cfg.DrainWindow + actors.DefaultTabGrace,
@@ -215,13 +216,8 @@ func New(cfg Config) (*Node, error) {
 		n.closeStore()
 		return nil, err
 	}
-	// Requests must arrive within 30 s, headers within 10; idle keep-alive
-	// connections go after 2 min. Responses get no write timeout: a call
-	// waits up to TAB_CALL_WAIT and listen streams last.
-	n.public = &http.Server{Handler: n.publicRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(cfg.Logger, "public")}
-	n.admin = &http.Server{Handler: n.adminRoutes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(cfg.Logger, "admin")}
+	n.public = httpserver.New("public", n.publicRoutes(), cfg.Logger)
+	n.admin = httpserver.New("admin", n.adminRoutes(), cfg.Logger)
 	return n, nil
 }
 
@@ -407,7 +403,7 @@ func (n *Node) shutdownMember(ctx context.Context) {
 // closePublic closes the public listener once the shutdown delay since
 // the node turned unready has passed, and waits, until ctx ends, for the
 // requests it accepted to be answered. Until then every response asks its
-// client to close the connection (closeWhileDraining), so that a host's
+// client to close the connection (httpserver.CloseWhileDraining), so that a host's
 // next request dials again, and a balancer sends it to a ready node.
 func (n *Node) closePublic(ctx context.Context) {
 	if wait := time.Until(n.unreadyAt.Add(n.cfg.ShutdownDelay)); wait > 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/mcp"
-	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	redisstore "github.com/tabrelay/tabrelay/store/redis"
@@ -208,28 +206,6 @@ func (n *Node) setReady() {
 	}
 }
 
-// storeUnreachable is the one sentence of a request refused while Redis
-// is away.
-const storeUnreachable = "The relay cannot reach its store right now; retry in a few seconds."
-
-// guardStore answers 503 with one sentence while the store is
-// unreachable (liveness and readiness still answer), in the shape the
-// routes' own 503s have: a JSON-RPC error carrying the request's id for an
-// MCP host, an OAuth error otherwise; Retry-After on both.
-func (n *Node) guardStore(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.redisUp.Load() || r.URL.Path == "/health" || r.URL.Path == "/ready" || strings.HasPrefix(r.URL.Path, "/sdk/") || strings.HasPrefix(r.URL.Path, "/demo") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if r.Method == http.MethodPost && r.URL.Path == "/" {
-			mcp.WriteUnavailable(w, r, storeUnreachable)
-			return
-		}
-		oauth.WriteUnavailable(w, storeUnreachable)
-	})
-}
-
 var redisLogOnce sync.Once
 
 // redisLog routes go-redis's own lines (a failed dial, say) into the
@@ -245,33 +221,6 @@ func (l redisLog) Printf(_ context.Context, format string, v ...any) {
 type bus struct{ *placement.Bus }
 
 func (b bus) Publish(kind mcp.EventKind, pairing string) { b.Bus.Publish(uint8(kind), pairing) }
-
-// debugCheck reports whether the node's actors, placement and gauges
-// agree (SPEC §2): counts only, no pairing ids. 200 when they do, 409 when
-// not, 503 when placement cannot be read.
-func (n *Node) debugCheck(w http.ResponseWriter, r *http.Request) {
-	active := n.acts.Count()
-	gauge := int(gaugeValue(n.metrics.PairingsActive))
-	out := map[string]any{"pairingsActive": active, "pairingsActiveGauge": gauge}
-	ok := active == gauge
-	if n.cluster != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-		defer cancel()
-		c, err := n.cluster.Lookup.Check(ctx)
-		if err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "placement unreadable: " + err.Error()})
-			return
-		}
-		out["placement"] = c
-		ok = ok && c.Recorded == c.Active
-	}
-	out["ok"] = ok
-	status := http.StatusOK
-	if !ok {
-		status = http.StatusConflict
-	}
-	writeJSON(w, status, out)
-}
 
 // gaugeValue reads a gauge.
 func gaugeValue(g prometheus.Gauge) float64 {

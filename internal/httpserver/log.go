@@ -1,12 +1,28 @@
-package node
+// Package httpserver is what the relay puts around its routes on both of
+// its listeners: the servers' timeouts and error log, request counting,
+// Connection: close while the node drains, the guard that answers 503
+// while the store is away, and the probes /health and /ready. It holds no
+// route of a front end; the node decides what is served where.
+package httpserver
 
 import (
 	"bytes"
 	"context"
 	"log"
 	"log/slog"
+	"net/http"
 	"strings"
+	"time"
 )
+
+// New returns the server of one listener, named for its log lines.
+// Requests must arrive within 30 s, headers within 10; idle keep-alive
+// connections go after 2 min. Responses get no write timeout: a call
+// waits up to TAB_CALL_WAIT and listen streams last.
+func New(listener string, h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, ErrorLog: serverLog(logger, listener)}
+}
 
 // serverLog is an http.Server's ErrorLog: its lines become JSON records of
 // the node's logger, named by listener. Accept errors ("too many open

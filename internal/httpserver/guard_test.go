@@ -1,4 +1,4 @@
-package node
+package httpserver
 
 import (
 	"encoding/json"
@@ -12,9 +12,8 @@ import (
 // one sentence; an MCP request gets a JSON-RPC error carrying its own id;
 // liveness and readiness still answer.
 func TestWhileTheStoreIsAwayRequestsGetOneSentence(t *testing.T) {
-	n := &Node{} // redisUp false: the store is away
 	reached := 0
-	h := n.guardStore(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }))
+	h := GuardStore(func() bool { return false }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }))
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`)))
@@ -23,13 +22,13 @@ func TestWhileTheStoreIsAwayRequestsGetOneSentence(t *testing.T) {
 		Error struct{ Message string }
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &rpc); err != nil || rec.Code != http.StatusServiceUnavailable ||
-		string(rpc.ID) != "7" || rpc.Error.Message != storeUnreachable || rec.Header().Get("Retry-After") == "" {
+		string(rpc.ID) != "7" || rpc.Error.Message != StoreUnreachable || rec.Header().Get("Retry-After") == "" {
 		t.Fatalf("MCP while the store is away: %d %s", rec.Code, rec.Body.String())
 	}
 
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/token", strings.NewReader("grant_type=refresh_token")))
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), storeUnreachable) {
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), StoreUnreachable) {
 		t.Fatalf("token while the store is away: %d %s", rec.Code, rec.Body.String())
 	}
 	for _, path := range []string{"/health", "/ready"} {

@@ -1,4 +1,4 @@
-package node
+package httpserver
 
 import (
 	"bufio"
@@ -9,22 +9,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// httpRequests counts requests by route (the pattern that served them)
+// NewRequests counts requests by route (the pattern that served them)
 // and status code (SPEC §9). Both label sets are bounded: the routes are
 // the mux's patterns.
-func newHTTPRequests(reg prometheus.Registerer) *prometheus.CounterVec {
+func NewRequests(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tabrelay_http_requests_total", Help: "HTTP requests by route and status code."}, []string{"route", "code"})
 	reg.MustRegister(c)
 	return c
 }
 
-// counted wraps a mux so that every request is counted once it is done.
+// Counted wraps a mux so that every request is counted once it is done.
 //
 // h serves the request (mux, or mux behind a guard); a request that h
 // answered without reaching mux is counted under the route mux would
 // have chosen.
-func counted(mux *http.ServeMux, h http.Handler, requests *prometheus.CounterVec) http.Handler {
+func Counted(mux *http.ServeMux, h http.Handler, requests *prometheus.CounterVec) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(sw, r)
