@@ -2,7 +2,10 @@
 // (SPEC §7): membership with leases (Members, a protoactor
 // ClusterProvider), one activation record per pairing taken atomically and
 // local first (Lookup, a protoactor IdentityLookup and the actors' Router),
-// and the cross-node hint that a browser's tools changed (Bus).
+// and the cross-node hints (Bus: what happened to a browser, a cancelled
+// call). The lookup's parts have a file each: records.go the records and
+// their scripts, moves.go what a draining node hands to the others,
+// sweep.go the purge of members that left.
 //
 // Every key of one family shares a hash tag ({members}, {placement}), so
 // that a script touching several keys runs on Redis Cluster too.
