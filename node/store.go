@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	goredis "github.com/redis/go-redis/v9"
@@ -61,16 +60,13 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	defer cancel()
 	cl, err := placement.Join(ctx, n.system, placement.Config{
 		Client: n.redis, Prefix: cfg.RedisPrefix, Listen: cfg.ClusterListen, Advertise: cfg.ClusterAdvertise,
-		LeaseTTL: cfg.LeaseTTL, Lost: lost, Registerer: n.registry, Logger: cfg.Logger,
-	}, func(released func(string, *actor.PID, bool)) *actors.Activations {
-		n.acts = actors.NewActivations(n.system, acfg, released)
-		return n.acts
+		LeaseTTL: cfg.LeaseTTL, Lost: lost, Actors: acfg, Registerer: n.registry, Logger: cfg.Logger,
 	})
 	if err != nil {
 		n.redis.Close()
 		return nil, nil, err
 	}
-	n.cluster = cl
+	n.cluster, n.acts = cl, cl.Activations
 	return cl.Lookup, cfg.SigningKey, nil
 }
 

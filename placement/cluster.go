@@ -34,25 +34,27 @@ type Config struct {
 	Advertise string
 	LeaseTTL  time.Duration
 	// Lost is called when this node's lease lapsed: the node must exit.
-	Lost       func()
+	Lost func()
+	// Actors configures the pairing actors this node activates.
+	Actors     actors.Config
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 }
 
 // Cluster is this node's part of the cluster.
 type Cluster struct {
-	Members *Members
-	Lookup  *Lookup
-	Bus     *Bus
-	Metrics *Metrics
-	cl      *cluster.Cluster
-	log     *slog.Logger
+	Members     *Members
+	Lookup      *Lookup
+	Activations *actors.Activations // the pairing actors active here
+	Bus         *Bus
+	Metrics     *Metrics
+	cl          *cluster.Cluster
+	log         *slog.Logger
 }
 
 // Join starts remote and membership on system and returns once this node
-// holds its lease and has read the member list. newActivations builds the
-// node's activations with placement's release hook.
-func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivations func(released func(string, *actor.PID, bool)) *actors.Activations) (*Cluster, error) {
+// holds its lease and has read the member list.
+func Join(ctx context.Context, system *actor.ActorSystem, cfg Config) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -62,12 +64,8 @@ func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivat
 		return nil, fmt.Errorf("RELAY_CLUSTER_LISTEN: %w", err)
 	}
 	metrics := NewMetrics(cfg.Registerer)
-	members := NewMembers(cfg.Client, cfg.Prefix, cfg.LeaseTTL, metrics, cfg.Logger)
-	members.Lost = cfg.Lost
-	lookup := NewLookup(cfg.Client, cfg.Prefix, members, metrics, cfg.Logger)
-	members.Changed = lookup.MembersChanged
-	members.Superseded = lookup.Superseded
-	lookup.Use(newActivations(lookup.Released))
+	lookup := newLookup(system, cfg.Client, cfg.Prefix, cfg.LeaseTTL, cfg.Actors, cfg.Lost, metrics, cfg.Logger)
+	members := lookup.members
 
 	// protoactor sends a peer the messages queued for it as one gRPC
 	// message (a batch of up to 1,000), and a call's arguments or a tab's
@@ -110,7 +108,7 @@ func Join(ctx context.Context, system *actor.ActorSystem, cfg Config, newActivat
 		_ = members.Shutdown(false)
 		return nil, fmt.Errorf("cluster: no lease within the start-up time (is Redis reachable?): %w", ctx.Err())
 	}
-	c := &Cluster{Members: members, Lookup: lookup, Metrics: metrics, cl: cl, log: cfg.Logger,
+	c := &Cluster{Members: members, Lookup: lookup, Activations: lookup.acts, Metrics: metrics, cl: cl, log: cfg.Logger,
 		Bus: NewBus(cfg.Client, cfg.Prefix, members.Self(), cfg.Logger)}
 	cfg.Logger.Info("cluster joined", "member", members.Self(), "remote", system.Address())
 	return c, nil

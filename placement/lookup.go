@@ -64,23 +64,28 @@ type seenAt struct {
 // seenMax bounds the cache; when full it starts again empty.
 const seenMax = 100_000
 
-// NewLookup returns placement over client under prefix.
-func NewLookup(client goredis.UniversalClient, prefix string, members *Members, metrics *Metrics, log *slog.Logger) *Lookup {
+// newLookup returns placement over client under prefix, with its own
+// parts: the activations of this node's pairing actors (acfg), whose
+// stops it hears, and the membership (leases of ttl; lost is called when
+// this node's lease was taken away), whose changes it hears.
+func newLookup(system *actor.ActorSystem, client goredis.UniversalClient, prefix string, ttl time.Duration, acfg actors.Config,
+	lost func(), metrics *Metrics, log *slog.Logger) *Lookup {
 	checkPrefix(prefix)
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Lookup{client: client, keys: keys(prefix), members: members, metrics: metrics, log: log, seed: maphash.MakeSeed(),
+	l := &Lookup{client: client, keys: keys(prefix), system: system, metrics: metrics, log: log, seed: maphash.MakeSeed(),
 		seen: map[string]seenAt{}, adopted: map[string]*actor.PID{}}
+	l.acts = actors.NewActivations(system, acfg, l.released)
+	l.members = newMembers(client, prefix, ttl, metrics, log, memberEvents{lost: lost, changed: l.membersChanged, superseded: l.superseded})
+	return l
 }
 
-// Use sets the activations this node starts pairings with; their stops
-// must be reported to Released.
-func (l *Lookup) Use(acts *actors.Activations) { l.acts = acts }
+// Activations are the pairing actors active on this node.
+func (l *Lookup) Activations() *actors.Activations { return l.acts }
 
 // Setup starts the activator (IdentityLookup).
-func (l *Lookup) Setup(cl *cluster.Cluster, _ []string, _ bool) {
-	l.system = cl.ActorSystem
+func (l *Lookup) Setup(*cluster.Cluster, []string, bool) {
 	props := actor.PropsFromFunc(l.activator)
 	if _, err := l.system.Root.SpawnNamed(props, activatorName); err != nil {
 		l.log.Error("placement activator did not start", "err", err)
@@ -100,7 +105,7 @@ func (l *Lookup) Get(ci *cluster.ClusterIdentity) *actor.PID {
 
 // RemovePid forgets pid as the pairing's actor (IdentityLookup).
 func (l *Lookup) RemovePid(ci *cluster.ClusterIdentity, pid *actor.PID) {
-	l.Released(ci.Identity, pid, false)
+	l.released(ci.Identity, pid, false)
 }
 
 // Drain stops activating pairings here: from now on they are activated on

@@ -29,22 +29,15 @@ import (
 // least a lease's life: after Redis was away, every lease looks expired
 // (Redis's clock went on), and the live nodes need a beat to renew theirs.
 // The remover leaves a tombstone; a node that finds its own tombstone
-// exits (Lost), because protoactor never admits a member id again once it
+// exits (Config.Lost), because protoactor never admits a member id again once it
 // left, and comes back under a new id.
 type Members struct {
-	client goredis.UniversalClient
-	keys   keys
-	ttl    time.Duration
-	log    *slog.Logger
-	// Lost is called (once) when this node's lease was taken away: the
-	// node must exit.
-	Lost func()
-	// Changed, when set, hears every new member list (ids, self included).
-	Changed func(ids []string)
-	// Superseded, when set, hears the notices that another member replaced
-	// an actor's record (Lookup.Superseded), sent on the members' channel.
-	Superseded func(notice string)
-	metrics    *Metrics
+	client  goredis.UniversalClient
+	keys    keys
+	ttl     time.Duration
+	log     *slog.Logger
+	on      memberEvents
+	metrics *Metrics
 
 	// update hands protoactor the member list (the cluster's MemberList).
 	update func(cluster.Members)
@@ -61,13 +54,26 @@ type Members struct {
 	lost         bool
 }
 
-// NewMembers returns the membership of the nodes that share client and
-// prefix, with leases of ttl.
-func NewMembers(client goredis.UniversalClient, prefix string, ttl time.Duration, metrics *Metrics, log *slog.Logger) *Members {
+// memberEvents is what a Members tells, from its own goroutines.
+type memberEvents struct {
+	// lost is called (once) when this node's lease was taken away: the
+	// node must exit.
+	lost func()
+	// changed hears every new member list (ids, self included).
+	changed func(ids []string)
+	// superseded hears the notices that another member replaced an
+	// actor's record (Lookup.superseded), sent on the members' channel.
+	superseded func(notice string)
+}
+
+// newMembers returns the membership of the nodes that share client and
+// prefix, with leases of ttl; on hears what happens to it (a nil function
+// hears nothing).
+func newMembers(client goredis.UniversalClient, prefix string, ttl time.Duration, metrics *Metrics, log *slog.Logger, on memberEvents) *Members {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Members{client: client, keys: keys(prefix), ttl: ttl, log: log, metrics: metrics,
+	return &Members{client: client, keys: keys(prefix), ttl: ttl, log: log, metrics: metrics, on: on,
 		poke: make(chan struct{}, 1), joined: make(chan struct{}), done: make(chan struct{}), alive: map[string]*cluster.Member{}}
 }
 
@@ -283,8 +289,8 @@ func (m *Members) loseLease() {
 	m.mu.Unlock()
 	if first {
 		m.log.Error("this node's cluster lease lapsed and other nodes removed it; exiting to rejoin under a new id")
-		if m.Lost != nil {
-			go m.Lost()
+		if m.on.lost != nil {
+			go m.on.lost()
 		}
 	}
 }
@@ -318,16 +324,16 @@ func (m *Members) report(members cluster.Members) {
 		return
 	}
 	m.update(members)
-	if m.Changed != nil {
-		m.Changed(ids)
+	if m.on.changed != nil {
+		m.on.changed(ids)
 	}
 }
 
 func (m *Members) subscribe(ctx context.Context) {
 	listen(ctx, m.client, m.keys.hint(), func(payload string) {
 		if notice, ok := strings.CutPrefix(payload, supersededPrefix); ok {
-			if m.Superseded != nil {
-				m.Superseded(notice)
+			if m.on.superseded != nil {
+				m.on.superseded(notice)
 			}
 			return
 		}

@@ -172,9 +172,9 @@ func (l *Lookup) publishSuperseded(member, pairing string, old *actor.PID) {
 	}
 }
 
-// Superseded stops this node's actor that a notice names (Members
+// superseded stops this node's actor that a notice names (Members
 // hears the notices): another member took its pairing's record.
-func (l *Lookup) Superseded(notice string) {
+func (l *Lookup) superseded(notice string) {
 	parts := strings.Fields(notice)
 	if len(parts) != 3 || parts[0] != l.members.Self() {
 		return

@@ -33,16 +33,18 @@ type testMember struct {
 
 func newTestMember(t *testing.T, client goredis.UniversalClient, id string, ttl time.Duration) *testMember {
 	t.Helper()
-	m := &testMember{Members: NewMembers(client, "t:", ttl, NewMetrics(nil), quiet), reports: make(chan []string, 64)}
+	m := &testMember{reports: make(chan []string, 64)}
+	m.Members = newMembers(client, "t:", ttl, NewMetrics(nil), quiet, memberEvents{
+		changed: func(ids []string) {
+			select {
+			case m.reports <- ids:
+			default:
+			}
+		},
+		lost: func() { m.lost.Store(true) },
+	})
 	m.self = &cluster.Member{Id: id, Host: "127.0.0.1", Port: 1, Kinds: []string{Kind}}
 	m.update = func(cluster.Members) {}
-	m.Changed = func(ids []string) {
-		select {
-		case m.reports <- ids:
-		default:
-		}
-	}
-	m.Lost = func() { m.lost.Store(true) }
 	m.start()
 	t.Cleanup(func() { m.Shutdown(false) })
 	return m
@@ -165,24 +167,20 @@ func newTestNodes(t *testing.T, client goredis.UniversalClient, tweak func(*acto
 		// An address of its own (not "nonhost" for all): a pid of one
 		// node must not resolve as local on another.
 		system.ProcessRegistry.Address = "node-" + id
-		m := NewMembers(client, "t:", time.Minute, NewMetrics(nil), quiet)
-		m.self = &cluster.Member{Id: id}
-		for _, other := range ids {
-			m.alive[other] = &cluster.Member{Id: other}
-		}
-		l := NewLookup(client, "t:", m, NewMetrics(nil), quiet)
-		l.system = system
-		m.Superseded = l.Superseded
-		ctx, cancel := context.WithCancel(context.Background())
-		t.Cleanup(cancel)
-		go m.subscribe(ctx)
 		cfg := actors.Config{Logger: quiet}
 		if tweak != nil {
 			tweak(&cfg)
 		}
-		acts := actors.NewActivations(system, cfg, l.Released)
-		l.Use(acts)
-		out = append(out, &testNode{system: system, acts: acts, lookup: l})
+		l := newLookup(system, client, "t:", time.Minute, cfg, nil, NewMetrics(nil), quiet)
+		m := l.members
+		m.self = &cluster.Member{Id: id}
+		for _, other := range ids {
+			m.alive[other] = &cluster.Member{Id: other}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go m.subscribe(ctx)
+		out = append(out, &testNode{system: system, acts: l.Activations(), lookup: l})
 	}
 	// Wait for every node's subscription: a notice sent before it is lost.
 	within(t, 10*time.Second, func() bool { return numSub(client, keys("t:").hint()) >= int64(len(ids)) },
@@ -334,11 +332,11 @@ func testARecordOfAGoneActorOrALeftMemberIsReplaced(t *testing.T, client goredis
 	if _, err := b.lookup.Pairing(ctx, "p2", nil); err != nil {
 		t.Fatal(err)
 	}
-	a.lookup.MembersChanged([]string{"a", "b"})
+	a.lookup.membersChanged([]string{"a", "b"})
 	a.lookup.members.mu.Lock()
 	delete(a.lookup.members.alive, "b")
 	a.lookup.members.mu.Unlock()
-	a.lookup.MembersChanged([]string{"a"})
+	a.lookup.membersChanged([]string{"a"})
 	within(t, 5*time.Second, func() bool { return client.Get(ctx, keys("t:").record("p2")).Val() == "moved b" },
 		"the left member's record was not purged")
 	if _, err := a.lookup.Pairing(ctx, "p2", nil); err != nil {

@@ -91,11 +91,11 @@ func (l *Lookup) recordNames(id string, pid *actor.PID) (bool, error) {
 	return err == nil && rec == record(l.members.Self(), pid), err
 }
 
-// Released deletes the record of a pairing actor of this node that
+// released deletes the record of a pairing actor of this node that
 // stopped, if the record still names it. An actor that handed off (its
 // node drains) leaves a "moved" mark instead, for movedLife: the next
 // activation knows the pairing's tabs are on their way back.
-func (l *Lookup) Released(id string, pid *actor.PID, handedOff bool) {
+func (l *Lookup) released(id string, pid *actor.PID, handedOff bool) {
 	value := record(l.members.Self(), pid)
 	mark := ""
 	if handedOff {

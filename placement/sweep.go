@@ -14,8 +14,8 @@ import (
 // at once when the member list says so, and every sweepEvery for members
 // that died while no node up now listed them.
 
-// MembersChanged purges the records of members that left (Members.Changed).
-func (l *Lookup) MembersChanged(ids []string) {
+// membersChanged purges the records of members that left (Members' changed).
+func (l *Lookup) membersChanged(ids []string) {
 	l.mu.Lock()
 	prev := l.last
 	l.last = ids
