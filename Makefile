@@ -46,7 +46,7 @@ FUZZ_TARGETS := protocol:FuzzTabMessage protocol:FuzzLoadBundle protocol:FuzzEnc
                 protocol:FuzzTagData protocol:FuzzImageCheck protocol:FuzzScopeIntersect \
                 mcp:FuzzServeHTTP tabsocket:FuzzTabSocket tabsocket:FuzzTabHello \
                 oauth:FuzzToken oauth:FuzzRevoke oauth:FuzzRegister oauth:FuzzAuthorize \
-                oauth:FuzzCIMDDocument oauth:FuzzScopeParam internal/redisurl:FuzzParse
+                oauth/cimd:FuzzDocument oauth:FuzzScopeParam internal/redisurl:FuzzParse
 FUZZTIME  ?= 60s
 FUZZBRIEF ?= 500x
 

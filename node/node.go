@@ -28,6 +28,7 @@ import (
 	"github.com/tabrelay/tabrelay/internal/httpserver"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -186,7 +187,7 @@ func New(cfg Config) (*Node, error) {
 	n.oauth, err = oauth.NewServer(oauth.Config{
 		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: n.store,
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
-		CIMD:   oauth.NewCIMDFetcher(oauth.CIMDOptions{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
+		CIMD:   cimd.NewFetcher(cimd.Options{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,
 		Revoked: n.events.Revoked, ConnectionsChanged: n.events.ConnectionsChanged,
 		VerifiedFor: verifiedFor(cfg),

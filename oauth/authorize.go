@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/tabrelay/tabrelay/oauth/cimd"
 )
 
 // waitCookie holds the waiting page's secret: the status URL alone is not
@@ -23,9 +25,9 @@ const waitCookie = "tabrelay_wait"
 // its own rule, the scope by the catalogue (requestedScope), the client's
 // name at its registration (maxClientName).
 const (
-	maxState       = 2 << 10 // bytes
-	maxRedirectURI = 2 << 10 // bytes, also of a registered one (checkRedirectURI)
-	maxClientID    = cimdMaxURLLen
+	maxState       = 2 << 10             // bytes
+	maxRedirectURI = cimd.MaxRedirectURI // bytes, also of a registered one (checkRedirectURI)
+	maxClientID    = cimd.MaxURLLen
 )
 
 // authorize validates an authorization request and shows the waiting page
@@ -51,13 +53,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	client, err := s.client(r.Context(), clientID)
 	if err != nil {
 		msg := "The application asking to connect is not registered with this relay."
-		var cerr *CIMDError
+		var cerr *cimd.Error
 		switch {
 		case !errors.As(err, &cerr) && !errors.Is(err, ErrNotFound):
 			s.cfg.Logger.Error("read client", "err", err)
 			s.unavailablePage(w, "The relay could not check the application asking to connect; reload this page in a few seconds.")
 			return
-		case errors.As(err, &cerr) && errors.Is(err, ErrCIMDInvalid):
+		case errors.As(err, &cerr) && errors.Is(err, cimd.ErrInvalid):
 			msg = "The application asking to connect could not be checked: " + cerr.Error()
 		case errors.As(err, &cerr):
 			// Where a fetch failed (an address, a name that did not

@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/tabrelay/tabrelay/oauth/cimd"
 )
 
 // maxClientName bounds a client's name: it is shown on the waiting page
@@ -27,7 +28,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusTooManyRequests, "slow_down", "Too many registrations from this address; try again later.")
 		return
 	}
-	var md ClientMetadata
+	var md cimd.Metadata
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistration))
 	if err := dec.Decode(&md); err != nil || dec.More() {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "The registration is not one JSON object of client metadata (at most 64 KiB).")
@@ -60,12 +61,6 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// misleadingRune is a control character, or a bidirectional override that
-// makes a name read as another.
-func misleadingRune(r rune) bool {
-	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-}
-
 type redirectError struct{ msg string }
 
 func (e redirectError) Error() string { return e.msg }
@@ -73,14 +68,14 @@ func (e redirectError) Error() string { return e.msg }
 // checkClientMetadata holds registrations and metadata documents to the
 // same rules: a name to show, https or loopback redirect URIs, a public
 // client.
-func checkClientMetadata(md *ClientMetadata) error {
+func checkClientMetadata(md *cimd.Metadata) error {
 	md.ClientName = strings.TrimSpace(md.ClientName)
 	switch {
 	case md.ClientName == "":
 		return errors.New("client_name is required: the person is shown who asks")
 	case utf8.RuneCountInString(md.ClientName) > maxClientName:
 		return fmt.Errorf("client_name may have at most %d characters", maxClientName)
-	case strings.ContainsFunc(md.ClientName, misleadingRune):
+	case strings.ContainsFunc(md.ClientName, cimd.MisleadingRune):
 		return errors.New("client_name may not hold control characters or direction overrides: it is what the person is shown")
 	case md.TokenEndpointAuthMethod != "" && md.TokenEndpointAuthMethod != "none":
 		return errors.New("token_endpoint_auth_method must be none: the relay registers public clients only")
@@ -162,7 +157,7 @@ func redirectMatches(registered, requested string) bool {
 // client finds the client of a request: registered, or by its metadata
 // document when the id is an https URL.
 func (s *Server) client(ctx context.Context, id string) (Client, error) {
-	if IsCIMDClientID(id) {
+	if cimd.IsClientID(id) {
 		md, err := s.cfg.CIMD.Fetch(ctx, id)
 		if err != nil {
 			return Client{}, err

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/netaddr"
+	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -40,7 +41,7 @@ type Config struct {
 	Bundle   *protocol.Bundle // the catalogue a chosen scope is checked against
 	Store    Store
 	Hasher   *Hasher
-	CIMD     *CIMDFetcher
+	CIMD     *cimd.Fetcher
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	Metrics  *Metrics
@@ -92,7 +93,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Metrics = NewMetrics(nil)
 	}
 	if cfg.CIMD == nil {
-		cfg.CIMD = NewCIMDFetcher(CIMDOptions{})
+		cfg.CIMD = cimd.NewFetcher(cimd.Options{})
 	}
 	if cfg.AppTitle == "" {
 		cfg.AppTitle = cfg.Bundle.App.Title

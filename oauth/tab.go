@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -79,7 +80,7 @@ func (s *Server) ConnectInfo(ctx context.Context, pairing, addr, code string) (p
 	}
 	info := protocol.ConnectInfo{Client: req.ClientName, ClientKind: protocol.ClientRegistered,
 		RedirectHost: redirectHost(req.RedirectURI), RequestedScope: req.RequestedScope, ExpiresAt: req.ExpiresAt.UnixMilli()}
-	if IsCIMDClientID(req.ClientID) {
+	if cimd.IsClientID(req.ClientID) {
 		info.ClientKind, info.ClientURL = protocol.ClientMetadataDocument, req.ClientID
 	}
 	return info, nil

@@ -1,4 +1,4 @@
-package oauth
+package cimd
 
 import (
 	"context"
@@ -20,15 +20,15 @@ import (
 	"github.com/tabrelay/tabrelay/internal/clock"
 )
 
-// cimdServer is a real https server on 127.0.0.1 that counts requests.
-type cimdServer struct {
+// docServer is a real https server on 127.0.0.1 that counts requests.
+type docServer struct {
 	*httptest.Server
 	requests atomic.Int64
 }
 
-func newCIMDServer(t *testing.T, h http.HandlerFunc) *cimdServer {
+func newDocServer(t *testing.T, h http.HandlerFunc) *docServer {
 	t.Helper()
-	s := &cimdServer{}
+	s := &docServer{}
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
 		h(w, r)
@@ -38,18 +38,18 @@ func newCIMDServer(t *testing.T, h http.HandlerFunc) *cimdServer {
 }
 
 // fetcher returns a fetcher that trusts the server's certificate.
-func (s *cimdServer) fetcher(opts CIMDOptions) *CIMDFetcher {
+func (s *docServer) fetcher(opts Options) *Fetcher {
 	opts.RootCAs = s.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	return NewCIMDFetcher(opts)
+	return NewFetcher(opts)
 }
 
-func (s *cimdServer) id() string { return s.URL + "/client.json" }
+func (s *docServer) id() string { return s.URL + "/client.json" }
 
-// cimdSelf is the URL a request was made to, as the client_id of the
+// selfURL is the URL a request was made to, as the client_id of the
 // document served there.
-func cimdSelf(r *http.Request) string { return "https://" + r.Host + r.URL.Path }
+func selfURL(r *http.Request) string { return "https://" + r.Host + r.URL.Path }
 
-func cimdGoodDoc(id string) map[string]any {
+func goodDoc(id string) map[string]any {
 	return map[string]any{
 		"client_id":                  id,
 		"client_name":                "  Test Client ",
@@ -61,10 +61,10 @@ func cimdGoodDoc(id string) map[string]any {
 	}
 }
 
-// cimdDocHandler serves the good document, changed by edit, with headers.
-func cimdDocHandler(edit func(doc map[string]any), headers map[string]string) http.HandlerFunc {
+// docHandler serves the good document, changed by edit, with headers.
+func docHandler(edit func(doc map[string]any), headers map[string]string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		doc := cimdGoodDoc(cimdSelf(r))
+		doc := goodDoc(selfURL(r))
 		if edit != nil {
 			edit(doc)
 		}
@@ -76,18 +76,18 @@ func cimdDocHandler(edit func(doc map[string]any), headers map[string]string) ht
 	}
 }
 
-func cimdRaw(contentType, body string) http.HandlerFunc {
+func rawHandler(contentType, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
 		w.Write([]byte(body))
 	}
 }
 
-func TestCIMDFetchAccepts(t *testing.T) {
+func TestFetchAccepts(t *testing.T) {
 	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", "application/client-metadata+json"} {
 		t.Run(ct, func(t *testing.T) {
-			srv := newCIMDServer(t, cimdDocHandler(nil, map[string]string{"Content-Type": ct}))
-			f := srv.fetcher(CIMDOptions{AllowLoopback: true})
+			srv := newDocServer(t, docHandler(nil, map[string]string{"Content-Type": ct}))
+			f := srv.fetcher(Options{AllowLoopback: true})
 			md, err := f.Fetch(t.Context(), srv.id())
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
@@ -111,7 +111,7 @@ func TestCIMDFetchAccepts(t *testing.T) {
 	}
 }
 
-func TestCIMDFetchCacheTTL(t *testing.T) {
+func TestFetchCacheTTL(t *testing.T) {
 	start := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	date := start.Format(http.TimeFormat)
 	cases := []struct {
@@ -135,9 +135,9 @@ func TestCIMDFetchCacheTTL(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newCIMDServer(t, cimdDocHandler(nil, tc.headers))
+			srv := newDocServer(t, docHandler(nil, tc.headers))
 			clk := clock.NewFake(start)
-			f := srv.fetcher(CIMDOptions{AllowLoopback: true, Now: clk.Now})
+			f := srv.fetcher(Options{AllowLoopback: true, Now: clk.Now})
 			if _, err := f.Fetch(t.Context(), srv.id()); err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
@@ -152,11 +152,11 @@ func TestCIMDFetchCacheTTL(t *testing.T) {
 	}
 }
 
-// cimdHuge is a valid document padded with whitespace past 64 KiB: only its
+// hugeDoc is a valid document padded with whitespace past 64 KiB: only its
 // size is wrong.
-func cimdHuge(chunked bool) http.HandlerFunc {
+func hugeDoc(chunked bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		doc, _ := json.Marshal(cimdGoodDoc(cimdSelf(r)))
+		doc, _ := json.Marshal(goodDoc(selfURL(r)))
 		body := append(doc, strings.Repeat(" ", 64<<10)...)
 		w.Header().Set("Content-Type", "application/json")
 		if !chunked {
@@ -173,89 +173,89 @@ func cimdHuge(chunked bool) http.HandlerFunc {
 	}
 }
 
-func cimdSet(k string, v any) func(map[string]any) { return func(d map[string]any) { d[k] = v } }
+func setField(k string, v any) func(map[string]any) { return func(d map[string]any) { d[k] = v } }
 
-func cimdDel(k string) func(map[string]any) { return func(d map[string]any) { delete(d, k) } }
+func delField(k string) func(map[string]any) { return func(d map[string]any) { delete(d, k) } }
 
-// cimdRefusals are documents and servers Fetch must refuse, with the kind
+// refusals are documents and servers Fetch must refuse, with the kind
 // of error, a part of its sentence and the requests the server should see.
-var cimdRefusals = []struct {
+var refusals = []struct {
 	name     string
 	handler  http.HandlerFunc
-	id       func(s *cimdServer) string // default: s.id()
-	opts     CIMDOptions                // AllowLoopback is added unless denyLoop
+	id       func(s *docServer) string // default: s.id()
+	opts     Options                   // AllowLoopback is added unless denyLoop
 	denyLoop bool
 	kind     error
 	reason   string
 	requests int64
 }{
-	{name: "http URL", id: func(s *cimdServer) string { return strings.Replace(s.id(), "https:", "http:", 1) },
-		kind: ErrCIMDBadURL, reason: "not an https URL"},
+	{name: "http URL", id: func(s *docServer) string { return strings.Replace(s.id(), "https:", "http:", 1) },
+		kind: ErrBadURL, reason: "not an https URL"},
 	{name: "loopback address without AllowLoopback", denyLoop: true,
-		kind: ErrCIMDForbiddenAddress, reason: "its address 127.0.0.1 is loopback"},
+		kind: ErrForbiddenAddress, reason: "its address 127.0.0.1 is loopback"},
 	{name: "localhost name without AllowLoopback", denyLoop: true,
-		id: func(s *cimdServer) string {
+		id: func(s *docServer) string {
 			u, _ := url.Parse(s.id())
 			return "https://localhost:" + u.Port() + u.Path
 		},
-		kind: ErrCIMDForbiddenAddress, reason: "is loopback"},
+		kind: ErrForbiddenAddress, reason: "is loopback"},
 	{name: "redirect not followed", handler: func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/client.json" {
 			http.Redirect(w, r, "/moved.json", http.StatusFound)
 			return
 		}
-		cimdDocHandler(nil, nil)(w, r)
-	}, kind: ErrCIMDFetch, reason: "redirects are not followed", requests: 1},
-	{name: "not found", handler: http.NotFound, kind: ErrCIMDFetch, reason: "HTTP status 404", requests: 1},
-	{name: "over 64 KiB by Content-Length", handler: cimdHuge(false), kind: ErrCIMDFetch, reason: "larger than 65536 bytes", requests: 1},
-	{name: "over 64 KiB chunked", handler: cimdHuge(true), kind: ErrCIMDFetch, reason: "larger than 65536 bytes", requests: 1},
-	{name: "not JSON", handler: cimdRaw("application/json", "SECRET-BODY <html>"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
-	{name: "JSON array", handler: cimdRaw("application/json", "[]"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
-	{name: "JSON null", handler: cimdRaw("application/json", "null"), kind: ErrCIMDInvalid, reason: "not a JSON object", requests: 1},
-	{name: "HTML content type", handler: cimdDocHandler(nil, map[string]string{"Content-Type": "text/html"}), kind: ErrCIMDFetch, reason: "did not answer with JSON", requests: 1},
-	{name: "client_id mismatch", handler: cimdDocHandler(cimdSet("client_id", "https://other.example/client.json"), nil),
-		kind: ErrCIMDInvalid, reason: "client_id is not the URL", requests: 1},
-	{name: "client_id under another case", handler: cimdDocHandler(func(d map[string]any) { d["Client_ID"] = d["client_id"]; delete(d, "client_id") }, nil),
-		kind: ErrCIMDInvalid, reason: "client_id is not the URL", requests: 1},
-	{name: "missing client_name", handler: cimdDocHandler(cimdDel("client_name"), nil), kind: ErrCIMDInvalid, reason: "no client_name", requests: 1},
-	{name: "blank client_name", handler: cimdDocHandler(cimdSet("client_name", " \t "), nil), kind: ErrCIMDInvalid, reason: "no client_name", requests: 1},
-	{name: "long client_name", handler: cimdDocHandler(cimdSet("client_name", strings.Repeat("é", 101)), nil), kind: ErrCIMDInvalid, reason: "longer than 100", requests: 1},
-	{name: "client_name with bidi override", handler: cimdDocHandler(cimdSet("client_name", "Good\u202eliA"), nil), kind: ErrCIMDInvalid, reason: "control characters", requests: 1},
-	{name: "client_name not a string", handler: cimdDocHandler(cimdSet("client_name", 42), nil), kind: ErrCIMDInvalid, reason: "client_name field has the wrong type", requests: 1},
-	{name: "no redirect_uris", handler: cimdDocHandler(cimdDel("redirect_uris"), nil), kind: ErrCIMDInvalid, reason: "no redirect_uris", requests: 1},
-	{name: "javascript redirect URI", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb", "javascript:alert(1)"}), nil),
-		kind: ErrCIMDInvalid, reason: "redirect URI number 2 uses the javascript: scheme", requests: 1},
-	{name: "data redirect URI", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"data:text/html,hi"}), nil),
-		kind: ErrCIMDInvalid, reason: "data: scheme", requests: 1},
-	{name: "http redirect URI not on loopback", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"http://client.example/cb"}), nil),
-		kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
-	{name: "custom scheme redirect URI", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"com.example.app://cb"}), nil),
-		kind: ErrCIMDInvalid, reason: "neither https nor http on a loopback address", requests: 1},
-	{name: "redirect URI with fragment", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb#x"}), nil),
-		kind: ErrCIMDInvalid, reason: "has a fragment", requests: 1},
-	{name: "redirect URI over 2 KiB", handler: cimdDocHandler(cimdSet("redirect_uris", []string{"https://client.example/cb?" + strings.Repeat("a", 2048)}), nil),
-		kind: ErrCIMDInvalid, reason: "redirect URI number 1 is longer than 2048 bytes", requests: 1},
-	{name: "private_key_jwt", handler: cimdDocHandler(cimdSet("token_endpoint_auth_method", "private_key_jwt"), nil),
-		kind: ErrCIMDInvalid, reason: `authentication "private_key_jwt", but the relay accepts only public clients`, requests: 1},
-	{name: "unknown auth method", handler: cimdDocHandler(cimdSet("token_endpoint_auth_method", "SECRET-BODY"), nil),
-		kind: ErrCIMDInvalid, reason: "unknown token endpoint authentication method", requests: 1},
-	{name: "slower than Timeout", opts: CIMDOptions{Timeout: 200 * time.Millisecond},
+		docHandler(nil, nil)(w, r)
+	}, kind: ErrFetch, reason: "redirects are not followed", requests: 1},
+	{name: "not found", handler: http.NotFound, kind: ErrFetch, reason: "HTTP status 404", requests: 1},
+	{name: "over 64 KiB by Content-Length", handler: hugeDoc(false), kind: ErrFetch, reason: "larger than 65536 bytes", requests: 1},
+	{name: "over 64 KiB chunked", handler: hugeDoc(true), kind: ErrFetch, reason: "larger than 65536 bytes", requests: 1},
+	{name: "not JSON", handler: rawHandler("application/json", "SECRET-BODY <html>"), kind: ErrInvalid, reason: "not a JSON object", requests: 1},
+	{name: "JSON array", handler: rawHandler("application/json", "[]"), kind: ErrInvalid, reason: "not a JSON object", requests: 1},
+	{name: "JSON null", handler: rawHandler("application/json", "null"), kind: ErrInvalid, reason: "not a JSON object", requests: 1},
+	{name: "HTML content type", handler: docHandler(nil, map[string]string{"Content-Type": "text/html"}), kind: ErrFetch, reason: "did not answer with JSON", requests: 1},
+	{name: "client_id mismatch", handler: docHandler(setField("client_id", "https://other.example/client.json"), nil),
+		kind: ErrInvalid, reason: "client_id is not the URL", requests: 1},
+	{name: "client_id under another case", handler: docHandler(func(d map[string]any) { d["Client_ID"] = d["client_id"]; delete(d, "client_id") }, nil),
+		kind: ErrInvalid, reason: "client_id is not the URL", requests: 1},
+	{name: "missing client_name", handler: docHandler(delField("client_name"), nil), kind: ErrInvalid, reason: "no client_name", requests: 1},
+	{name: "blank client_name", handler: docHandler(setField("client_name", " \t "), nil), kind: ErrInvalid, reason: "no client_name", requests: 1},
+	{name: "long client_name", handler: docHandler(setField("client_name", strings.Repeat("é", 101)), nil), kind: ErrInvalid, reason: "longer than 100", requests: 1},
+	{name: "client_name with bidi override", handler: docHandler(setField("client_name", "Good\u202eliA"), nil), kind: ErrInvalid, reason: "control characters", requests: 1},
+	{name: "client_name not a string", handler: docHandler(setField("client_name", 42), nil), kind: ErrInvalid, reason: "client_name field has the wrong type", requests: 1},
+	{name: "no redirect_uris", handler: docHandler(delField("redirect_uris"), nil), kind: ErrInvalid, reason: "no redirect_uris", requests: 1},
+	{name: "javascript redirect URI", handler: docHandler(setField("redirect_uris", []string{"https://client.example/cb", "javascript:alert(1)"}), nil),
+		kind: ErrInvalid, reason: "redirect URI number 2 uses the javascript: scheme", requests: 1},
+	{name: "data redirect URI", handler: docHandler(setField("redirect_uris", []string{"data:text/html,hi"}), nil),
+		kind: ErrInvalid, reason: "data: scheme", requests: 1},
+	{name: "http redirect URI not on loopback", handler: docHandler(setField("redirect_uris", []string{"http://client.example/cb"}), nil),
+		kind: ErrInvalid, reason: "neither https nor http on a loopback address", requests: 1},
+	{name: "custom scheme redirect URI", handler: docHandler(setField("redirect_uris", []string{"com.example.app://cb"}), nil),
+		kind: ErrInvalid, reason: "neither https nor http on a loopback address", requests: 1},
+	{name: "redirect URI with fragment", handler: docHandler(setField("redirect_uris", []string{"https://client.example/cb#x"}), nil),
+		kind: ErrInvalid, reason: "has a fragment", requests: 1},
+	{name: "redirect URI over 2 KiB", handler: docHandler(setField("redirect_uris", []string{"https://client.example/cb?" + strings.Repeat("a", 2048)}), nil),
+		kind: ErrInvalid, reason: "redirect URI number 1 is longer than 2048 bytes", requests: 1},
+	{name: "private_key_jwt", handler: docHandler(setField("token_endpoint_auth_method", "private_key_jwt"), nil),
+		kind: ErrInvalid, reason: `authentication "private_key_jwt", but the relay accepts only public clients`, requests: 1},
+	{name: "unknown auth method", handler: docHandler(setField("token_endpoint_auth_method", "SECRET-BODY"), nil),
+		kind: ErrInvalid, reason: "unknown token endpoint authentication method", requests: 1},
+	{name: "slower than Timeout", opts: Options{Timeout: 200 * time.Millisecond},
 		handler: func(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(5 * time.Second):
 			}
-		}, kind: ErrCIMDFetch, reason: "did not answer within 200ms", requests: 1},
+		}, kind: ErrFetch, reason: "did not answer within 200ms", requests: 1},
 }
 
-func TestCIMDFetchRefuses(t *testing.T) {
-	for _, tc := range cimdRefusals {
+func TestFetchRefuses(t *testing.T) {
+	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.handler
 			if h == nil {
-				h = cimdDocHandler(nil, nil)
+				h = docHandler(nil, nil)
 			}
-			srv := newCIMDServer(t, h)
+			srv := newDocServer(t, h)
 			opts := tc.opts
 			opts.AllowLoopback = !tc.denyLoop
 			f := srv.fetcher(opts)
@@ -265,9 +265,9 @@ func TestCIMDFetchRefuses(t *testing.T) {
 			}
 			start := time.Now()
 			_, err := f.Fetch(t.Context(), id)
-			var cerr *CIMDError
+			var cerr *Error
 			if !errors.As(err, &cerr) || !errors.Is(err, tc.kind) {
-				t.Fatalf("Fetch error = %v (%T), want a *CIMDError of kind %v", err, err, tc.kind)
+				t.Fatalf("Fetch error = %v (%T), want a *Error of kind %v", err, err, tc.kind)
 			}
 			t.Logf("refused: %v", err)
 			if !strings.Contains(err.Error(), tc.reason) {
@@ -286,11 +286,11 @@ func TestCIMDFetchRefuses(t *testing.T) {
 	}
 }
 
-func TestCIMDNegativeCache(t *testing.T) {
+func TestNegativeCache(t *testing.T) {
 	var broken atomic.Bool
 	broken.Store(true)
-	good := cimdDocHandler(nil, nil)
-	srv := newCIMDServer(t, func(w http.ResponseWriter, r *http.Request) {
+	good := docHandler(nil, nil)
+	srv := newDocServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -298,7 +298,7 @@ func TestCIMDNegativeCache(t *testing.T) {
 		good(w, r)
 	})
 	clk := clock.NewFake(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC))
-	f := srv.fetcher(CIMDOptions{AllowLoopback: true, Now: clk.Now})
+	f := srv.fetcher(Options{AllowLoopback: true, Now: clk.Now})
 	steps := []struct {
 		name     string
 		advance  time.Duration
@@ -324,14 +324,14 @@ func TestCIMDNegativeCache(t *testing.T) {
 	}
 }
 
-func TestCIMDConcurrentFetchMakesOneRequest(t *testing.T) {
+func TestConcurrentFetchMakesOneRequest(t *testing.T) {
 	release := make(chan struct{})
-	good := cimdDocHandler(nil, nil)
-	srv := newCIMDServer(t, func(w http.ResponseWriter, r *http.Request) {
+	good := docHandler(nil, nil)
+	srv := newDocServer(t, func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		good(w, r)
 	})
-	f := srv.fetcher(CIMDOptions{AllowLoopback: true})
+	f := srv.fetcher(Options{AllowLoopback: true})
 	const callers = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
@@ -370,18 +370,18 @@ func TestCIMDConcurrentFetchMakesOneRequest(t *testing.T) {
 	}
 }
 
-func TestCIMDFetchCallerGivesUp(t *testing.T) {
+func TestFetchCallerGivesUp(t *testing.T) {
 	release := make(chan struct{})
-	good := cimdDocHandler(nil, nil)
-	srv := newCIMDServer(t, func(w http.ResponseWriter, r *http.Request) {
+	good := docHandler(nil, nil)
+	srv := newDocServer(t, func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		good(w, r)
 	})
-	f := srv.fetcher(CIMDOptions{AllowLoopback: true})
+	f := srv.fetcher(Options{AllowLoopback: true})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := f.Fetch(ctx, srv.id()); !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCIMDFetch) {
-		t.Errorf("Fetch with a cancelled context = %v, want a cancelled ErrCIMDFetch", err)
+	if _, err := f.Fetch(ctx, srv.id()); !errors.Is(err, context.Canceled) || !errors.Is(err, ErrFetch) {
+		t.Errorf("Fetch with a cancelled context = %v, want a cancelled ErrFetch", err)
 	}
 	close(release)
 	// The fetch went on for others: this caller joins it or finds it cached.
@@ -393,8 +393,8 @@ func TestCIMDFetchCallerGivesUp(t *testing.T) {
 	}
 }
 
-// cimdDialCases are addresses the dial check refuses or lets through.
-var cimdDialCases = []struct {
+// dialCases are addresses the dial check refuses or lets through.
+var dialCases = []struct {
 	addr          string
 	allowLoopback bool
 	refused       bool
@@ -439,28 +439,28 @@ var cimdDialCases = []struct {
 	{"0.0.0.0", true, true},
 }
 
-func TestCIMDDialCheck(t *testing.T) {
-	for _, tc := range cimdDialCases {
+func TestDialCheck(t *testing.T) {
+	for _, tc := range dialCases {
 		t.Run(fmt.Sprintf("%s/loopback=%v", tc.addr, tc.allowLoopback), func(t *testing.T) {
-			control := cimdDialControl(tc.allowLoopback)
+			control := dialControl(tc.allowLoopback)
 			err := control("tcp", net.JoinHostPort(tc.addr, "443"), nil)
 			if refused := err != nil; refused != tc.refused {
 				t.Fatalf("control(%s) = %v, want refused %v", tc.addr, err, tc.refused)
 			}
-			if err != nil && !errors.Is(err, ErrCIMDForbiddenAddress) {
-				t.Errorf("error %v is not ErrCIMDForbiddenAddress", err)
+			if err != nil && !errors.Is(err, ErrForbiddenAddress) {
+				t.Errorf("error %v is not ErrForbiddenAddress", err)
 			}
-			if err := cimdCheckAddr(netip.MustParseAddr(tc.addr), tc.allowLoopback); (err != nil) != tc.refused {
-				t.Errorf("cimdCheckAddr(%s) = %v, want refused %v", tc.addr, err, tc.refused)
+			if err := checkAddr(netip.MustParseAddr(tc.addr), tc.allowLoopback); (err != nil) != tc.refused {
+				t.Errorf("checkAddr(%s) = %v, want refused %v", tc.addr, err, tc.refused)
 			}
 		})
 	}
-	if err := cimdDialControl(false)("tcp", "not-an-address", nil); err == nil {
+	if err := dialControl(false)("tcp", "not-an-address", nil); err == nil {
 		t.Errorf("an address that does not parse was allowed")
 	}
 }
 
-func TestIsCIMDClientID(t *testing.T) {
+func TestIsClientID(t *testing.T) {
 	cases := []struct {
 		id   string
 		want bool
@@ -488,29 +488,29 @@ func TestIsCIMDClientID(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.id, func(t *testing.T) {
-			if got := IsCIMDClientID(tc.id); got != tc.want {
-				t.Errorf("IsCIMDClientID(%q) = %v, want %v", tc.id, got, tc.want)
+			if got := IsClientID(tc.id); got != tc.want {
+				t.Errorf("IsClientID(%q) = %v, want %v", tc.id, got, tc.want)
 			}
 		})
 	}
 }
 
-func TestCIMDCacheIsBounded(t *testing.T) {
+func TestCacheIsBounded(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC))
-	f := NewCIMDFetcher(CIMDOptions{Now: clk.Now})
+	f := NewFetcher(Options{Now: clk.Now})
 	key := func(i int) string { return fmt.Sprintf("https://c%d.example/m", i) }
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i := range cimdMaxEntries + 1 {
-		f.store(key(i), &cimdEntry{expires: clk.Now().Add(time.Hour)})
+	for i := range maxEntries + 1 {
+		f.store(key(i), &entry{expires: clk.Now().Add(time.Hour)})
 	}
-	if len(f.cache) != cimdMaxEntries {
-		t.Errorf("cache holds %d entries, want %d", len(f.cache), cimdMaxEntries)
+	if len(f.cache) != maxEntries {
+		t.Errorf("cache holds %d entries, want %d", len(f.cache), maxEntries)
 	}
 	if _, ok := f.cache[key(0)]; ok {
 		t.Errorf("the oldest entry was kept")
 	}
-	if _, ok := f.cache[key(cimdMaxEntries)]; !ok {
+	if _, ok := f.cache[key(maxEntries)]; !ok {
 		t.Errorf("the newest entry was not stored")
 	}
 }
