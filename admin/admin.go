@@ -20,13 +20,13 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tabrelay/tabrelay/internal/httpserver"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -95,7 +95,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 func (a *API) debugCheck(w http.ResponseWriter, r *http.Request) {
 	out, ok, err := a.cfg.Check(r.Context())
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "placement unreadable: " + err.Error()})
+		httpserver.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "placement unreadable: " + err.Error()})
 		return
 	}
 	out["ok"] = ok
@@ -103,12 +103,5 @@ func (a *API) debugCheck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		status = http.StatusConflict
 	}
-	writeJSON(w, status, out)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	httpserver.WriteJSON(w, status, out)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/httpserver"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -111,7 +112,7 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 			a.failed(w, conn, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, v)
+		httpserver.WriteJSON(w, http.StatusOK, v)
 		return
 	}
 	var entries []protocol.ScopeEntry
@@ -182,7 +183,7 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 		a.failed(w, conn, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	httpserver.WriteJSON(w, http.StatusOK, v)
 }
 
 // scopeView reads what the admin API shows of a connection's scope; sc is
@@ -258,7 +259,7 @@ func (a *API) holders(w http.ResponseWriter, r *http.Request) {
 	if conns == nil {
 		conns = []string{}
 	}
-	writeJSON(w, http.StatusOK, HoldersView{Tool: tool, Action: action, Connections: conns})
+	httpserver.WriteJSON(w, http.StatusOK, HoldersView{Tool: tool, Action: action, Connections: conns})
 }
 
 func toolHasAction(t *protocol.Tool, name string) bool {
@@ -312,7 +313,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (int, string) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"error": code, "message": msg})
+	httpserver.WriteJSON(w, status, map[string]string{"error": code, "message": msg})
 }
 
 // quote quotes a name from a request for an error message.

@@ -50,19 +50,20 @@ func GuardStore(up func() bool, next http.Handler) http.Handler {
 // with its reason.
 func Probes(mux *http.ServeMux, version string, ready func() (bool, string)) {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": version})
+		WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": version})
 	})
 	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
 		if ok, why := ready(); !ok {
 			w.Header().Set("Retry-After", "1") // as every 503; a probe asks again on its own period
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": why})
+			WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": why})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+		WriteJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers v as JSON with status, never cached.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
