@@ -142,7 +142,7 @@ func TestAdminUnreadableAndForgotten(t *testing.T) {
 	auth := "Bearer " + testAdminToken
 	ctx := context.Background()
 	for _, id := range []string{"conn_odd", "conn_gone"} {
-		if err := n.store.PutConnection(ctx, oauth.Connection{ID: id, Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", Revoked: id == "conn_gone"}); err != nil {
+		if err := n.store.PutConnection(ctx, oauth.Connection{ID: id, Kind: "connector", CreatedAt: time.Now(), PairingID: "p", ClientName: "Test", Host: "h.test", Revoked: id == "conn_gone"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,7 +180,7 @@ func TestAdminUnreadableAndForgotten(t *testing.T) {
 func TestAdminConcurrentAddsAllLand(t *testing.T) {
 	n, _ := startAPI(t, testAdminToken)
 	auth := "Bearer " + testAdminToken
-	if err := n.store.PutConnection(context.Background(), oauth.Connection{ID: "conn_a", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test"}); err != nil {
+	if err := n.store.PutConnection(context.Background(), oauth.Connection{ID: "conn_a", Kind: "connector", CreatedAt: time.Now(), PairingID: "p", ClientName: "Test", Host: "h.test"}); err != nil {
 		t.Fatal(err)
 	}
 	var tools []string
@@ -223,11 +223,11 @@ func TestAdminWhoNamesDerivedConnections(t *testing.T) {
 	ctx := context.Background()
 	later := time.Now().Add(time.Hour)
 	for _, c := range []oauth.Connection{
-		{ID: "conn_parent", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test"},
-		{ID: "conn_heir", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_parent", ExpiresAt: later},
-		{ID: "conn_grandheir", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_heir", ExpiresAt: later},
-		{ID: "conn_narrow", Kind: "connector", PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_parent", ExpiresAt: later},
-		{ID: "conn_other", Kind: "connector", PairingID: "q", ClientName: "Test", Host: "h.test"},
+		{ID: "conn_parent", Kind: "connector", CreatedAt: time.Now(), PairingID: "p", ClientName: "Test", Host: "h.test"},
+		{ID: "conn_heir", Kind: "connector", CreatedAt: time.Now(), PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_parent", ExpiresAt: later},
+		{ID: "conn_grandheir", Kind: "connector", CreatedAt: time.Now(), PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_heir", ExpiresAt: later},
+		{ID: "conn_narrow", Kind: "connector", CreatedAt: time.Now(), PairingID: "p", ClientName: "Test", Host: "h.test", ParentID: "conn_parent", ExpiresAt: later},
+		{ID: "conn_other", Kind: "connector", CreatedAt: time.Now(), PairingID: "q", ClientName: "Test", Host: "h.test"},
 	} {
 		if err := n.store.PutConnection(ctx, c); err != nil {
 			t.Fatal(err)

@@ -141,6 +141,7 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 		ConnectionID: child.ID, PairingID: child.PairingID, ClientID: clientID, Resource: s.resource, ExpiresAt: expires}); err != nil {
 		return exchanged{}, err
 	}
+	s.clientUsed(ctx, clientID, now)
 	s.connectionsChanged(child.PairingID)
 	resolved, err := s.ResolvedScope(ctx, child.ID)
 	if err != nil {
@@ -164,7 +165,7 @@ func (s *Server) liveChildren(ctx context.Context, parent Connection) (int, erro
 	}
 	now, n := s.cfg.Clock.Now(), 0
 	for _, c := range conns {
-		if c.ParentID == parent.ID && !c.Revoked && (c.ExpiresAt.IsZero() || now.Before(c.ExpiresAt)) {
+		if c.ParentID == parent.ID && !c.Revoked && now.Before(c.End()) {
 			n++
 		}
 	}

@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -168,6 +169,54 @@ func TestRegisterRateLimit(t *testing.T) {
 			t.Errorf("first from another address: %d, want 201", st)
 		}
 	})
+}
+
+// TestClientsLiveByTheirTokens (issue 15, defect 6): a registered client
+// whose tokens are refreshed stays registered; one nobody got a token for
+// goes ClientUnusedTTL after its registration, and one whose tokens stopped
+// ClientIdleTTL after the last. A client that went is not registered for
+// /authorize any more.
+func TestClientsLiveByTheirTokens(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	used, unused := h.register("Used", testCB), h.register("Unused", testCB)
+	registered := func(id string) bool {
+		t.Helper()
+		_, challenge := pkce()
+		resp, body := h.get(h.browser(), authorizeURL(h.srv.URL, id, testCB, challenge, randomState()))
+		if resp.StatusCode != http.StatusOK && !strings.Contains(string(body), "not registered") {
+			t.Fatalf("authorize: %d %s", resp.StatusCode, body)
+		}
+		return resp.StatusCode == http.StatusOK
+	}
+	sweep := func() {
+		t.Helper()
+		if _, err := h.store.Sweep(ctx, h.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := h.connect(used)
+	for range 4 { // four weeks of a host refreshing weekly
+		h.clock.Advance(7 * 24 * time.Hour)
+		tok = h.tokenOK(refreshForm(used, tok.RefreshToken, h.srv.URL))
+		sweep()
+	}
+	if registered(unused) {
+		t.Fatal("a client no token was issued to is still registered four weeks on")
+	}
+	if !registered(used) {
+		t.Fatal("a client whose tokens were refreshed every week went")
+	}
+	h.clock.Advance(oauth.ClientIdleTTL - time.Hour)
+	sweep()
+	if !registered(used) {
+		t.Fatal("the client went before ClientIdleTTL after its last token")
+	}
+	h.clock.Advance(2 * time.Hour)
+	sweep()
+	if registered(used) {
+		t.Fatal("the client is still registered ClientIdleTTL after its last token")
+	}
 }
 
 // TestRedirectMatching drives /authorize: a match shows the waiting page,

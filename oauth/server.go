@@ -28,6 +28,19 @@ const (
 	// more, or after its successor was used, it revokes the family.
 	RefreshGrace   = 60 * time.Second
 	RefreshRetries = 3
+
+	// ClientIdleTTL is how long a registered client stays after its last
+	// token was issued or refreshed (issue 15, defect 6): longer than a
+	// family lives idle, so a host whose tokens ended can connect again
+	// under the client it keeps. ClientUnusedTTL is the life of a client
+	// no token was ever issued to: a registration nobody completes goes
+	// within the week.
+	ClientIdleTTL   = 90 * 24 * time.Hour
+	ClientUnusedTTL = 7 * 24 * time.Hour
+	// ConnectionTTL is a connection's life from its approval: that of its
+	// family, which can never refresh past FamilyAbsoluteTTL (the host
+	// connects again, which makes a new connection).
+	ConnectionTTL = FamilyAbsoluteTTL
 )
 
 // Config is what the authorization server needs.

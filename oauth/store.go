@@ -19,8 +19,12 @@ var ErrNotFound = errors.New("not found")
 // may run more than once and must not have side effects; an error from fn
 // aborts the update and is returned as is.
 type Store interface {
+	// PutClient stores a client until its End; TouchClient records now
+	// as its last use (its tokens renew it), writing at most hourly, and
+	// answers ErrNotFound for a client it does not hold.
 	PutClient(ctx context.Context, c Client) error
 	Client(ctx context.Context, id string) (Client, error)
+	TouchClient(ctx context.Context, id string, now time.Time) error
 
 	// PutConnectRequest stores a new request, findable by its id and by the
 	// hash of its connect code.
@@ -74,6 +78,36 @@ type Client struct {
 	RedirectURIs []string  `json:"redirectUris"`
 	Kind         string    `json:"kind"` // "dcr" | "cimd"
 	CreatedAt    time.Time `json:"createdAt"`
+	// LastUsed is when a token was last issued to the client or
+	// refreshed by it (zero: never).
+	LastUsed time.Time `json:"lastUsed,omitzero"`
+}
+
+// End is when a client can go: ClientIdleTTL after its last token, or
+// ClientUnusedTTL after its registration when it never got one.
+func (c Client) End() time.Time {
+	if c.LastUsed.IsZero() {
+		return c.CreatedAt.Add(ClientUnusedTTL)
+	}
+	return c.LastUsed.Add(ClientIdleTTL)
+}
+
+// ClientTouch is what Store.TouchClient does to the stored client (found:
+// whether there is one), for a store to apply in its transaction: it
+// records now as the last use and reports whether the record must be
+// written, which is at most hourly (a LastUsed less than an hour old is
+// kept). A client the store does not hold is ErrNotFound.
+func ClientTouch(now time.Time) func(c *Client, found bool) (bool, error) {
+	return func(c *Client, found bool) (bool, error) {
+		switch {
+		case !found:
+			return false, ErrNotFound
+		case now.Sub(c.LastUsed) < time.Hour:
+			return false, nil
+		}
+		c.LastUsed = now.UTC()
+		return true, nil
+	}
 }
 
 // Connect request states.
@@ -132,9 +166,20 @@ type Connection struct {
 	// ParentID is the connection a derived one was minted from (token
 	// exchange): its scope never exceeds its parent's, and it ends with it.
 	ParentID string `json:"parentId,omitempty"`
-	// ExpiresAt ends a derived connection with its token (zero: never); an
-	// expired one is dead and the store may drop it.
+	// ExpiresAt ends the connection: a person's ConnectionTTL after its
+	// approval, a derived one with its token. An ended one is dead and the
+	// store drops it (End).
 	ExpiresAt time.Time `json:"expiresAt,omitempty"`
+}
+
+// End is when a connection ends: its ExpiresAt, or for a person's
+// connection stored before connections had one, ConnectionTTL after its
+// approval.
+func (c Connection) End() time.Time {
+	if c.ExpiresAt.IsZero() {
+		return c.CreatedAt.Add(ConnectionTTL)
+	}
+	return c.ExpiresAt
 }
 
 // Scope is a connection's grant over the catalogue, as the person chose it

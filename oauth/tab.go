@@ -34,7 +34,8 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	}
 	now := s.cfg.Clock.Now().UTC()
 	c := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
-		ClientName: req.ClientName, Host: redirectHost(req.RedirectURI), CreatedAt: now, LastUsed: now}
+		ClientName: req.ClientName, Host: redirectHost(req.RedirectURI), CreatedAt: now, LastUsed: now,
+		ExpiresAt: now.Add(ConnectionTTL)}
 	err = s.cfg.Store.PutScope(ctx, c.ID, Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"})
 	if err == nil {
 		err = s.cfg.Store.PutConnection(ctx, c)

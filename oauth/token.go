@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/tabrelay/tabrelay/oauth/cimd"
 )
 
 // maxTokenForm bounds a token or revocation request's body.
@@ -127,6 +129,9 @@ func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, 
 	refresh := randomToken(prefixRefresh)
 	fam := Family{ID: randomID("fam_"), ConnectionID: conn.ID, PairingID: conn.PairingID, ClientID: clientID, Resource: s.resource,
 		CreatedAt: now, LastUsed: now, AbsoluteExpiry: now.Add(FamilyAbsoluteTTL), Current: s.cfg.Hasher.Hash(purposeRefresh, refresh)}
+	if end := conn.End(); end.Before(fam.AbsoluteExpiry) {
+		fam.AbsoluteExpiry = end // a family never outlives its connection
+	}
 	if err := s.cfg.Store.PutFamily(ctx, fam); err != nil {
 		return issued{}, err
 	}
@@ -164,11 +169,25 @@ func (s *Server) requestByAuthCode(ctx context.Context, code string) (ConnectReq
 // issue mints an access token for fam and answers with it and refresh.
 func (s *Server) issue(ctx context.Context, fam Family, refresh string) (issued, error) {
 	access := randomToken(prefixAccess)
+	now := s.cfg.Clock.Now().UTC()
 	t := AccessToken{Hash: s.cfg.Hasher.Hash(purposeAccess, access), FamilyID: fam.ID, ConnectionID: fam.ConnectionID,
-		PairingID: fam.PairingID, ClientID: fam.ClientID, Resource: fam.Resource,
-		ExpiresAt: s.cfg.Clock.Now().UTC().Add(AccessTokenTTL)}
+		PairingID: fam.PairingID, ClientID: fam.ClientID, Resource: fam.Resource, ExpiresAt: now.Add(AccessTokenTTL)}
 	if err := s.cfg.Store.PutAccessToken(ctx, t); err != nil {
 		return issued{}, err
 	}
+	s.clientUsed(ctx, fam.ClientID, now)
 	return issued{AccessToken: access, TokenType: "Bearer", ExpiresIn: int(AccessTokenTTL / time.Second), RefreshToken: refresh}, nil
+}
+
+// clientUsed renews a registered client: a token was issued to it
+// (issue 15, defect 6). A client known by its metadata document is not
+// stored. The token stands if the renewal fails: the client outlives its
+// tokens by far (ClientIdleTTL), and the next one renews it.
+func (s *Server) clientUsed(ctx context.Context, id string, now time.Time) {
+	if cimd.IsClientID(id) {
+		return
+	}
+	if err := s.cfg.Store.TouchClient(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) {
+		s.cfg.Logger.Warn("renew client", "client", clip(id), "err", err)
+	}
 }

@@ -146,11 +146,11 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 		if err != nil {
 			return protocol.Grant{}, nil, notFoundAsInvalid(err)
 		}
-		if c.Revoked || len(chain) > maxDerivation || (!c.ExpiresAt.IsZero() && now.After(c.ExpiresAt)) {
+		if c.Revoked || len(chain) > maxDerivation || now.After(c.End()) {
 			return protocol.Grant{}, nil, ErrInvalidToken
 		}
-		if !c.ExpiresAt.IsZero() && c.ExpiresAt.Before(e.until) {
-			e.until = c.ExpiresAt
+		if c.End().Before(e.until) {
+			e.until = c.End()
 		}
 		e.pairings = appendNew(e.pairings, c.PairingID)
 		chain = append(chain, c)

@@ -37,7 +37,7 @@ func (s *Server) liveConnection(ctx context.Context, id string) (Connection, err
 	c := conn
 	now := s.cfg.Clock.Now()
 	for depth := 0; ; depth++ {
-		if c.Revoked || depth > maxDerivation || (!c.ExpiresAt.IsZero() && now.After(c.ExpiresAt)) {
+		if c.Revoked || depth > maxDerivation || now.After(c.End()) {
 			return Connection{}, ErrNotFound
 		}
 		if c.ParentID == "" {

@@ -33,6 +33,24 @@ type Record struct {
 // finds its connections: they end by their own rules.
 const IdleTTL = 90 * 24 * time.Hour
 
+// Touch is what Store.TouchPairing does to the stored record (found:
+// whether there is one), for a store to apply in its transaction: it makes
+// a new record of id with secretHash, and records now as the last use; it
+// reports whether the record must be written, which for a known pairing is
+// at most hourly (a reconnect storm after a node left then reads, and does
+// not write once per tab).
+func Touch(id string, secretHash []byte, now time.Time) func(r *Record, found bool) (bool, error) {
+	return func(r *Record, found bool) (bool, error) {
+		if !found {
+			*r = Record{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
+		} else if now.Sub(r.LastSeen) < time.Hour {
+			return false, nil
+		}
+		r.LastSeen = now.UTC()
+		return true, nil
+	}
+}
+
 // Store keeps pairing records. The embedded store implements it on
 // one node, the Redis store across nodes.
 type Store interface {

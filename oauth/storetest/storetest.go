@@ -27,11 +27,14 @@ import (
 //     AuthCodeExpiresAt (no code of it can be exchanged any more);
 //   - a refresh family, revoked or not, once now is past its
 //     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL (it
-//     can never refresh again, and Verify refuses its access tokens).
+//     can never refresh again, and Verify refuses its access tokens);
+//   - a client once now is past its End (its tokens renew it);
+//   - a connection, revoked or not, once now is past its End, with its
+//     scope record.
 //
-// It keeps everything else: clients, and connections, which are the
-// person's list (revoked ones are hidden by the server, not deleted). It
-// returns how many records it deleted.
+// It keeps everything else. It returns how many records it deleted. A
+// store that expires its records by itself (Redis) is held to the same
+// rules by testLifetimes, through an Expirer.
 type Sweeper interface {
 	Sweep(ctx context.Context, now time.Time) (int, error)
 }
@@ -57,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) oauth.Store) {
 	t.Run("one of racing decisions wins", func(t *testing.T) { testRequestAtomic(t, open(t)) })
 	t.Run("scope records and the reverse index", func(t *testing.T) { testScopeIndex(t, open(t)) })
 	t.Run("concurrent scope updates are not lost", func(t *testing.T) { testScopeAtomic(t, open(t)) })
+	t.Run("every record ends", func(t *testing.T) { testLifetimes(t, open(t)) })
 	t.Run("sweep", func(t *testing.T) {
 		s := open(t)
 		sw, ok := s.(Sweeper)
@@ -70,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) oauth.Store) {
 func testNotFound(t *testing.T, s oauth.Store) {
 	_, err := s.Client(ctx, "nope")
 	notFound(t, "client", err)
+	notFound(t, "client renewal", s.TouchClient(ctx, "nope", now))
 	_, err = s.ConnectRequest(ctx, "nope")
 	notFound(t, "request", err)
 	_, err = s.ConnectRequestByCode(ctx, hash("nope"))
@@ -349,7 +354,11 @@ func testSweep(t *testing.T, s oauth.Store, sw Sweeper) {
 	conn := connection("conn-a", "p1")
 	conn.Revoked = true
 
-	must(t, s.PutClient(ctx, oauth.Client{ID: "c1", Name: "App", Kind: "dcr", CreatedAt: now.Add(-365 * 24 * time.Hour)}))
+	// A client a year old that the connection's tokens renewed stays; one
+	// registered a week ago that never got a token goes.
+	kept := oauth.Client{ID: "c1", Name: "App", Kind: "dcr", CreatedAt: now.Add(-365 * 24 * time.Hour), LastUsed: now.Add(-time.Hour)}
+	must(t, s.PutClient(ctx, kept))
+	must(t, s.PutClient(ctx, oauth.Client{ID: "c2", Name: "App", Kind: "dcr", CreatedAt: now.Add(-oauth.ClientUnusedTTL - time.Minute)}))
 	must(t, s.PutConnection(ctx, conn))
 	for _, tok := range []oauth.AccessToken{liveToken, deadToken} {
 		must(t, s.PutAccessToken(ctx, tok))
@@ -363,8 +372,8 @@ func testSweep(t *testing.T, s oauth.Store, sw Sweeper) {
 
 	n, err := sw.Sweep(ctx, now)
 	must(t, err)
-	if n != 4 {
-		t.Fatalf("sweep deleted %d records, want 4 (a token, a request, two families)", n)
+	if n != 5 {
+		t.Fatalf("sweep deleted %d records, want 5 (a token, a request, two families, a client)", n)
 	}
 	checkSwept(t, s, deadToken, deadReq, oldFam, idleFam)
 	expect(t, "live access token", liveToken)(s.AccessToken(ctx, liveToken.Hash))
@@ -375,8 +384,9 @@ func testSweep(t *testing.T, s oauth.Store, sw Sweeper) {
 	}
 	expect(t, "families of the connection", []oauth.Family{liveFam})(s.FamiliesOfConnection(ctx, "conn-a"))
 	expect(t, "the revoked connection", conn)(s.Connection(ctx, "conn-a"))
-	_, err = s.Client(ctx, "c1")
-	must(t, err)
+	expect(t, "the client its tokens renewed", kept)(s.Client(ctx, "c1"))
+	_, err = s.Client(ctx, "c2")
+	notFound(t, "the client no token renewed", err)
 
 	if n, err := sw.Sweep(ctx, now); err != nil || n != 0 {
 		t.Fatalf("a second sweep deleted %d, %v", n, err)

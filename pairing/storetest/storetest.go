@@ -1,5 +1,6 @@
 // Package storetest is the contract every pairing.Store must keep, as one
-// set of tests: the embedded store runs it now, the Redis store later.
+// set of tests that the embedded store and the Redis store both run. It
+// only tests; it must not be imported outside test files.
 package storetest
 
 import (
@@ -8,17 +9,14 @@ import (
 	"testing"
 	"time"
 
+	oauthstoretest "github.com/tabrelay/tabrelay/oauth/storetest"
 	"github.com/tabrelay/tabrelay/pairing"
 )
 
-// Forgetter is what a store offers to forget a pairing.
-type Forgetter interface {
-}
-
-// Store is what the suite tests.
+// Store is what the suite tests. A store that is an
+// oauth/storetest.Expirer or Sweeper is held to pairing.IdleTTL too.
 type Store interface {
 	pairing.Store
-	Forgetter
 }
 
 // Run runs the suite on stores made by open (a new, empty store each call).
@@ -64,6 +62,46 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		}
 		if ok, err := s.HasPairing(ctx, "p1"); !ok || err != nil {
 			t.Fatalf("HasPairing of a known pairing = %v, %v", ok, err)
+		}
+	})
+	t.Run("a pairing lives IdleTTL after its last hello", func(t *testing.T) {
+		s := open(t)
+		has := func(id string) bool {
+			t.Helper()
+			ok, err := s.HasPairing(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		for _, id := range []string{"idle", "used"} {
+			if _, err := s.TouchPairing(ctx, id, []byte("hash-"+id), now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lastHello := now.Add(48 * time.Hour)
+		if _, err := s.TouchPairing(ctx, "used", []byte("hash-used"), lastHello); err != nil {
+			t.Fatal(err)
+		}
+		oauthstoretest.AsOf(t, s, now.Add(pairing.IdleTTL-time.Hour))
+		if !has("idle") || !has("used") {
+			t.Fatal("a pairing went before IdleTTL passed")
+		}
+		oauthstoretest.AsOf(t, s, now.Add(pairing.IdleTTL+time.Hour))
+		if has("idle") {
+			t.Fatal("a pairing no tab said hello to for IdleTTL is still there")
+		}
+		if !has("used") {
+			t.Fatal("a later hello did not renew the pairing")
+		}
+		oauthstoretest.AsOf(t, s, lastHello.Add(pairing.IdleTTL+time.Hour))
+		if has("used") {
+			t.Fatal("the renewed pairing outlived IdleTTL after its last hello")
+		}
+		// The browser's next hello makes its record anew.
+		later := lastHello.Add(pairing.IdleTTL + 2*time.Hour)
+		if p, err := s.TouchPairing(ctx, "used", []byte("hash-used"), later); err != nil || !p.CreatedAt.Equal(later) {
+			t.Fatalf("the browser's next hello: %+v %v", p, err)
 		}
 	})
 }

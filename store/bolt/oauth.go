@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -68,9 +69,16 @@ func (s *Store) byIndex(index, key, bucket []byte, v any) error {
 	})
 }
 
-// PutClient stores a registered client.
+// PutClient stores a registered client (the sweep deletes it at its end).
 func (s *Store) PutClient(_ context.Context, c oauth.Client) error {
 	return s.db.Update(func(tx *bbolt.Tx) error { return put(tx, bucketClients, []byte(c.ID), c) })
+}
+
+// TouchClient records now as the client's last use: a token was issued
+// to it.
+func (s *Store) TouchClient(_ context.Context, id string, now time.Time) error {
+	_, err := touch(s, bucketClients, []byte(id), oauth.ClientTouch(now))
+	return err
 }
 
 // Client reads a registered client.

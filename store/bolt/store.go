@@ -1,13 +1,14 @@
 // Package bolt is the embedded store of a single relay node (SPEC §7): one
 // bbolt file in the data directory holding what must survive a restart —
-// the generated signing key and the pairing records. It keeps no secret in
-// clear but the signing key it generated, in a file only its user can read.
+// the generated signing key, the authorization server's records and the
+// pairing records, each until its end (Sweep deletes what ended, by the
+// rules the Redis store keeps with TTLs). It keeps no secret in clear but
+// the signing key it generated, in a file only its user can read.
 package bolt
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/pairing"
 )
 
@@ -87,50 +89,49 @@ func (s *Store) SigningKey() ([]byte, error) {
 	return key, err
 }
 
-// lastSeenResolution is how stale a pairing's LastSeen may get before a
-// hello writes it again: a reconnect storm then reads, and does not fsync
-// once per tab.
-const lastSeenResolution = time.Hour
-
 // TouchPairing returns the pairing's record, creating it when new, and
 // records now as its last use.
 func (s *Store) TouchPairing(_ context.Context, id string, secretHash []byte, now time.Time) (pairing.Record, error) {
-	var p pairing.Record
-	fresh := false
+	return touch(s, bucketPairings, []byte(id), pairing.Touch(id, secretHash, now))
+}
+
+// touch applies renew to the record at key of bucket (found: whether it is
+// there), and writes what renew made of it when renew says so. A first
+// read lets a use that writes nothing cost no write transaction. An error
+// from renew writes nothing and is returned.
+//
+// The write is a Batch: the hellos of many new browsers at once (a storm,
+// a node's start) share a commit and its fsync (issue 13 item 5). The
+// function may run again alone when its batch fails, and does the same
+// then.
+func touch[T any](s *Store, bucket, key []byte, renew func(rec *T, found bool) (bool, error)) (T, error) {
+	var rec T
+	write := false
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		raw := tx.Bucket(bucketPairings).Get([]byte(id))
-		if raw == nil {
-			return nil
-		}
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return fmt.Errorf("pairing record %s: %w", id, err)
-		}
-		fresh = now.Sub(p.LastSeen) < lastSeenResolution
-		return nil
-	})
-	if err != nil || fresh {
-		return p, err
-	}
-	// Batch: the hellos of many new browsers at once (a storm, a node's
-	// start) share a commit and its fsync (issue 13 item 5). The function
-	// may run again alone when its batch fails, and does the same then.
-	err = s.db.Batch(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketPairings)
-		if raw := b.Get([]byte(id)); raw != nil {
-			if err := json.Unmarshal(raw, &p); err != nil {
-				return fmt.Errorf("pairing record %s: %w", id, err)
-			}
-		} else {
-			p = pairing.Record{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
-		}
-		p.LastSeen = now.UTC()
-		raw, err := json.Marshal(p)
-		if err != nil {
+		err := get(tx, bucket, key, &rec)
+		if err != nil && !errors.Is(err, oauth.ErrNotFound) {
 			return err
 		}
-		return b.Put([]byte(id), raw)
+		probe := rec
+		write, err = renew(&probe, err == nil)
+		return err
 	})
-	return p, err
+	if err != nil || !write {
+		return rec, err
+	}
+	err = s.db.Batch(func(tx *bbolt.Tx) error {
+		var zero T
+		rec = zero
+		err := get(tx, bucket, key, &rec)
+		if err != nil && !errors.Is(err, oauth.ErrNotFound) {
+			return err
+		}
+		if write, err := renew(&rec, err == nil); err != nil || !write {
+			return err
+		}
+		return put(tx, bucket, key, rec)
+	})
+	return rec, err
 }
 
 // HasPairing reports whether pairing id has a record.

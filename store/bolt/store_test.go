@@ -2,13 +2,10 @@ package bolt
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/pairing/storetest"
 )
 
@@ -61,30 +58,5 @@ func TestSecondProcessIsRefused(t *testing.T) {
 	defer s.Close()
 	if _, err := Open(dir); err == nil {
 		t.Fatal("a second open of the same data directory succeeded")
-	}
-}
-
-// TestSweepDropsPairingsUnusedForTheirTTL: a pairing no tab said hello
-// to for pairing.IdleTTL goes (issue 15, defect 6), and the
-// browser's next hello makes its record anew.
-func TestSweepDropsPairingsUnusedForTheirTTL(t *testing.T) {
-	s := openTemp(t)
-	ctx := context.Background()
-	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	if _, err := s.TouchPairing(ctx, "p-idle", []byte("hash"), now); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := s.Sweep(ctx, now.Add(pairing.IdleTTL-time.Hour)); err != nil || n != 0 {
-		t.Fatalf("within the TTL: swept %d, %v", n, err)
-	}
-	if n, err := s.Sweep(ctx, now.Add(pairing.IdleTTL+time.Hour)); err != nil || n != 1 {
-		t.Fatalf("past the TTL: swept %d, %v", n, err)
-	}
-	if ok, _ := s.HasPairing(ctx, "p-idle"); ok {
-		t.Fatal("the idle pairing is still there")
-	}
-	later := now.Add(pairing.IdleTTL + 2*time.Hour)
-	if p, err := s.TouchPairing(ctx, "p-idle", []byte("hash"), later); err != nil || !p.CreatedAt.Equal(later) {
-		t.Fatalf("the browser's next hello: %+v %v", p, err)
 	}
 }

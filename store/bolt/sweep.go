@@ -18,35 +18,38 @@ import (
 // a large file does not hold the writer for long.
 const sweepBatch = 500
 
-// Sweep deletes, as of now, the authorization server's records no one can
-// use any more, with their index entries, and returns how many records it
-// deleted. The rules are those of oauth/storetest.Sweeper:
+// Sweep deletes, as of now, the records no one can use any more, with
+// their index entries, and returns how many records it deleted. The rules
+// are those of oauth/storetest's lifetimes, which Redis keeps by TTLs:
 //
 //   - an access token once now is past its ExpiresAt;
 //   - a connect request once now is past its ExpiresAt by more than
 //     oauth.AuthCodeTTL and past its AuthCodeExpiresAt;
 //   - a refresh family, revoked or not, once now is past its
 //     AbsoluteExpiry or its LastUsed by more than oauth.FamilyIdleTTL;
-//   - a pairing once now is past its LastSeen by more
-//     than pairing.IdleTTL.
+//   - a client once now is past its End (renewed by its tokens);
+//   - a connection, revoked or not, once now is past its End, with its
+//     scope record and index entries;
+//   - a scope record whose connection is gone (one was never stored);
+//   - a pairing once now is past its LastSeen by more than
+//     pairing.IdleTTL.
 //
-// Clients and the person's connections are kept (derived connections go
-// with their token): connections are the person's list,
-// and a revoked one is hidden by the server, not deleted. Each record is
-// judged again in the transaction that deletes it, so one updated since
-// the scan (a family just refreshed) is kept. A record that does not
-// decode is left alone and reported in the error.
+// Each record is judged again in the transaction that deletes it, so one
+// updated since the scan (a family just refreshed) is kept. A record that
+// does not decode is left alone and reported in the error.
 func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 	kinds := []struct {
 		bucket []byte
-		dead   func(raw []byte) (bool, error)
+		dead   func(tx *bbolt.Tx, key, raw []byte) (bool, error)
 		drop   func(tx *bbolt.Tx, key, raw []byte) error
 	}{
-		{bucketAccess, deadAccessToken(now), dropAccessToken},
-		{bucketRequests, deadRequest(now), dropRequest},
-		{bucketFamilies, deadFamily(now), dropFamily},
-		{bucketConnections, deadDerived(now), dropDerived},
-		{bucketPairings, deadPairing(now), dropPairing},
+		{bucketAccess, decoded(func(t oauth.AccessToken) bool { return now.After(t.ExpiresAt) }), dropAccessToken},
+		{bucketRequests, decoded(deadRequest(now)), dropRequest},
+		{bucketFamilies, decoded(deadFamily(now)), dropFamily},
+		{bucketClients, decoded(func(c oauth.Client) bool { return now.After(c.End()) }), dropClient},
+		{bucketConnections, decoded(func(c oauth.Connection) bool { return now.After(c.End()) }), dropConnection},
+		{bucketScopes, orphanScope(now), dropScope},
+		{bucketPairings, decoded(func(p pairing.Record) bool { return now.Sub(p.LastSeen) > pairing.IdleTTL }), dropPairing},
 	}
 	total := 0
 	var firstErr error
@@ -63,15 +66,26 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 	return total, firstErr
 }
 
+// decoded judges a record of type T by dead.
+func decoded[T any](dead func(T) bool) func(*bbolt.Tx, []byte, []byte) (bool, error) {
+	return func(_ *bbolt.Tx, _, raw []byte) (bool, error) {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return false, err
+		}
+		return dead(v), nil
+	}
+}
+
 // sweepBucket scans bucket for dead records, then deletes them in batches.
 // Its error is the first record that did not decode, or a failed write.
-func (s *Store) sweepBucket(ctx context.Context, bucket []byte, dead func([]byte) (bool, error),
+func (s *Store) sweepBucket(ctx context.Context, bucket []byte, dead func(tx *bbolt.Tx, key, raw []byte) (bool, error),
 	drop func(tx *bbolt.Tx, key, raw []byte) error) (int, error) {
 	var keys [][]byte
 	var decodeErr error
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucket).ForEach(func(k, v []byte) error {
-			ok, err := dead(v)
+			ok, err := dead(tx, k, v)
 			if err != nil && decodeErr == nil {
 				decodeErr = fmt.Errorf("record %s/%x: %w", bucket, k, err)
 			}
@@ -94,7 +108,10 @@ func (s *Store) sweepBucket(ctx context.Context, bucket []byte, dead func([]byte
 		err := s.db.Update(func(tx *bbolt.Tx) error {
 			for _, k := range batch {
 				raw := tx.Bucket(bucket).Get(k)
-				if ok, _ := dead(raw); raw == nil || !ok {
+				if raw == nil {
+					continue
+				}
+				if ok, _ := dead(tx, k, raw); !ok {
 					continue
 				}
 				if err := drop(tx, k, raw); err != nil {
@@ -111,40 +128,16 @@ func (s *Store) sweepBucket(ctx context.Context, bucket []byte, dead func([]byte
 	return n, decodeErr
 }
 
-func deadAccessToken(now time.Time) func([]byte) (bool, error) {
-	return func(raw []byte) (bool, error) {
-		var t oauth.AccessToken
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return false, err
-		}
-		return now.After(t.ExpiresAt), nil
-	}
-}
-
 func dropAccessToken(tx *bbolt.Tx, key, _ []byte) error { return tx.Bucket(bucketAccess).Delete(key) }
-
-func deadPairing(now time.Time) func([]byte) (bool, error) {
-	return func(raw []byte) (bool, error) {
-		var p pairing.Record
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return false, err
-		}
-		return now.Sub(p.LastSeen) > pairing.IdleTTL, nil
-	}
-}
 
 func dropPairing(tx *bbolt.Tx, key, _ []byte) error { return tx.Bucket(bucketPairings).Delete(key) }
 
 // deadRequest: the connect code can no longer be approved, an approval not
 // fetched by the waiting page (which polls every few seconds) within
 // AuthCodeTTL after it is abandoned, and no code of it can be exchanged.
-func deadRequest(now time.Time) func([]byte) (bool, error) {
-	return func(raw []byte) (bool, error) {
-		var r oauth.ConnectRequest
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return false, err
-		}
-		return now.After(r.ExpiresAt.Add(oauth.AuthCodeTTL)) && now.After(r.AuthCodeExpiresAt), nil
+func deadRequest(now time.Time) func(oauth.ConnectRequest) bool {
+	return func(r oauth.ConnectRequest) bool {
+		return now.After(r.ExpiresAt.Add(oauth.AuthCodeTTL)) && now.After(r.AuthCodeExpiresAt)
 	}
 }
 
@@ -162,29 +155,16 @@ func dropRequest(tx *bbolt.Tx, key, raw []byte) error {
 	return tx.Bucket(bucketRequests).Delete(key)
 }
 
-// deadFamily is the expiry refresh applies: such a family never refreshes
-// again, and Verify refuses its access tokens once it is gone.
-// deadDerived finds derived connections past their token's end; the
-// person's own connections have no expiry and are kept.
-func deadDerived(now time.Time) func([]byte) (bool, error) {
-	return func(raw []byte) (bool, error) {
-		var c oauth.Connection
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return false, err
-		}
-		return !c.ExpiresAt.IsZero() && now.After(c.ExpiresAt), nil
-	}
-}
+func dropClient(tx *bbolt.Tx, key, _ []byte) error { return tx.Bucket(bucketClients).Delete(key) }
 
-func dropDerived(tx *bbolt.Tx, key, raw []byte) error {
+// dropConnection deletes a connection with its scope record and every
+// index entry naming it.
+func dropConnection(tx *bbolt.Tx, key, raw []byte) error {
 	var c oauth.Connection
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return err
 	}
-	if err := dropScopeIndex(tx, c.ID); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketScopes).Delete(key); err != nil {
+	if err := dropScope(tx, key, nil); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bucketConnsByPairing).Delete(pairKey(c.PairingID, c.ID)); err != nil {
@@ -193,13 +173,36 @@ func dropDerived(tx *bbolt.Tx, key, raw []byte) error {
 	return tx.Bucket(bucketConnections).Delete(key)
 }
 
-func deadFamily(now time.Time) func([]byte) (bool, error) {
-	return func(raw []byte) (bool, error) {
-		var f oauth.Family
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return false, err
+// orphanScope finds scope records without their connection: written for
+// one whose own write then failed (the approval and the exchange write
+// the scope first). A record of the last hour may be waiting for its
+// connection's write.
+func orphanScope(now time.Time) func(*bbolt.Tx, []byte, []byte) (bool, error) {
+	return func(tx *bbolt.Tx, key, raw []byte) (bool, error) {
+		if tx.Bucket(bucketConnections).Get(key) != nil {
+			return false, nil
 		}
-		return now.After(f.AbsoluteExpiry) || now.Sub(f.LastUsed) > oauth.FamilyIdleTTL, nil
+		var sc oauth.Scope
+		if err := json.Unmarshal(raw, &sc); err != nil {
+			return true, nil // not one an approval is writing: those decode
+		}
+		return now.Sub(sc.UpdatedAt) > time.Hour, nil
+	}
+}
+
+// dropScope deletes a connection's scope record and its index entries.
+func dropScope(tx *bbolt.Tx, key, _ []byte) error {
+	if err := dropScopeIndex(tx, string(key)); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketScopes).Delete(key)
+}
+
+// deadFamily is the expiry refresh applies: such a family never refreshes
+// again, and Verify refuses its access tokens once it is gone.
+func deadFamily(now time.Time) func(oauth.Family) bool {
+	return func(f oauth.Family) bool {
+		return now.After(f.AbsoluteExpiry) || now.Sub(f.LastUsed) > oauth.FamilyIdleTTL
 	}
 }
 

@@ -53,9 +53,20 @@ func (s *Store) indexed(ctx context.Context, key string) (string, error) {
 	return id, err
 }
 
-// PutClient stores a registered client.
+// PutClient stores a registered client until its end.
 func (s *Store) PutClient(ctx context.Context, c oauth.Client) error {
-	return s.put(ctx, s.plainKey("client", c.ID), c, 0)
+	ttl := s.ttl(c.End())
+	if ttl == 0 {
+		return s.rdb.Del(ctx, s.plainKey("client", c.ID)).Err()
+	}
+	return s.put(ctx, s.plainKey("client", c.ID), c, ttl)
+}
+
+// TouchClient records now as the client's last use: a token was issued
+// to it. Its TTL runs oauth.ClientIdleTTL from there.
+func (s *Store) TouchClient(ctx context.Context, id string, now time.Time) error {
+	_, err := touch(ctx, s, s.plainKey("client", id), "client "+id, oauth.ClientTouch(now), oauth.Client.End)
+	return err
 }
 
 // Client reads a registered client.
@@ -166,27 +177,35 @@ func (s *Store) UpdateConnectRequest(ctx context.Context, id string, fn func(*oa
 	return r, err
 }
 
-// PutConnection stores a connection and indexes it by pairing.
+// PutConnection stores a connection until its end and indexes it by
+// pairing. The pairing's set lives as long as its longest-lived member;
+// members that ended leave it when it is read.
 func (s *Store) PutConnection(ctx context.Context, c oauth.Connection) error {
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	var ttl time.Duration // 0: kept until forgotten
-	if !c.ExpiresAt.IsZero() {
-		// A derived connection lives as long as its token.
-		if ttl = s.ttl(c.ExpiresAt); ttl == 0 {
-			return nil // it has ended already: nothing to keep
-		}
+	ttl := s.ttl(c.End())
+	if ttl == 0 {
+		return nil // it has ended already: nothing to keep
 	}
 	err = s.multi(ctx, func(p goredis.Pipeliner) {
-		p.SAdd(ctx, s.pairingConns(c.PairingID), c.ID)
+		of := s.pairingConns(c.PairingID)
+		p.SAdd(ctx, of, c.ID)
+		extend(ctx, p, of, ttl)
 		p.Set(ctx, s.connKey(c.ID), raw, ttl)
 	})
-	if err == nil && ttl > 0 {
-		err = s.expireDerivedScope(ctx, c.ID, ttl) // another hash tag: not in the transaction
+	if err == nil {
+		err = s.expireScope(ctx, c.ID, ttl) // another hash tag: not in the transaction
 	}
 	return err
+}
+
+// extend queues making key live at least ttl more: a set or list that
+// lives as long as its longest-lived member.
+func extend(ctx context.Context, p goredis.Pipeliner, key string, ttl time.Duration) {
+	p.Do(ctx, "pexpire", key, ttl.Milliseconds(), "nx")
+	p.Do(ctx, "pexpire", key, ttl.Milliseconds(), "gt")
 }
 
 // Connection reads a connection.
@@ -210,12 +229,20 @@ func (s *Store) UpdateConnection(ctx context.Context, id string, fn func(*oauth.
 		if err != nil {
 			return nil, err
 		}
+		ttl := s.ttl(c.End())
 		return func(p goredis.Pipeliner) {
-			if c.PairingID != pairing {
+			if c.PairingID != pairing || ttl == 0 {
 				p.SRem(ctx, s.pairingConns(pairing), id)
-				p.SAdd(ctx, s.pairingConns(c.PairingID), id)
 			}
-			p.Set(ctx, key, raw, goredis.KeepTTL) // a derived connection still ends with its token
+			if ttl == 0 {
+				p.Del(ctx, key)
+				return
+			}
+			if c.PairingID != pairing {
+				p.SAdd(ctx, s.pairingConns(c.PairingID), id)
+				extend(ctx, p, s.pairingConns(c.PairingID), ttl)
+			}
+			p.Set(ctx, key, raw, ttl) // a record of an older build gets its TTL here
 		}, nil
 	})
 	return c, err
@@ -329,8 +356,7 @@ func (s *Store) writeFamily(ctx context.Context, p goredis.Pipeliner, f oauth.Fa
 	now := s.now().UnixMilli()
 	p.ZAdd(ctx, of, goredis.Z{Score: float64(familyEnd(f).UnixMilli()), Member: f.ID})
 	p.ZRemRangeByScore(ctx, of, "-inf", "("+strconv.FormatInt(now, 10))
-	p.Do(ctx, "pexpire", of, ttl.Milliseconds(), "nx")
-	p.Do(ctx, "pexpire", of, ttl.Milliseconds(), "gt")
+	extend(ctx, p, of, ttl)
 	p.Set(ctx, s.familyKey(f.ID), raw, ttl)
 }
 

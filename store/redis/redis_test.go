@@ -35,42 +35,56 @@ func newStore(client goredis.UniversalClient) *Store {
 	return s
 }
 
-func TestOAuthStoreContract(t *testing.T) {
-	client := startRedis(t)
-	storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
+// aging is a store whose clock its test moves: ExpireAsOf deletes each
+// key under the store's prefix whose TTL, counted from the store's clock,
+// runs out by now, as Redis will then (its own clock cannot be moved).
+// The lifetimes the suites check are the TTLs the store wrote.
+type aging struct{ *Store }
+
+func (a aging) ExpireAsOf(ctx context.Context, now time.Time) error {
+	expire := func(ctx context.Context, c goredis.Cmdable) error {
+		iter := c.Scan(ctx, 0, a.prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			left, err := c.PTTL(ctx, iter.Val()).Result()
+			if err != nil {
+				return err
+			}
+			if left > 0 && !a.now().Add(left).After(now) {
+				if err := c.Del(ctx, iter.Val()).Err(); err != nil {
+					return err
+				}
+			}
+		}
+		return iter.Err()
+	}
+	if cc, ok := a.rdb.(*goredis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return expire(ctx, c) })
+	}
+	return expire(ctx, a.rdb)
 }
 
-func TestPairingStoreContract(t *testing.T) {
-	client := startRedis(t)
-	tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return newStore(client) })
+// suites runs both store suites on stores under prefixes of their own on client.
+func suites(t *testing.T, client goredis.UniversalClient) {
+	t.Run("oauth", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) oauth.Store { return aging{newStore(client)} })
+	})
+	t.Run("pairings", func(t *testing.T) {
+		tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return aging{newStore(client)} })
+	})
 }
+
+func TestStoreContracts(t *testing.T) { suites(t, startRedis(t)) }
 
 // TestContractsOnCluster runs both suites through a cluster client on a
 // Redis Cluster of three masters, which refuses (CROSSSLOT) any
 // transaction or multi-key command whose keys are in more than one slot:
 // it proves the key layout's hash tags, with the families spread over
 // the masters.
-func TestContractsOnCluster(t *testing.T) {
-	client := redistest.StartCluster(t, 3, 0).Client()
-	t.Run("oauth", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
-	})
-	t.Run("pairings", func(t *testing.T) {
-		tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return newStore(client) })
-	})
-}
+func TestContractsOnCluster(t *testing.T) { suites(t, redistest.StartCluster(t, 3, 0).Client()) }
 
 // TestContractsOnSentinel runs both suites through a failover client of a
 // master with a replica and three sentinels.
-func TestContractsOnSentinel(t *testing.T) {
-	client := redistest.StartSentinel(t).Client()
-	t.Run("oauth", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) oauth.Store { return newStore(client) })
-	})
-	t.Run("pairings", func(t *testing.T) {
-		tabstoretest.Run(t, func(t *testing.T) tabstoretest.Store { return newStore(client) })
-	})
-}
+func TestContractsOnSentinel(t *testing.T) { suites(t, redistest.StartSentinel(t).Client()) }
 
 // TestLifetimes: Redis expires what the embedded store sweeps, so every
 // ephemeral record and its index entries carry the record's remaining
@@ -121,22 +135,33 @@ func TestLifetimes(t *testing.T) {
 	must(s.PutAccessToken(ctx, oauth.AccessToken{Hash: hash("access"), ExpiresAt: suiteNow.Add(oauth.AccessTokenTTL)}))
 	checkTTL(t, client, oauth.AccessTokenTTL, s.accessKey(hash("access")))
 
-	must(s.PutClient(ctx, oauth.Client{ID: "c1"}))
-	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1"}))
+	// A client lives ClientUnusedTTL until a token renews it (issue 15,
+	// defect 6).
+	must(s.PutClient(ctx, oauth.Client{ID: "c1", CreatedAt: suiteNow}))
+	checkTTL(t, client, oauth.ClientUnusedTTL, s.plainKey("client", "c1"))
+	must(s.TouchClient(ctx, "c1", suiteNow.Add(time.Hour)))
+	checkTTL(t, client, oauth.ClientIdleTTL+time.Hour, s.plainKey("client", "c1"))
+
+	// A person's connection, its scope and the sets naming it end with it;
+	// a scope written first lives as long as any connection may.
 	must(s.PutScope(ctx, "conn-a", oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}))
-	_, err = s.TouchPairing(ctx, "p1", hash("secret"), suiteNow)
-	must(err)
+	checkTTL(t, client, oauth.ConnectionTTL, s.scopeKey("conn-a"), s.scopeIn("conn-a"))
+	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1", CreatedAt: suiteNow.Add(-time.Hour)}))
+	checkTTL(t, client, oauth.ConnectionTTL-time.Hour, s.connKey("conn-a"), s.pairingConns("p1"),
+		s.scopeKey("conn-a"), s.scopeIn("conn-a"))
+	checkTTL(t, client, oauth.ConnectionTTL, s.scopeSet(actionMember("counter", "get")), s.scopeSet(toolMember("counter")))
 	// A derived connection ends with its token, also once changed.
 	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-d", PairingID: "p1", ParentID: "conn-a", ExpiresAt: suiteNow.Add(time.Hour)}))
 	checkTTL(t, client, time.Hour, s.connKey("conn-d"))
 	_, err = s.UpdateConnection(ctx, "conn-d", func(c *oauth.Connection) error { c.Revoked = true; return nil })
 	must(err)
 	checkTTL(t, client, time.Hour, s.connKey("conn-d"))
-	checkTTL(t, client, 0, s.plainKey("client", "c1"), s.connKey("conn-a"), s.pairingConns("p1"),
-		s.scopeKey("conn-a"), s.scopeIn("conn-a"), s.scopeSet(actionMember("counter", "get")),
-		s.scopeSet(toolMember("counter")))
-	// A pairing is renewed by its tabs' hellos (issue 15, defect 6).
-	checkTTL(t, client, pairing.IdleTTL, s.plainKey("pairing", "p1"))
+	checkTTL(t, client, oauth.ConnectionTTL-time.Hour, s.pairingConns("p1")) // its longest-lived member's
+
+	// A pairing is renewed by its tabs' hellos, from the last one.
+	_, err = s.TouchPairing(ctx, "p1", hash("secret"), suiteNow.Add(-time.Hour))
+	must(err)
+	checkTTL(t, client, pairing.IdleTTL-time.Hour, s.plainKey("pairing", "p1"))
 }
 
 // checkTTL fails unless every key exists with a TTL of want (0: none),
@@ -172,7 +197,7 @@ func TestDerivedConnectionsLeaveNothingBehind(t *testing.T) {
 		}
 	}
 	counter := oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}
-	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1"}))
+	must(s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1", CreatedAt: suiteNow}))
 	must(s.PutScope(ctx, "conn-a", counter))
 	// As oauth's exchange writes a scoped child: its scope, then itself.
 	const life = 300 * time.Millisecond
@@ -181,7 +206,7 @@ func TestDerivedConnectionsLeaveNothingBehind(t *testing.T) {
 	checkTTL(t, client, life, s.connKey("conn-d"), s.scopeKey("conn-d"), s.scopeIn("conn-d"))
 	must(s.PutScope(ctx, "conn-d", counter)) // changed later: it keeps its end
 	checkTTL(t, client, life, s.scopeKey("conn-d"), s.scopeIn("conn-d"))
-	checkTTL(t, client, 0, s.scopeKey("conn-a"), s.scopeIn("conn-a"))
+	checkTTL(t, client, oauth.ConnectionTTL, s.scopeKey("conn-a"), s.scopeIn("conn-a"))
 
 	for deadline := time.Now().Add(10 * time.Second); client.Exists(ctx, s.connKey("conn-d"), s.scopeKey("conn-d"), s.scopeIn("conn-d")).Val() > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -208,6 +233,39 @@ func TestDerivedConnectionsLeaveNothingBehind(t *testing.T) {
 	}
 	if client.SIsMember(ctx, s.pairingConns("p1"), "conn-d").Val() {
 		t.Fatal("the pairing's set still lists the ended connection")
+	}
+}
+
+// TestScopeWritesPruneTheIndex: the shared index sets do not keep the
+// connections that ended when nobody asks who holds a tool: a scope write
+// removes them from a sample of each set it adds to (all of a set as
+// small as the sample).
+func TestScopeWritesPruneTheIndex(t *testing.T) {
+	client := startRedis(t)
+	ctx := context.Background()
+	s := aging{newStore(client)}
+	counter := oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}
+	for i := range pruneSampleSize - 1 {
+		id := fmt.Sprintf("conn-%d", i)
+		if err := s.PutScope(ctx, id, counter); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutConnection(ctx, oauth.Connection{ID: id, PairingID: "p1", ExpiresAt: suiteNow.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.ExpireAsOf(ctx, suiteNow.Add(2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	set := s.scopeSet(actionMember("counter", "get"))
+	if n := client.SCard(ctx, set).Val(); n != pruneSampleSize-1 {
+		t.Fatalf("the index set holds %d entries before the write, want the %d ended ones", n, pruneSampleSize-1)
+	}
+	if err := s.PutScope(ctx, "conn-new", counter); err != nil {
+		t.Fatal(err)
+	}
+	if got := client.SMembers(ctx, set).Val(); !slices.Equal(got, []string{"conn-new"}) {
+		t.Fatalf("the index set after a write: %v, want conn-new alone", got)
 	}
 }
 
@@ -306,7 +364,7 @@ func TestUpdateGivesUp(t *testing.T) {
 	client := startRedis(t)
 	ctx := context.Background()
 	s := newStore(client)
-	if err := s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1"}); err != nil {
+	if err := s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1", CreatedAt: suiteNow}); err != nil {
 		t.Fatal(err)
 	}
 	tries := 0

@@ -63,6 +63,7 @@ func (s *Store) PutScope(ctx context.Context, connection string, sc oauth.Scope)
 func (s *Store) UpdateScope(ctx context.Context, connection string, fn func([]byte) (oauth.Scope, error)) (oauth.Scope, error) {
 	rec, in := s.scopeKey(connection), s.scopeIn(connection)
 	var sc oauth.Scope
+	var members []string
 	err := s.watch(ctx, []string{rec, in}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
 		cur, err := tx.Get(ctx, rec).Bytes()
 		if errors.Is(err, goredis.Nil) {
@@ -78,16 +79,22 @@ func (s *Store) UpdateScope(ctx context.Context, connection string, fn func([]by
 		if err != nil {
 			return nil, err
 		}
-		members := scopeMembers(sc)
+		members = scopeMembers(sc)
 		old, err := tx.SMembers(ctx, in).Result()
 		if err != nil {
 			return nil, err
 		}
-		// A derived connection's record ends with it (expireDerivedScope):
-		// a new record keeps that end.
+		// The record ends with its connection (expireScope, when the
+		// connection is stored): a new record keeps that end. Until then,
+		// or for a record of an older build, it lives as long as any
+		// connection may (a record whose connection was never stored
+		// goes too).
 		left, err := tx.PTTL(ctx, rec).Result()
 		if err != nil {
 			return nil, err
+		}
+		if left <= 0 {
+			left = oauth.ConnectionTTL
 		}
 		return func(p goredis.Pipeliner) {
 			for _, m := range old {
@@ -96,28 +103,26 @@ func (s *Store) UpdateScope(ctx context.Context, connection string, fn func([]by
 			p.Del(ctx, in)
 			for _, m := range members {
 				p.SAdd(ctx, s.scopeSet(m), connection)
+				extend(ctx, p, s.scopeSet(m), left)
 				p.SAdd(ctx, in, m)
 			}
-			if left > 0 {
-				p.Set(ctx, rec, raw, left)
-				p.PExpire(ctx, in, left)
-			} else {
-				p.Set(ctx, rec, raw, 0)
-			}
+			p.Set(ctx, rec, raw, left)
+			p.PExpire(ctx, in, left)
 		}, nil
 	})
 	if err != nil {
 		return oauth.Scope{}, err
 	}
+	s.pruneSample(ctx, members)
 	return sc, nil
 }
 
-// expireDerivedScope gives a derived connection's scope record (written
-// before the connection, oauth's exchange) the connection's end. The index
-// entries it leaves in the shared sets go when a query finds them
-// (ScopeHolders). A connection without a scope record of its own has
-// nothing to expire.
-func (s *Store) expireDerivedScope(ctx context.Context, connection string, ttl time.Duration) error {
+// expireScope gives a connection's scope record (written before the
+// connection: oauth's approval and exchange) the connection's end. The
+// index entries it leaves in the shared sets go when a query finds them
+// (ScopeHolders), or a later write's sample does (pruneSample). A
+// connection without a scope record of its own has nothing to expire.
+func (s *Store) expireScope(ctx context.Context, connection string, ttl time.Duration) error {
 	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		p.PExpire(ctx, s.scopeKey(connection), ttl)
 		p.PExpire(ctx, s.scopeIn(connection), ttl)
@@ -125,6 +130,53 @@ func (s *Store) expireDerivedScope(ctx context.Context, connection string, ttl t
 	})
 	return err
 }
+
+// pruneSample is how the shared index sets stay bounded when nobody asks
+// who holds a tool: each write that adds a connection to sets removes,
+// from a random sample of each, the connections that ended. A set then
+// holds ended connections in at most about one in pruneSampleSize of its
+// entries. A failure leaves them for the next write or query.
+func (s *Store) pruneSample(ctx context.Context, members []string) {
+	if len(members) == 0 {
+		return
+	}
+	samples := make([]*goredis.StringSliceCmd, len(members))
+	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, m := range members {
+			samples[i] = p.SRandMemberN(ctx, s.scopeSet(m), pruneSampleSize)
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	var ids []string
+	for _, c := range samples {
+		ids = append(ids, c.Val()...)
+	}
+	slices.Sort(ids)
+	ended, err := s.ended(ctx, slices.Compact(ids))
+	if err != nil || len(ended) == 0 {
+		return
+	}
+	_, _ = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for i, m := range members {
+			var gone []any
+			for _, id := range samples[i].Val() {
+				if ended[id] {
+					gone = append(gone, id)
+				}
+			}
+			if len(gone) > 0 {
+				p.SRem(ctx, s.scopeSet(m), gone...)
+			}
+		}
+		return nil
+	})
+}
+
+// pruneSampleSize is how many entries of an index set each write checks.
+const pruneSampleSize = 8
 
 // ScopeHolders lists, sorted, the connections whose records grant tool
 // (and action: an entry naming it or "*"; "" = any entry of the tool).
@@ -147,11 +199,35 @@ func (s *Store) ScopeHolders(ctx context.Context, tool, action string) ([]string
 }
 
 // dropEnded removes from ids, and from the index sets, the connections
-// whose scope keys expired with them (derived connections): every other
-// connection in an index set has its in:<id> set.
+// whose scope keys expired with them.
 func (s *Store) dropEnded(ctx context.Context, ids, sets []string) ([]string, error) {
+	ended, err := s.ended(ctx, ids)
+	if err != nil || len(ended) == 0 {
+		return ids, err
+	}
+	gone := make([]any, 0, len(ended))
+	kept := ids[:0]
+	for _, id := range ids {
+		if ended[id] {
+			gone = append(gone, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		for _, set := range sets {
+			p.SRem(ctx, set, gone...)
+		}
+		return nil
+	})
+	return kept, err
+}
+
+// ended says which of ids name connections that ended: every connection
+// in an index set has its in:<id> set until its scope keys expire.
+func (s *Store) ended(ctx context.Context, ids []string) (map[string]bool, error) {
 	if len(ids) == 0 {
-		return ids, nil
+		return nil, nil
 	}
 	exists := make([]*goredis.IntCmd, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -163,22 +239,11 @@ func (s *Store) dropEnded(ctx context.Context, ids, sets []string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	var ended []any
-	kept := ids[:0]
+	out := map[string]bool{}
 	for i, id := range ids {
-		if exists[i].Val() == 1 {
-			kept = append(kept, id)
-		} else {
-			ended = append(ended, id)
+		if exists[i].Val() == 0 {
+			out[id] = true
 		}
 	}
-	if len(ended) > 0 {
-		_, err = s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for _, set := range sets {
-				p.SRem(ctx, set, ended...)
-			}
-			return nil
-		})
-	}
-	return kept, err
+	return out, nil
 }

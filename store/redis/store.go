@@ -15,22 +15,22 @@
 //	{req}:rec:<id>                 connect request (JSON)             TTL
 //	{req}:code:<hex code hash>     → request id                       TTL
 //	{req}:auth:<hex auth hash>     → request id                       TTL
-//	{conn}:rec:<id>                connection (JSON)
-//	{conn}:of:<pairing id>         SET of connection ids
+//	{conn}:rec:<id>                connection (JSON)                  TTL
+//	{conn}:of:<pairing id>         SET of connection ids              TTL
 //	{fam}:rec:<id>                 refresh family (JSON)              TTL
 //	{fam}:refresh:<hex hash>       → family id                        TTL
 //	{fam}:of:<connection id>       ZSET family id → its end (unix ms) TTL
-//	{scope}:rec:<connection id>    scope record, as stored
-//	{scope}:idx:<tool>\x00<action> SET of connection ids
-//	{scope}:tool:<tool>            SET of connection ids (any action)
-//	{scope}:in:<connection id>     SET of the idx/tool keys naming it
+//	{scope}:rec:<connection id>    scope record, as stored            TTL
+//	{scope}:idx:<tool>\x00<action> SET of connection ids              TTL
+//	{scope}:tool:<tool>            SET of connection ids (any action) TTL
+//	{scope}:in:<connection id>     SET of the idx/tool keys naming it TTL
 //
 // Records that are only ever written alone carry no hash tag, so Redis
 // Cluster spreads them over every shard by their whole key:
 //
-//	client:<id>                    client (JSON)
+//	client:<id>                    client (JSON)                      TTL
 //	at:<hex hash>                  access token (JSON)                TTL
-//	pairing:<id>                   pairing (JSON)
+//	pairing:<id>                   pairing (JSON)                     TTL
 //
 // The family-wide tag is a choice: a tag per record ({req:<id>}) would
 // spread requests, families and connections too, but an index is looked up
@@ -45,17 +45,22 @@
 //
 // # Lifetimes
 //
-// Redis expires what the embedded store sweeps (oauth/storetest.Sweeper),
-// by a TTL that every write sets from the record's own expiry on the
-// store's clock, on the record and its index entries alike: a connect
-// request until max(ExpiresAt, AuthCodeExpiresAt) + oauth.AuthCodeTTL, an
-// access token until ExpiresAt, a family until the earlier of its
-// AbsoluteExpiry and LastUsed + oauth.FamilyIdleTTL. A record whose end has
-// passed is deleted by the write instead. A derived connection and its own
-// scope record end with its token; the entries they leave in shared sets
-// (the pairing's connections, the scope index) go when a read finds them
-// without their record. Clients, the person's connections, their scopes
-// and pairings have no TTL.
+// Every key has a TTL (issue 15, defect 6): Redis expires what the
+// embedded store sweeps, by the rules oauth/storetest's lifetimes test
+// holds both stores to. Every write sets the TTL from the record's own
+// end on the store's clock, on the record and its index entries alike: a
+// connect request until max(ExpiresAt, AuthCodeExpiresAt) +
+// oauth.AuthCodeTTL, an access token until ExpiresAt, a family until the
+// earlier of its AbsoluteExpiry and LastUsed + oauth.FamilyIdleTTL, a
+// client until its End (renewed by its tokens: TouchClient), a connection
+// and its scope record until the connection's End, a pairing until
+// pairing.IdleTTL after its last hello. A record whose end has
+// passed is deleted by the write instead. A set shared by several records
+// (a pairing's connections, the scope index) lives as long as its
+// longest-lived member; entries whose record expired go when a read finds
+// them, and each scope write checks a sample of the index sets it adds to
+// (pruneSample). Records written by a build before these TTLs get theirs
+// when next written.
 package redis
 
 import (
@@ -203,33 +208,46 @@ func getJSON(ctx context.Context, c getter, key, what string, v any) (found bool
 	return true, nil
 }
 
-// lastSeenResolution is how stale a pairing's LastSeen may get before a
-// hello writes it again, as in the embedded store: a reconnect storm
-// after a node left then reads, and does not write once per tab.
-const lastSeenResolution = time.Hour
-
 // TouchPairing returns the pairing's record, creating it when new, and
-// records now as its last use.
+// records now as its last use: its TTL runs pairing.IdleTTL from there.
 func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (pairing.Record, error) {
-	key := s.plainKey("pairing", id)
-	var p pairing.Record
-	found, err := getJSON(ctx, s.rdb, key, "pairing "+id, &p)
-	if err != nil || (found && now.Sub(p.LastSeen) < lastSeenResolution) {
-		return p, err
+	return touch(ctx, s, s.plainKey("pairing", id), "pairing "+id, pairing.Touch(id, secretHash, now),
+		func(p pairing.Record) time.Time { return p.LastSeen.Add(pairing.IdleTTL) })
+}
+
+// touch applies renew to the record at key, written alone (found: whether
+// it is there), and writes what renew made of it when renew says so, with
+// a TTL until its end, in one optimistic transaction. A first read without
+// the transaction lets a use that writes nothing cost one GET. An error
+// from renew writes nothing and is returned.
+func touch[T any](ctx context.Context, s *Store, key, what string, renew func(rec *T, found bool) (bool, error),
+	end func(T) time.Time) (T, error) {
+	var rec T
+	found, err := getJSON(ctx, s.rdb, key, what, &rec)
+	if err != nil {
+		return rec, err
+	}
+	probe := rec
+	if write, err := renew(&probe, found); err != nil || !write {
+		return rec, err
 	}
 	err = s.watch(ctx, []string{key}, func(tx *goredis.Tx) (func(goredis.Pipeliner), error) {
-		p = pairing.Record{}
-		found, err := getJSON(ctx, tx, key, "pairing "+id, &p)
+		var zero T
+		rec = zero
+		found, err := getJSON(ctx, tx, key, what, &rec)
 		if err != nil {
 			return nil, err
 		}
-		if !found {
-			p = pairing.Record{ID: id, SecretHash: secretHash, CreatedAt: now.UTC()}
+		if write, err := renew(&rec, found); err != nil || !write {
+			return nil, err
 		}
-		p.LastSeen = now.UTC()
-		return setJSON(ctx, key, p, pairing.IdleTTL)
+		ttl := s.ttl(end(rec))
+		if ttl == 0 {
+			return func(p goredis.Pipeliner) { p.Del(ctx, key) }, nil
+		}
+		return setJSON(ctx, key, rec, ttl)
 	})
-	return p, err
+	return rec, err
 }
 
 // HasPairing reports whether pairing id has a record.
