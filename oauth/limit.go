@@ -7,9 +7,37 @@ import (
 	"github.com/tabrelay/tabrelay/internal/clock"
 )
 
-// limiter is a token bucket per key (an address, a pairing), kept in this
-// node's memory: a per-node limit, which on N nodes lets N times as much
-// through. Buckets full again are dropped so the map stays small.
+// Rate is a limit the store keeps for every node at once
+// (Store.TakeAttempt): Burst attempts at once, then one more every Every,
+// as a token bucket that gains one token per Every.
+type Rate struct {
+	Burst int
+	Every time.Duration
+}
+
+// WrongCodesPerRequest bounds the wrong connect codes that anyone, on any
+// node, with any number of tab secrets and addresses, can try during one
+// connect request's life (issue 15, defect 7). A wrong code matches no
+// request, so it counts against all of them: the relay takes half this
+// many wrong codes at once and half as many again per ConnectCodeTTL, and
+// no request's ten minutes see more. A guess of one code (40 bits) then
+// succeeds with odds below WrongCodesPerRequest in 2^40 (one in a
+// billion); legitimate typos are far below the budget, and an attacker
+// who spends it only keeps codes from being entered for a while.
+const WrongCodesPerRequest = 1000
+
+// The wrong-code limits: each address has ten, then one per minute
+// (wrongCodesPerAddress); the relay as a whole has WrongCodesPerRequest's
+// budget (wrongCodesRelayWide).
+var (
+	wrongCodesPerAddress = Rate{Burst: 10, Every: time.Minute}
+	wrongCodesRelayWide  = Rate{Burst: WrongCodesPerRequest / 2, Every: ConnectCodeTTL / (WrongCodesPerRequest / 2)}
+)
+
+// limiter is a token bucket per key (an address), kept in this node's
+// memory: a per-node limit, which on N nodes lets N times as much through
+// (registrations, authorization requests). Buckets full again are dropped
+// so the map stays small.
 type limiter struct {
 	clock clock.Clock
 	burst float64

@@ -83,8 +83,6 @@ type Server struct {
 	resource  string
 	registers *limiter // registrations per address
 	starts    *limiter // authorization requests per address (each stores a connect request)
-	codesAddr *limiter // wrong connect codes per address
-	codesPair *limiter // wrong connect codes per pairing
 	// derivations serializes the token exchanges of one parent
 	// connection on this node (MaxDerivedPerConnection).
 	derivations keyedLocks
@@ -116,8 +114,6 @@ func NewServer(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, resource: issuer, verified: newVerified(cfg.VerifiedFor),
 		registers: newLimiter(cfg.Clock, 20, 20.0/600), // 20 at once, then one per 30 s
 		starts:    newLimiter(cfg.Clock, 30, 0.5),      // 30 at once, then one per 2 s
-		codesAddr: newLimiter(cfg.Clock, 10, 10.0/600), // 10 wrong codes, then one per minute
-		codesPair: newLimiter(cfg.Clock, 10, 10.0/600),
 	}, nil
 }
 
@@ -217,12 +213,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Registrations: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_oauth_registrations_total", Help: "Clients registered dynamically."}),
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, and wrong codes."}, []string{"decision"}),
+			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, wrong codes, and codes refused by the wrong-code limits (of an address: limited; of the whole relay: limited_relay)."}, []string{"decision"}),
 	}
 	for _, g := range []string{"authorization_code", "refresh_token", grantTokenExchange} {
 		m.TokensIssued.WithLabelValues(g)
 	}
-	for _, d := range []string{"approved", "declined", "wrong_code", "limited"} {
+	for _, d := range []string{"approved", "declined", "wrong_code", "limited", "limited_relay"} {
 		m.Decisions.WithLabelValues(d)
 	}
 	if reg != nil {

@@ -68,6 +68,14 @@ type Store interface {
 	PutAccessToken(ctx context.Context, t AccessToken) error
 	AccessToken(ctx context.Context, hash []byte) (AccessToken, error)
 	DeleteAccessToken(ctx context.Context, hash []byte) error
+
+	// TakeAttempt counts one attempt under key at now within rate and
+	// reports whether it was within it (one refused is not counted);
+	// AttemptLeft reports whether one more would be, counting nothing. A
+	// store shared by nodes shares the counts (issue 15, defect 7); a key
+	// lives until its bucket is full again.
+	TakeAttempt(ctx context.Context, key string, rate Rate, now time.Time) (bool, error)
+	AttemptLeft(ctx context.Context, key string, rate Rate, now time.Time) (bool, error)
 }
 
 // Client is a registered OAuth client: by dynamic registration, or known

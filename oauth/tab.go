@@ -28,7 +28,7 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
-	req, err := s.pendingRequest(ctx, pairing, addr, code)
+	req, err := s.pendingRequest(ctx, addr, code)
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
@@ -60,7 +60,7 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 // Decline refuses the connect request of code: the waiting page returns
 // access_denied to the client.
 func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error {
-	req, err := s.pendingRequest(ctx, pairing, addr, code)
+	req, err := s.pendingRequest(ctx, addr, code)
 	if err == nil {
 		err = s.mark(ctx, req.ID, pairing, RequestDeclined, "")
 	}
@@ -75,7 +75,7 @@ func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error 
 // person approves (SPEC §5: the person sees who asks). It counts against
 // the same wrong-code limits as an approval, and uses nothing up.
 func (s *Server) ConnectInfo(ctx context.Context, pairing, addr, code string) (protocol.ConnectInfo, error) {
-	req, err := s.pendingRequest(ctx, pairing, addr, code)
+	req, err := s.pendingRequest(ctx, addr, code)
 	if err != nil {
 		return protocol.ConnectInfo{}, err
 	}
@@ -95,19 +95,19 @@ func redirectHost(redirectURI string) string {
 }
 
 // pendingRequest finds the request of a connect code that still waits.
-// Wrong codes are limited per pairing and per address.
-func (s *Server) pendingRequest(ctx context.Context, pairing, addr, code string) (ConnectRequest, error) {
+// Wrong codes are limited per address and for the whole relay, in the
+// store (issue 15, defect 7): on every node alike, whatever tab secret
+// the tab made.
+func (s *Server) pendingRequest(ctx context.Context, addr, code string) (ConnectRequest, error) {
 	if code == "" {
 		return ConnectRequest{}, reqErr(protocol.ErrCodeBadRequest, "The request names no connect code.")
 	}
-	if s.codesPair.blocked(pairing) || s.codesAddr.blocked(addr) {
-		s.cfg.Metrics.Decisions.WithLabelValues("limited").Inc()
-		return ConnectRequest{}, reqErr(protocol.ErrCodeLimited, "Too many wrong codes. Wait a minute, then enter the code again.")
+	if err := s.codeTriesLeft(ctx, addr); err != nil {
+		return ConnectRequest{}, err
 	}
 	req, err := s.requestByCode(ctx, normalizeConnectCode(code))
 	if errors.Is(err, ErrNotFound) {
-		s.codesPair.allow(pairing)
-		s.codesAddr.allow(addr)
+		s.countWrongCode(ctx, addr)
 		s.cfg.Metrics.Decisions.WithLabelValues("wrong_code").Inc()
 		return ConnectRequest{}, reqErr(protocol.ErrCodeWrongCode, "No connection waits for this code. Check it on the page of the application that asks.")
 	}
@@ -115,6 +115,51 @@ func (s *Server) pendingRequest(ctx context.Context, pairing, addr, code string)
 		return ConnectRequest{}, errUnavailable
 	}
 	return req, stillPending(&req, s.cfg.Clock.Now())
+}
+
+// codeLimit is one of the wrong-code limits, with the decision label a
+// code it refuses counts under.
+type codeLimit struct {
+	key, label string
+	rate       Rate
+}
+
+func codeLimits(addr string) []codeLimit {
+	return []codeLimit{
+		{"wrong-code:" + addr, "limited", wrongCodesPerAddress},
+		{"wrong-code", "limited_relay", wrongCodesRelayWide},
+	}
+}
+
+// codeTriesLeft refuses any code, the right one too, once the address or
+// the relay has no wrong code left: a guesser must not learn that a code
+// was right by its answer.
+func (s *Server) codeTriesLeft(ctx context.Context, addr string) error {
+	now := s.cfg.Clock.Now()
+	for _, l := range codeLimits(addr) {
+		left, err := s.cfg.Store.AttemptLeft(ctx, l.key, l.rate, now)
+		if err != nil {
+			s.cfg.Logger.Error("read the wrong-code limit", "err", err)
+			return errUnavailable
+		}
+		if !left {
+			s.cfg.Metrics.Decisions.WithLabelValues(l.label).Inc()
+			return reqErr(protocol.ErrCodeLimited, "Too many wrong codes. Wait a minute, then enter the code again.")
+		}
+	}
+	return nil
+}
+
+// countWrongCode spends a wrong code of the address and of the relay. One
+// that cannot be counted (the store failed) is not: the tab still hears
+// the code was wrong.
+func (s *Server) countWrongCode(ctx context.Context, addr string) {
+	now := s.cfg.Clock.Now()
+	for _, l := range codeLimits(addr) {
+		if _, err := s.cfg.Store.TakeAttempt(ctx, l.key, l.rate, now); err != nil {
+			s.cfg.Logger.Error("count a wrong code", "err", err)
+		}
+	}
 }
 
 func stillPending(r *ConnectRequest, now time.Time) error {

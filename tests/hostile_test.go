@@ -550,7 +550,8 @@ func TestSlowHTTPClientsAreCutOff(t *testing.T) {
 // TestHostileConnectCodeGuessing: a tab that guesses connect codes gets
 // ten wrong answers, then "limited" even for the right code; another
 // browser from the same address is limited at once (the limit is per
-// pairing and per address; on a cluster, per node: docs/security.md).
+// address, in the store: on a cluster, for every node together, as
+// TestInProcessWrongCodesCountOnEveryNode shows).
 func TestHostileConnectCodeGuessing(t *testing.T) {
 	r := startRelay(t, nil)
 	b, _ := pairedBrowser(t, r)

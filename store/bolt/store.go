@@ -32,7 +32,8 @@ const FileName = "tabrelay.db"
 
 // Store is the embedded store.
 type Store struct {
-	db *bbolt.DB
+	db       *bbolt.DB
+	attempts attempts
 }
 
 var _ pairing.Store = (*Store)(nil)

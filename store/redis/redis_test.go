@@ -158,6 +158,11 @@ func TestLifetimes(t *testing.T) {
 	checkTTL(t, client, time.Hour, s.connKey("conn-d"))
 	checkTTL(t, client, oauth.ConnectionTTL-time.Hour, s.pairingConns("p1")) // its longest-lived member's
 
+	// An attempt bucket lives until it is full again.
+	_, err = s.TakeAttempt(ctx, "wrong-code", oauth.Rate{Burst: 10, Every: time.Minute}, suiteNow)
+	must(err)
+	checkTTL(t, client, time.Minute, s.plainKey("limit", "wrong-code"))
+
 	// A pairing is renewed by its tabs' hellos, from the last one.
 	_, err = s.TouchPairing(ctx, "p1", hash("secret"), suiteNow.Add(-time.Hour))
 	must(err)

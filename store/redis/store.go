@@ -31,6 +31,7 @@
 //	client:<id>                    client (JSON)                      TTL
 //	at:<hex hash>                  access token (JSON)                TTL
 //	pairing:<id>                   pairing (JSON)                     TTL
+//	limit:<name>                   attempt bucket: when full (ms)     TTL
 //
 // The family-wide tag is a choice: a tag per record ({req:<id>}) would
 // spread requests, families and connections too, but an index is looked up
@@ -54,13 +55,13 @@
 // earlier of its AbsoluteExpiry and LastUsed + oauth.FamilyIdleTTL, a
 // client until its End (renewed by its tokens: TouchClient), a connection
 // and its scope record until the connection's End, a pairing until
-// pairing.IdleTTL after its last hello. A record whose end has
-// passed is deleted by the write instead. A set shared by several records
-// (a pairing's connections, the scope index) lives as long as its
-// longest-lived member; entries whose record expired go when a read finds
-// them, and each scope write checks a sample of the index sets it adds to
-// (pruneSample). Records written by a build before these TTLs get theirs
-// when next written.
+// pairing.IdleTTL after its last hello, an attempt bucket until
+// it is full again. A record whose end has passed is deleted by the write
+// instead. A set shared by several records (a pairing's connections, the
+// scope index) lives as long as its longest-lived member; entries whose
+// record expired go when a read finds them, and each scope write checks a
+// sample of the index sets it adds to (pruneSample). Records written by a
+// build before these TTLs get theirs when next written.
 package redis
 
 import (

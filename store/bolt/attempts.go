@@ -1,0 +1,67 @@
+package bolt
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tabrelay/tabrelay/oauth"
+)
+
+// attempts are the buckets of TakeAttempt, in this process's memory: a
+// single node shares them with nobody (a restart starts them full). Each
+// is kept as the time it is full again (GCRA's theoretical arrival time),
+// as the Redis store keeps it.
+type attempts struct {
+	mu   sync.Mutex // guards full
+	full map[string]time.Time
+}
+
+// maxAttemptKeys bounds the buckets kept: past it, the full ones go, and
+// if none is, all of them.
+const maxAttemptKeys = 100_000
+
+// TakeAttempt counts one attempt under key at now within rate.
+func (s *Store) TakeAttempt(_ context.Context, key string, rate oauth.Rate, now time.Time) (bool, error) {
+	return s.attempts.attempt(key, rate, now, true), nil
+}
+
+// AttemptLeft reports whether one more attempt under key would be within
+// rate, counting nothing.
+func (s *Store) AttemptLeft(_ context.Context, key string, rate oauth.Rate, now time.Time) (bool, error) {
+	return s.attempts.attempt(key, rate, now, false), nil
+}
+
+func (a *attempts) attempt(key string, rate oauth.Rate, now time.Time, take bool) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	full := a.full[key]
+	if full.Before(now) {
+		full = now
+	}
+	after := full.Add(rate.Every)
+	if after.Sub(now) > time.Duration(rate.Burst)*rate.Every {
+		return false
+	}
+	if take {
+		if a.full == nil {
+			a.full = map[string]time.Time{}
+		}
+		if _, ok := a.full[key]; !ok && len(a.full) >= maxAttemptKeys {
+			a.sweep(now)
+		}
+		a.full[key] = after
+	}
+	return true
+}
+
+func (a *attempts) sweep(now time.Time) {
+	for k, full := range a.full {
+		if !full.After(now) {
+			delete(a.full, k)
+		}
+	}
+	if len(a.full) >= maxAttemptKeys {
+		clear(a.full)
+	}
+}
