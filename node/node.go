@@ -44,8 +44,10 @@ type Config struct {
 	AdminListen string // host:port of the admin listener (metrics)
 	DataDir     string
 	SigningKey  []byte // nil: generated and kept in the data dir
-	// PreviousKeys still verify what they hashed (rotation: put the new
-	// key first and keep the old one here until its tokens expired).
+	// PreviousKeys, newest first, still verify what they hashed, and find
+	// the pairings made under them, which a hello re-keys (rotation: put
+	// the new key first and keep the old one here until its browsers came
+	// back and its tokens expired; docs/security.md §7).
 	PreviousKeys   [][]byte
 	AllowedOrigins []string
 	AppURL         string
@@ -197,7 +199,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	if err == nil {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
-			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, Store: n.store, Connections: n.oauth,
+			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, PreviousKeys: cfg.PreviousKeys, Store: n.store, Connections: n.oauth,
 			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy, BundleVersion: cfg.Bundle.Version,
 			NewPairingsPerHour: cfg.NewPairingsPerHour,
 			Hub:                actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,

@@ -1,6 +1,7 @@
 // Package pairing is the record of one browser the relay knows (SPEC §1):
 // its id and the hash of its tab secret, both derived from the secret
-// under the signing key, and the Store that keeps such records. The tab
+// under a signing key, the lookup id under which a record is found after
+// the key is rotated, and the Store that keeps such records. The tab
 // endpoint (tabsocket) derives and stores them; the stores implement
 // Store. It imports nothing of ours, so that a store links neither the
 // socket nor the actors.
@@ -19,9 +20,15 @@ import (
 
 // Record is the record of one browser the relay knows (SPEC §1): the tab
 // secret only as an HMAC under the signing key, never the secret.
+//
+// A record is stored under its lookup id: the id its secret derives under
+// the current signing key (Derive). Its ID is the pairing's own,
+// what its connections, tokens and placement name: the lookup id under
+// the key it was made with, kept when a rotation of the key moves the
+// record under a new lookup id (RekeyPairing, issue 15, defect 8).
 type Record struct {
 	ID         string    `json:"id"`
-	SecretHash []byte    `json:"secretHash"`
+	SecretHash []byte    `json:"secretHash"` // under the key of its lookup id
 	CreatedAt  time.Time `json:"createdAt"`
 	LastSeen   time.Time `json:"lastSeen"`
 }
@@ -29,8 +36,9 @@ type Record struct {
 // IdleTTL is how long a pairing record stays once no tab of its
 // browser said hello: renewed by each hello (at most hourly), then
 // deleted (issue 15, defect 6). A browser that comes back later is
-// welcomed as new, under the same id (it is derived from its secret), and
-// finds its connections: they end by their own rules.
+// welcomed as new, under the id its secret derives under the current key
+// (the same as before unless the key was rotated meanwhile), and finds
+// the connections of that id: they end by their own rules.
 const IdleTTL = 90 * 24 * time.Hour
 
 // Touch is what Store.TouchPairing does to the stored record (found:
@@ -51,6 +59,17 @@ func Touch(id string, secretHash []byte, now time.Time) func(r *Record, found bo
 	}
 }
 
+// Rekeyed is the record RekeyPairing stores under the new lookup id for p
+// found under the old one, and whether p may move: only a record whose
+// hash is fromHash (a collision of lookup ids moves nothing).
+func Rekeyed(p Record, fromHash, toHash []byte, now time.Time) (Record, bool) {
+	if !hmac.Equal(p.SecretHash, fromHash) {
+		return Record{}, false
+	}
+	p.SecretHash, p.LastSeen = toHash, now.UTC()
+	return p, true
+}
+
 // Store keeps pairing records. The embedded store implements it on
 // one node, the Redis store across nodes.
 type Store interface {
@@ -59,8 +78,15 @@ type Store interface {
 	// unused for IdleTTL is gone.
 	TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (Record, error)
 	// HasPairing reports whether pairing id has a record, writing nothing:
-	// asked before a hello of an address over its new-pairing limit.
+	// asked before a hello of an address over its new-pairing limit, and
+	// before the previous signing keys are tried.
 	HasPairing(ctx context.Context, id string) (bool, error)
+	// RekeyPairing moves the record stored under lookup id from, if its
+	// SecretHash is fromHash, to lookup id to with toHash, keeping its ID
+	// and CreatedAt and recording now as its last use; from goes. When
+	// another hello moved it first, it returns the record at to. moved is
+	// false when there is no such record at from.
+	RekeyPairing(ctx context.Context, from string, fromHash []byte, to string, toHash []byte, now time.Time) (p Record, moved bool, err error)
 }
 
 // SecretBytes is the size of a tab secret (SPEC §1).
@@ -77,9 +103,10 @@ func ParseSecret(s string) ([]byte, error) {
 	return b, nil
 }
 
-// Derive returns the pairing id and the stored hash of a tab secret,
-// both HMACs under the signing key with their own labels, so that neither
-// reveals the other or the secret.
+// Derive returns the lookup id and the stored hash of a tab secret
+// under a signing key, both HMACs with their own labels, so that neither
+// reveals the other or the secret. A pairing made under key has the lookup
+// id as its own ID.
 func Derive(key, secret []byte) (id string, secretHash []byte) {
 	idMAC := mac(key, "tabrelay pairing id", secret)
 	id = "p" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(idMAC[:15]))

@@ -47,34 +47,16 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		c.close(protocol.CloseBadSecret)
 		return false
 	}
-	id, hash := pairing.Derive(c.s.cfg.SigningKey, secret)
-	c.log.Store(c.log.Load().With("pairing", id, "tab", h.TabID))
+	c.log.Store(c.log.Load().With("tab", h.TabID))
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()
-	now := c.s.cfg.Clock.Now()
-	if c.s.newPairings.spent(c.addr, now) {
-		known, err := c.s.cfg.Store.HasPairing(ctx, id)
-		if err == nil && !known {
-			// The address made its new pairings for now: a browser the
-			// relay knows still gets in, a new one tries again later.
-			c.log.Load().Debug("hello of a new pairing refused: too many from this address")
-			c.close(protocol.CloseUnavailable)
-			return false
-		}
-	}
-	p, err := c.s.cfg.Store.TouchPairing(ctx, id, hash, now)
-	if err == nil && p.CreatedAt.Equal(now.UTC()) {
-		c.s.newPairings.take(c.addr, now)
-	}
-	switch {
-	case err != nil:
-		c.log.Load().Error("pairing store failed", "err", err)
-		c.close(protocol.CloseUnavailable)
-		return false
-	case !equalMAC(p.SecretHash, hash):
-		c.close(protocol.CloseBadSecret) // another signing key, or a collision
+	p, code := c.pairingOf(ctx, secret, c.s.cfg.Clock.Now())
+	if code != 0 {
+		c.close(code)
 		return false
 	}
+	id := p.ID
+	c.log.Store(c.log.Load().With("pairing", id))
 	if c.ending.Load() {
 		return false // the hello deadline passed meanwhile
 	}
@@ -111,6 +93,61 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		return false
 	}
 	return true
+}
+
+// pairingOf finds the pairing of a proven secret (SPEC §1): its record
+// under the lookup id of the current signing key; else one under a
+// previous key, made before a rotation, which moves under the current
+// key's lookup id and keeps its ID, so its connections, tokens and
+// placement stay its own (issue 15, defect 8); else a new one, unless the
+// address made its new pairings for now. The close code is 0 when the tab
+// may go on.
+func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pairing.Record, protocol.CloseCode) {
+	cfg := &c.s.cfg
+	lookup, hash := pairing.Derive(cfg.SigningKey, secret)
+	log := c.log.Load().With("pairing", lookup)
+	failed := func(err error) (pairing.Record, protocol.CloseCode) {
+		log.Error("pairing store failed", "err", err)
+		return pairing.Record{}, protocol.CloseUnavailable
+	}
+	spent := c.s.newPairings.spent(c.addr, now)
+	if spent || len(cfg.PreviousKeys) > 0 {
+		known, err := cfg.Store.HasPairing(ctx, lookup)
+		if err != nil {
+			return failed(err)
+		}
+		for _, key := range cfg.PreviousKeys {
+			if known {
+				break
+			}
+			old, oldHash := pairing.Derive(key, secret)
+			p, moved, err := cfg.Store.RekeyPairing(ctx, old, oldHash, lookup, hash, now)
+			if err != nil {
+				return failed(err)
+			}
+			if moved {
+				cfg.Metrics.Rekeyed.Inc()
+				log.Debug("pairing re-keyed under the current signing key", "id", p.ID)
+				return p, 0
+			}
+		}
+		if spent && !known {
+			// The address made its new pairings for now: a browser the
+			// relay knows still gets in, a new one tries again later.
+			log.Debug("hello of a new pairing refused: too many from this address")
+			return pairing.Record{}, protocol.CloseUnavailable
+		}
+	}
+	p, err := cfg.Store.TouchPairing(ctx, lookup, hash, now)
+	switch {
+	case err != nil:
+		return failed(err)
+	case !equalMAC(p.SecretHash, hash):
+		return pairing.Record{}, protocol.CloseBadSecret // a collision of lookup ids
+	case p.CreatedAt.Equal(now.UTC()):
+		c.s.newPairings.take(c.addr, now)
+	}
+	return p, 0
 }
 
 func (c *conn) unsupported(env protocol.Envelope) {

@@ -13,6 +13,7 @@ type Metrics struct {
 	Reconnects  prometheus.Counter     // hellos of tabs that were connected before
 	Open        prometheus.Gauge       // upgraded sockets, proven or not, whose connection is not closed yet
 	Ends        *prometheus.CounterVec // sockets closed, by how they ended (endHow)
+	Rekeyed     prometheus.Counter     // pairings found under a previous signing key and moved under the current one
 }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not registered).
@@ -30,6 +31,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tabrelay_tab_sockets_open", Help: "Upgraded tab sockets, proven or not, whose connection is not closed yet."}),
 		Ends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tabrelay_tab_socket_ends_total", Help: "Tab sockets closed, by how they ended."}, []string{"how"}),
+		Rekeyed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_tab_pairings_rekeyed_total", Help: "Pairings whose hello found them under a previous signing key (RELAY_SIGNING_KEY_PREVIOUS), moved under the current one."}),
 	}
 	for _, h := range endHows() {
 		m.Ends.WithLabelValues(string(h))
@@ -41,7 +44,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Refused.WithLabelValues("origin")
 	m.Refused.WithLabelValues("draining")
 	if reg != nil {
-		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects, m.Open, m.Ends)
+		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects, m.Open, m.Ends, m.Rekeyed)
 	}
 	return m
 }

@@ -52,8 +52,12 @@ type Config struct {
 	// 127.0.0.1.evil.com in a bridge we measure ourselves against).
 	AllowedOrigins []string
 	SigningKey     []byte
-	Store          pairing.Store
-	Hub            *actors.Hub
+	// PreviousKeys are signing keys used before SigningKey, newest first
+	// (RELAY_SIGNING_KEY_PREVIOUS): a browser whose pairing was made under
+	// one of them is found by its hello and re-keyed (issue 15, defect 8).
+	PreviousKeys [][]byte
+	Store        pairing.Store
+	Hub          *actors.Hub
 	// Connections decides for the tab's requests about connections
 	// (approve, decline, list-connections, forget); nil answers them as
 	// unsupported.

@@ -70,6 +70,7 @@ type cluster struct {
 	redisURL string                  // the nodes' REDIS_URL
 	rdb      goredis.UniversalClient // the test's own client of that Redis
 	key      string                  // RELAY_SIGNING_KEY, base64
+	previous string                  // RELAY_SIGNING_KEY_PREVIOUS ("": none), for a node's next start
 	lb       *balancer
 	public   string // RELAY_PUBLIC_URL of every node: the balancer
 	nodes    []*clusterNode
@@ -228,6 +229,7 @@ func (n *clusterNode) env() []string {
 		// last value wins): the others take a node off the balancer
 		// themselves, as a pre-stop hook does, and need not wait.
 		"RELAY_SHUTDOWN_DELAY=0s",
+		"RELAY_SIGNING_KEY_PREVIOUS=" + c.previous,
 	}, c.opts.env...)
 }
 
@@ -954,6 +956,25 @@ func approveByProcess(b *browser, nodeURL string) func(string) error {
 		}
 		return nil
 	}
+}
+
+// connectedBrowser is a browser with a tab named name (started with
+// tabArgs) through the cluster's balancer, and a host connected to it,
+// approved at node 0.
+func connectedBrowser(t *testing.T, c *cluster, name string, tabArgs ...string) (*browser, *tabProc, *host, tokens) {
+	t.Helper()
+	b := newBrowser(t)
+	tab := b.startTab(c.public, name, tabArgs...)
+	b.waitSecret()
+	h, err := registerHost(c.public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := h.connect(approveByProcess(b, c.nodes[0].url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, tab, h, tok
 }
 
 // fullScope is every tool of the probe bundle, every action.

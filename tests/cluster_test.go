@@ -608,17 +608,7 @@ func sentenceOf(body string) string {
 // works and so does its refresh token.
 func TestClusterRedisOutage(t *testing.T) {
 	c := startCluster(t, clusterOptions{nodes: 2})
-	b := newBrowser(t)
-	b.startTab(c.public, "a", "--focus")
-	b.waitSecret()
-	h, err := registerHost(c.public)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := h.connect(approveByProcess(b, c.nodes[0].url))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _, h, tok := connectedBrowser(t, c, "a", "--focus")
 	ctx := t.Context()
 	whoami := func(n *clusterNode, token string) (rpcReply, error) {
 		cctx, cancel := context.WithTimeout(ctx, 8*time.Second)

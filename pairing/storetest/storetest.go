@@ -64,6 +64,51 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("HasPairing of a known pairing = %v, %v", ok, err)
 		}
 	})
+	t.Run("a re-keyed pairing keeps its id under its new lookup id", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.TouchPairing(ctx, "old", []byte("hash-old"), now); err != nil {
+			t.Fatal(err)
+		}
+		later := now.Add(time.Hour)
+		p, moved, err := s.RekeyPairing(ctx, "old", []byte("hash-old"), "new", []byte("hash-new"), later)
+		if err != nil || !moved {
+			t.Fatalf("re-key: %v, moved %v", err, moved)
+		}
+		if p.ID != "old" || !bytes.Equal(p.SecretHash, []byte("hash-new")) || !p.CreatedAt.Equal(now) || !p.LastSeen.Equal(later) {
+			t.Fatalf("re-keyed record %+v", p)
+		}
+		if ok, _ := s.HasPairing(ctx, "old"); ok {
+			t.Fatal("the record is still under its old lookup id")
+		}
+		if got, err := s.TouchPairing(ctx, "new", []byte("hash-new"), later.Add(2*time.Hour)); err != nil || got.ID != "old" || !got.CreatedAt.Equal(now) {
+			t.Fatalf("the next hello under the new key: %+v, %v", got, err)
+		}
+		// Nothing to move: no record, or one of another secret's hash.
+		for _, from := range []struct{ id, hash string }{{"none", "hash-none"}, {"new", "hash-other"}} {
+			if _, moved, err := s.RekeyPairing(ctx, from.id, []byte(from.hash), "elsewhere", []byte("h"), later); err != nil || moved {
+				t.Fatalf("re-key from %s: moved %v, %v", from.id, moved, err)
+			}
+		}
+		if ok, _ := s.HasPairing(ctx, "new"); !ok {
+			t.Fatal("a re-key with the wrong hash moved the record")
+		}
+		// A racing hello moved it first: the record there stays, the old goes.
+		if _, err := s.TouchPairing(ctx, "twin", []byte("hash-twin"), now); err != nil {
+			t.Fatal(err)
+		}
+		p, moved, err = s.RekeyPairing(ctx, "twin", []byte("hash-twin"), "new", []byte("hash-new"), later)
+		if err != nil || !moved || p.ID != "old" {
+			t.Fatalf("re-key onto a record moved already: %+v, moved %v, %v", p, moved, err)
+		}
+		if ok, _ := s.HasPairing(ctx, "twin"); ok {
+			t.Fatal("the record raced out is still there")
+		}
+		// The moved record lives IdleTTL from its re-key's hello.
+		oauthstoretest.AsOf(t, s, later.Add(2*time.Hour+pairing.IdleTTL-time.Minute))
+		if ok, _ := s.HasPairing(ctx, "new"); !ok {
+			t.Fatal("the re-keyed record went before IdleTTL after its last hello")
+		}
+	})
 	t.Run("a pairing lives IdleTTL after its last hello", func(t *testing.T) {
 		s := open(t)
 		has := func(id string) bool {

@@ -135,6 +135,38 @@ func touch[T any](s *Store, bucket, key []byte, renew func(rec *T, found bool) (
 	return rec, err
 }
 
+// RekeyPairing moves a pairing's record from one lookup id to another
+// (the signing key was rotated), in one transaction.
+func (s *Store) RekeyPairing(_ context.Context, from string, fromHash []byte, to string, toHash []byte, now time.Time) (pairing.Record, bool, error) {
+	var p pairing.Record
+	moved := false
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		err := get(tx, bucketPairings, []byte(from), &p)
+		if errors.Is(err, oauth.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if p, moved = pairing.Rekeyed(p, fromHash, toHash, now); !moved {
+			return nil
+		}
+		var there pairing.Record
+		switch err := get(tx, bucketPairings, []byte(to), &there); {
+		case err == nil:
+			p = there // a record is at to already: it stays
+		case !errors.Is(err, oauth.ErrNotFound):
+			return err
+		default:
+			if err := put(tx, bucketPairings, []byte(to), p); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketPairings).Delete([]byte(from))
+	})
+	return p, moved, err
+}
+
 // HasPairing reports whether pairing id has a record.
 func (s *Store) HasPairing(_ context.Context, id string) (bool, error) {
 	found := false

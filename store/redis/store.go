@@ -30,7 +30,7 @@
 //
 //	client:<id>                    client (JSON)                      TTL
 //	at:<hex hash>                  access token (JSON)                TTL
-//	pairing:<id>                   pairing (JSON)                     TTL
+//	pairing:<lookup id>            pairing (JSON)                     TTL
 //	limit:<name>                   attempt bucket: when full (ms)     TTL
 //
 // The family-wide tag is a choice: a tag per record ({req:<id>}) would
@@ -249,6 +249,41 @@ func touch[T any](ctx context.Context, s *Store, key, what string, renew func(re
 		return setJSON(ctx, key, rec, ttl)
 	})
 	return rec, err
+}
+
+// RekeyPairing moves a pairing's record from one lookup id to another
+// (the signing key was rotated). The two keys are in other slots of a
+// Redis Cluster, so the move is not one transaction: the new record is
+// written only if none is there (a racing hello may have moved it), then
+// the old one goes; whoever races ends with the one record at to.
+func (s *Store) RekeyPairing(ctx context.Context, from string, fromHash []byte, to string, toHash []byte, now time.Time) (pairing.Record, bool, error) {
+	var p pairing.Record
+	fromKey, toKey := s.plainKey("pairing", from), s.plainKey("pairing", to)
+	found, err := getJSON(ctx, s.rdb, fromKey, "pairing "+from, &p)
+	if err != nil || !found {
+		return pairing.Record{}, false, err
+	}
+	p, ok := pairing.Rekeyed(p, fromHash, toHash, now)
+	if !ok {
+		return pairing.Record{}, false, nil
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return pairing.Record{}, false, err
+	}
+	set, err := s.rdb.SetNX(ctx, toKey, raw, s.ttl(p.LastSeen.Add(pairing.IdleTTL))).Result()
+	if err != nil {
+		return pairing.Record{}, false, fmt.Errorf("redis store: re-key pairing %s: %w", p.ID, err)
+	}
+	if !set {
+		if found, err = getJSON(ctx, s.rdb, toKey, "pairing "+to, &p); err != nil || !found {
+			return pairing.Record{}, false, err
+		}
+	}
+	if err := s.rdb.Del(ctx, fromKey).Err(); err != nil {
+		return pairing.Record{}, false, fmt.Errorf("redis store: re-key pairing %s: %w", p.ID, err)
+	}
+	return p, true, nil
 }
 
 // HasPairing reports whether pairing id has a record.
