@@ -247,7 +247,7 @@ func (a *API) holders(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		writeError(w, http.StatusBadRequest, CodeBadRequest, "The catalogue has no tool "+quote(tool)+".")
 		return
-	case action != "" && action != "*" && !toolHasAction(t, action):
+	case action != "" && action != protocol.AllActions && !t.HasAction(action):
 		writeError(w, http.StatusBadRequest, CodeBadRequest, "The tool "+quote(tool)+" has no action "+quote(action)+".")
 		return
 	}
@@ -260,15 +260,6 @@ func (a *API) holders(w http.ResponseWriter, r *http.Request) {
 		conns = []string{}
 	}
 	httpserver.WriteJSON(w, http.StatusOK, HoldersView{Tool: tool, Action: action, Connections: conns})
-}
-
-func toolHasAction(t *protocol.Tool, name string) bool {
-	for _, a := range t.Actions {
-		if a.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // failed answers an error of the oauth server or the store.

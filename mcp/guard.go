@@ -37,7 +37,7 @@ func actionOf(t *protocol.Tool, args map[string]json.RawMessage) string {
 	}
 	var a string
 	if json.Unmarshal(args["action"], &a) != nil {
-		return "" // absent or not a string: only "*" grants it
+		return "" // absent or not a string: only protocol.AllActions grants it
 	}
 	return a
 }

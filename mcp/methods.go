@@ -154,7 +154,7 @@ func (s *Server) toolList(r *http.Request, g protocol.Grant) []map[string]any {
 		}
 	}
 	perms, answered := s.cfg.Caller.Permissions(r.Context(), g.PairingID, g.Connection(), names)
-	granted := func(t *protocol.Tool) []protocol.Action { return grantedActions(t, entries) }
+	granted := func(t *protocol.Tool) []protocol.Action { return protocol.GrantedActions(entries, t) }
 	return s.tools(names, granted, func(name string) string {
 		if !answered {
 			return "No " + s.cfg.Bundle.App.Title + " tab answered when this list was made, so the person's settings for this tool are not known yet."

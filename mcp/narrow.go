@@ -8,17 +8,6 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// grantedActions is the actions of t that entries grant, in t's order.
-func grantedActions(t *protocol.Tool, entries []protocol.ScopeEntry) []protocol.Action {
-	var out []protocol.Action
-	for _, a := range t.Actions {
-		if protocol.Allows(entries, t.Name, a.Name) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // grantedNote says which actions this connection may use, so that a
 // description written for every action does not offer the others. It
 // names only the granted ones: their names and descriptions are the

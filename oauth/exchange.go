@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -148,7 +147,7 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 		return exchanged{}, err
 	}
 	return exchanged{AccessToken: access, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
-		ExpiresIn: int(expires.Sub(now) / time.Second), Scope: formatScope(resolved)}, nil
+		ExpiresIn: int(expires.Sub(now) / time.Second), Scope: protocol.FormatScopeText(resolved)}, nil
 }
 
 // MaxDerivedPerConnection bounds the live connections derived from one
@@ -199,45 +198,21 @@ func (s *Server) derivationDepth(ctx context.Context, c Connection) (int, error)
 	return depth, nil
 }
 
-// parseScopeParam reads the scope parameter in the relay's words: entries
-// "tool" (every action) or "tool:action1,action2", space-separated,
-// checked against the catalogue.
+// parseScopeParam reads the scope parameter in the relay's words
+// (protocol.ParseScopeText), checked against the catalogue.
 func (s *Server) parseScopeParam(raw string) ([]protocol.ScopeEntry, error) {
-	var entries []protocol.ScopeEntry
-	for _, word := range strings.Fields(raw) {
-		e, ok := scopeWord(word)
-		if !ok {
-			return nil, invalidScope("Each scope entry is tool or tool:action1,action2.")
-		}
-		entries = append(entries, e)
+	entries, err := protocol.ParseScopeText(raw)
+	if err != nil {
+		return nil, invalidScope("Each scope entry is tool or tool:action1,action2.")
 	}
-	checked, err := s.checkEntries(entries, true)
+	checked, err := protocol.CheckScope(s.cfg.Bundle, entries, true)
 	var rerr *protocol.RequestError
 	if errors.As(err, &rerr) {
-		// Not checkEntries' sentence: it quotes the caller's words, and an
+		// Not CheckScope's sentence: it quotes the caller's words, and an
 		// error_description is plain ASCII without quotes (RFC 6749 §5.2).
 		return nil, invalidScope("The scope names a tool or action the catalogue does not have, or a tool twice.")
 	}
 	return checked, err
-}
-
-// scopeWord reads one entry of the scope parameter: "tool" or
-// "tool:action1,action2".
-func scopeWord(word string) (protocol.ScopeEntry, bool) {
-	tool, actions, hasActions := strings.Cut(word, ":")
-	e := protocol.ScopeEntry{Tool: tool}
-	if hasActions {
-		// Each action once: a word repeating one would be stored as
-		// long as it is (a connect request, a derived connection).
-		seen := map[string]bool{}
-		for a := range strings.SplitSeq(actions, ",") {
-			if !seen[a] {
-				seen[a] = true
-				e.Actions = append(e.Actions, a)
-			}
-		}
-	}
-	return e, tool != "" && !slices.Contains(e.Actions, "")
 }
 
 // requestedScope reads an authorization request's scope parameter for the
@@ -253,11 +228,11 @@ func (s *Server) requestedScope(raw string) []protocol.ScopeEntry {
 		if i == maxRequestedWords {
 			break
 		}
-		e, ok := scopeWord(word)
-		if !ok || seen[e.Tool] {
+		e, err := protocol.ParseScopeWord(word)
+		if err != nil || seen[e.Tool] {
 			continue
 		}
-		if checked, err := s.checkEntries([]protocol.ScopeEntry{e}, false); err == nil {
+		if checked, err := protocol.CheckScope(s.cfg.Bundle, []protocol.ScopeEntry{e}, false); err == nil {
 			seen[e.Tool] = true
 			out = append(out, checked...)
 		}
@@ -269,17 +244,4 @@ const maxRequestedWords = 64
 
 func invalidScope(desc string) *grantError {
 	return &grantError{status: http.StatusBadRequest, code: "invalid_scope", desc: desc}
-}
-
-// formatScope writes entries in the words parseScopeParam reads.
-func formatScope(entries []protocol.ScopeEntry) string {
-	words := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if slices.Contains(e.Actions, "*") {
-			words = append(words, e.Tool)
-			continue
-		}
-		words = append(words, e.Tool+":"+strings.Join(e.Actions, ","))
-	}
-	return strings.Join(words, " ")
 }

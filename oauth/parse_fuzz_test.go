@@ -10,7 +10,7 @@ import (
 
 // FuzzScopeParam reads arbitrary scope parameters in the relay's words:
 // what parseScopeParam accepts names only the catalogue's tools and actions,
-// each tool once, and formatScope writes it back in words that read as the
+// each tool once, and protocol.FormatScopeText writes it back in words that read as the
 // same entries; requestedScope keeps at most maxRequestedWords entries of
 // the catalogue, each tool once, whatever the words.
 func FuzzScopeParam(f *testing.F) {
@@ -26,7 +26,7 @@ func FuzzScopeParam(f *testing.F) {
 			if len(entries) > maxRequestedWords && len(entries) > len(strings.Fields(raw)) {
 				t.Fatalf("%d entries from %d words", len(entries), len(strings.Fields(raw)))
 			}
-			if _, err := s.checkEntries(entries, true); err != nil {
+			if _, err := protocol.CheckScope(s.cfg.Bundle, entries, true); err != nil {
 				t.Fatalf("entries %v of %q are not the catalogue's: %v", entries, raw, err)
 			}
 		}
@@ -40,9 +40,9 @@ func FuzzScopeParam(f *testing.F) {
 			}
 			return
 		}
-		again, err := s.parseScopeParam(formatScope(entries))
+		again, err := s.parseScopeParam(protocol.FormatScopeText(entries))
 		if err != nil || !reflect.DeepEqual(normalized(again), normalized(entries)) {
-			t.Fatalf("%q read as %v, written as %q, read again as %v (%v)", raw, entries, formatScope(entries), again, err)
+			t.Fatalf("%q read as %v, written as %q, read again as %v (%v)", raw, entries, protocol.FormatScopeText(entries), again, err)
 		}
 	})
 }
@@ -53,13 +53,13 @@ func mustParse(s *Server, raw string) []protocol.ScopeEntry {
 }
 
 // normalized writes a tool granted with "*" among other actions as "*"
-// alone: formatScope writes both as the tool's bare name.
+// alone: protocol.FormatScopeText writes both as the tool's bare name.
 func normalized(entries []protocol.ScopeEntry) []protocol.ScopeEntry {
 	out := make([]protocol.ScopeEntry, 0, len(entries))
 	for _, e := range entries {
 		for _, a := range e.Actions {
-			if a == "*" {
-				e.Actions = []string{"*"}
+			if a == protocol.AllActions {
+				e.Actions = []string{protocol.AllActions}
 				break
 			}
 		}

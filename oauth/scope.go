@@ -29,10 +29,8 @@ func ParseScope(raw []byte) (Scope, error) {
 	if s.Version != ScopeVersion {
 		return Scope{}, fmt.Errorf("%w: version %d", ErrScopeUnreadable, s.Version)
 	}
-	for _, e := range s.Entries {
-		if e.Tool == "" || len(e.Actions) == 0 {
-			return Scope{}, fmt.Errorf("%w: an entry without a tool or actions", ErrScopeUnreadable)
-		}
+	if !protocol.WellFormedScope(s.Entries) {
+		return Scope{}, fmt.Errorf("%w: an entry without a tool or actions", ErrScopeUnreadable)
 	}
 	return s, nil
 }
@@ -113,7 +111,7 @@ func (s *Server) WriteScope(ctx context.Context, connection string, entries []pr
 	if err != nil {
 		return Scope{}, err
 	}
-	checked, err := s.checkEntries(entries, true)
+	checked, err := protocol.CheckScope(s.cfg.Bundle, entries, true)
 	if err != nil {
 		return Scope{}, err
 	}
@@ -123,7 +121,7 @@ func (s *Server) WriteScope(ctx context.Context, connection string, entries []pr
 		entries := checked
 		if add && current != nil {
 			if cur, err := ParseScope(current); err == nil {
-				entries = mergeEntries(cur.Entries, checked)
+				entries = protocol.Widen(cur.Entries, checked)
 			}
 		}
 		return Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: s.cfg.Clock.Now().UTC(), UpdatedBy: by}, nil
@@ -136,29 +134,6 @@ func (s *Server) WriteScope(ctx context.Context, connection string, entries []pr
 	return sc, nil
 }
 
-// mergeEntries adds more to have: a tool's actions are joined ("*" wins).
-func mergeEntries(have, more []protocol.ScopeEntry) []protocol.ScopeEntry {
-	out := slices.Clone(have)
-	for _, m := range more {
-		i := slices.IndexFunc(out, func(e protocol.ScopeEntry) bool { return e.Tool == m.Tool })
-		if i < 0 {
-			out = append(out, m)
-			continue
-		}
-		switch {
-		case slices.Contains(out[i].Actions, "*") || slices.Contains(m.Actions, "*"):
-			out[i].Actions = []string{"*"}
-		default:
-			for _, a := range m.Actions {
-				if !slices.Contains(out[i].Actions, a) {
-					out[i].Actions = append(out[i].Actions, a)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // ScopeHolders answers the reverse question from the index: which
 // connections may call tool (and action, when not ""). The index names the
 // connections whose own records grant it; a derived connection the index
@@ -168,7 +143,7 @@ func mergeEntries(have, more []protocol.ScopeEntry) []protocol.ScopeEntry {
 // found from the holders' pairings' connection lists (a browser's, short),
 // never by a scan of every connection.
 func (s *Server) ScopeHolders(ctx context.Context, tool, action string) ([]string, error) {
-	ids, err := s.cfg.Store.ScopeHolders(ctx, tool, action)
+	ids, err := s.cfg.Store.ScopeHolders(ctx, tool, protocol.ActionsGranting(action))
 	if err != nil {
 		return nil, err
 	}

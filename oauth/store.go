@@ -53,9 +53,11 @@ type Store interface {
 
 	// ScopeRecord returns a connection's own scope record as stored (it may
 	// not parse: the guard then grants nothing); PutScope writes one and
-	// keeps the reverse index in step in the same transaction;
-	// ScopeHolders answers from that index which connections' records
-	// grant tool (and action: an entry for it or for "*"; "" = any entry).
+	// keeps the reverse index of its entries' tool and action words in
+	// step in the same transaction; ScopeHolders answers from that index,
+	// sorted, which connections' records have an entry for tool with one
+	// of actions (none given: any entry for tool). Which words grant a
+	// call is the scope rule's (protocol.ActionsGranting), not the store's.
 	ScopeRecord(ctx context.Context, connection string) ([]byte, error)
 	PutScope(ctx context.Context, connection string, s Scope) error
 	// UpdateScope writes the record fn makes of the one stored (nil: none)
@@ -63,7 +65,7 @@ type Store interface {
 	// each add to a record both land (a conflict reruns fn). An error from
 	// fn writes nothing.
 	UpdateScope(ctx context.Context, connection string, fn func(current []byte) (Scope, error)) (Scope, error)
-	ScopeHolders(ctx context.Context, tool, action string) ([]string, error)
+	ScopeHolders(ctx context.Context, tool string, actions []string) ([]string, error)
 
 	PutAccessToken(ctx context.Context, t AccessToken) error
 	AccessToken(ctx context.Context, hash []byte) (AccessToken, error)

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"time"
 
@@ -24,7 +23,7 @@ var errUnavailable = reqErr(protocol.ErrCodeUnavailable, "The relay could not do
 // the waiting page never hands out a code for a connection that is not
 // there yet.
 func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
-	entries, err := s.checkEntries(scope, false)
+	entries, err := protocol.CheckScope(s.cfg.Bundle, scope, false)
 	if err != nil {
 		return protocol.ConnectionInfo{}, err
 	}
@@ -270,46 +269,6 @@ func (s *Server) revokeFamilies(ctx context.Context, connection string) {
 	for _, f := range fams {
 		s.revokeFamily(ctx, f.ID)
 	}
-}
-
-// checkEntries holds a chosen scope to the catalogue's words (SPEC §8).
-// An approval must grant something; a later change may grant nothing.
-func (s *Server) checkEntries(scope []protocol.ScopeEntry, mayBeEmpty bool) ([]protocol.ScopeEntry, error) {
-	if len(scope) == 0 && !mayBeEmpty {
-		return nil, reqErr(protocol.ErrCodeInvalidScope, "Choose at least one tool this connection may use.")
-	}
-	seen := map[string]bool{}
-	out := make([]protocol.ScopeEntry, 0, len(scope))
-	for _, e := range scope {
-		t, ok := s.cfg.Bundle.Tool(e.Tool)
-		if !ok || seen[e.Tool] {
-			return nil, reqErr(protocol.ErrCodeInvalidScope, fmt.Sprintf("The scope names the tool %s twice or the catalogue has no such tool.", protocol.QuoteName(s.cfg.Bundle.Tag(), e.Tool)))
-		}
-		seen[e.Tool] = true
-		actions := e.Actions
-		switch {
-		case actions == nil: // no actions field: the whole tool
-			actions = []string{"*"}
-		case len(actions) == 0: // a list the person emptied grants nothing, not everything
-			return nil, reqErr(protocol.ErrCodeInvalidScope, fmt.Sprintf("The tool %s is given no action: leave it out, or choose actions.", protocol.QuoteName(s.cfg.Bundle.Tag(), e.Tool)))
-		}
-		for _, a := range actions {
-			if a != "*" && !hasAction(t, a) {
-				return nil, reqErr(protocol.ErrCodeInvalidScope, fmt.Sprintf("The tool %s has no action %s.", protocol.QuoteName(s.cfg.Bundle.Tag(), e.Tool), protocol.QuoteName(s.cfg.Bundle.Tag(), a)))
-			}
-		}
-		out = append(out, protocol.ScopeEntry{Tool: e.Tool, Actions: actions})
-	}
-	return out, nil
-}
-
-func hasAction(t *protocol.Tool, name string) bool {
-	for _, a := range t.Actions {
-		if a.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func connectionInfo(c Connection, scope []protocol.ScopeEntry) protocol.ConnectionInfo {

@@ -325,7 +325,7 @@ func (t *Tool) check(uris map[string]bool) error {
 	seen := make(map[string]bool, len(t.Actions))
 	for j, a := range t.Actions {
 		switch {
-		case !namePattern.MatchString(a.Name) || a.Name == "*":
+		case !namePattern.MatchString(a.Name) || a.Name == AllActions:
 			return fmt.Errorf("actions[%d].name: %q must match %s", j, a.Name, namePattern)
 		case seen[a.Name]:
 			return fmt.Errorf("actions[%d].name: %q appears twice", j, a.Name)
@@ -431,6 +431,11 @@ func (b *Bundle) Tool(name string) (*Tool, bool) {
 		}
 	}
 	return nil, false
+}
+
+// HasAction reports whether t declares an action named name.
+func (t *Tool) HasAction(name string) bool {
+	return slices.ContainsFunc(t.Actions, func(a Action) bool { return a.Name == name })
 }
 
 // Tag returns the data tags' name.

@@ -229,39 +229,3 @@ func FuzzEncodeResult(f *testing.F) {
 		}
 	})
 }
-
-// FuzzScopeIntersect: a derived connection's scope never grants what its
-// parent or its own entries do not (SPEC §8).
-func FuzzScopeIntersect(f *testing.F) {
-	f.Add("view_picture:* dataset:list,open", "dataset:* view_picture:open", "dataset", "open")
-	f.Add("a:x,y a:*", "a:y b:*", "a", "")
-	f.Add("", "a:*", "a", "*")
-	f.Fuzz(func(t *testing.T, parentText, childText, tool, action string) {
-		parent, child := entriesOf(parentText), entriesOf(childText)
-		got := Intersect(parent, child)
-		for _, e := range got {
-			for _, a := range append(e.Actions, "") {
-				if Allows(got, e.Tool, a) && (!Allows(parent, e.Tool, a) || !Allows(child, e.Tool, a)) {
-					t.Fatalf("Intersect(%v, %v) = %v grants %s/%s", parent, child, got, e.Tool, a)
-				}
-			}
-		}
-		if Allows(got, tool, action) && (!Allows(parent, tool, action) || !Allows(child, tool, action)) {
-			t.Fatalf("Intersect(%v, %v) = %v grants %s/%s", parent, child, got, tool, action)
-		}
-		if Allows(parent, tool, action) && Allows(child, tool, action) && !Allows(got, tool, action) && action != "" {
-			// Both grant it by name or by "*": so must the intersection.
-			t.Fatalf("Intersect(%v, %v) = %v refuses %s/%s both grant", parent, child, got, tool, action)
-		}
-	})
-}
-
-// entriesOf reads "tool:a,b tool2:*" into entries, for the fuzz tests.
-func entriesOf(text string) []ScopeEntry {
-	var out []ScopeEntry
-	for _, w := range strings.Fields(text) {
-		tool, actions, _ := strings.Cut(w, ":")
-		out = append(out, ScopeEntry{Tool: tool, Actions: strings.Split(actions, ",")})
-	}
-	return out
-}

@@ -148,8 +148,8 @@ type Step struct {
 // StepByPerson is Step.By for the person's own steps.
 const StepByPerson = "person"
 
-// ScopeEntry grants one tool, and of it the named actions ("*" = all of
-// them, including actions added later) (SPEC §8).
+// ScopeEntry grants one tool, and of it the named actions (AllActions: all
+// of them, including actions added later); scope.go holds the rule (SPEC §8).
 type ScopeEntry struct {
 	Tool    string   `json:"tool"`
 	Actions []string `json:"actions"`

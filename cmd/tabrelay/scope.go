@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -316,10 +317,8 @@ func printScope(w io.Writer, v admin.ScopeView) {
 func printEntries(w io.Writer, entries []protocol.ScopeEntry) {
 	for _, e := range entries {
 		actions := strings.Join(e.Actions, ", ")
-		for _, a := range e.Actions {
-			if a == "*" {
-				actions = "every action"
-			}
+		if slices.Contains(e.Actions, protocol.AllActions) {
+			actions = "every action"
 		}
 		fmt.Fprintf(w, "  %s: %s\n", e.Tool, actions)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/tabrelay/tabrelay/headless"
@@ -20,22 +19,13 @@ type scopeFlags []protocol.ScopeEntry
 
 func (s *scopeFlags) String() string { return fmt.Sprint(*s) }
 
-// Set reads TOOL (every action) or TOOL:ACTION,ACTION. "TOOL:" with
-// nothing after the colon is a mistake, never "every action".
+// Set reads TOOL (every action) or TOOL:ACTION,ACTION, in the scope's
+// text form (protocol.ParseScopeWord): "TOOL:" with nothing after the
+// colon is a mistake, never "every action".
 func (s *scopeFlags) Set(v string) error {
-	tool, actions, hasActions := strings.Cut(v, ":")
-	if tool == "" {
-		return errors.New("a scope entry is TOOL or TOOL:ACTION,ACTION")
-	}
-	e := protocol.ScopeEntry{Tool: tool, Actions: []string{"*"}}
-	if hasActions {
-		e.Actions = nil
-		for _, a := range strings.Split(actions, ",") {
-			if a = strings.TrimSpace(a); a == "" {
-				return fmt.Errorf("%q names an empty action: write TOOL for every action, or TOOL:ACTION,ACTION", v)
-			}
-			e.Actions = append(e.Actions, a)
-		}
+	e, err := protocol.ParseScopeWord(v)
+	if err != nil {
+		return err
 	}
 	*s = append(*s, e)
 	return nil
@@ -88,7 +78,7 @@ func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		for _, tool := range b.Tools {
-			scope = append(scope, protocol.ScopeEntry{Tool: tool.Name, Actions: []string{"*"}})
+			scope = append(scope, protocol.ScopeEntry{Tool: tool.Name, Actions: []string{protocol.AllActions}})
 		}
 	}
 	ref := "cli-" + fmt.Sprint(time.Now().UnixNano())

@@ -91,7 +91,7 @@ func testLifetimes(t *testing.T, s oauth.Store) {
 		return err == nil
 	}
 	holds := func(tool, conn string) bool {
-		ids, err := s.ScopeHolders(ctx, tool, "")
+		ids, err := s.ScopeHolders(ctx, tool, nil)
 		must(t, err)
 		return slices.Contains(ids, conn)
 	}

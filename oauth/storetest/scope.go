@@ -19,9 +19,11 @@ func entry(tool string, actions ...string) protocol.ScopeEntry {
 	return protocol.ScopeEntry{Tool: tool, Actions: actions}
 }
 
-// testScopeIndex: the reverse index answers "who may call X (action Y)"
-// and stays right through set, only, clear and forget (which write the
-// record anew).
+// testScopeIndex: the reverse index answers "whose entries for X name one
+// of these action words" (who may call X's action Y is the words
+// protocol.ActionsGranting names, whose rule its own table test holds) and
+// stays right through set, only, clear and forget (which write the record
+// anew).
 func testScopeIndex(t *testing.T, s oauth.Store) {
 	if _, err := s.ScopeRecord(ctx, "conn-a"); !errors.Is(err, oauth.ErrNotFound) {
 		t.Fatalf("no record: %v", err)
@@ -34,7 +36,7 @@ func testScopeIndex(t *testing.T, s oauth.Store) {
 	}
 	who := func(tool, action string, want ...string) {
 		t.Helper()
-		got, err := s.ScopeHolders(ctx, tool, action)
+		got, err := s.ScopeHolders(ctx, tool, protocol.ActionsGranting(action))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,6 +52,10 @@ func testScopeIndex(t *testing.T, s oauth.Store) {
 	raw, err := s.ScopeRecord(ctx, "conn-a")
 	if sc, perr := oauth.ParseScope(raw); err != nil || perr != nil || len(sc.Entries) != 2 {
 		t.Fatalf("record %s: %v %v", raw, err, perr)
+	}
+	// The store matches the words it is given, "*" as any other.
+	if got, err := s.ScopeHolders(ctx, "counter", []string{"get"}); err != nil || !slices.Equal(got, []string{"conn-a"}) {
+		t.Fatalf(`holders of counter's word "get" = %v (%v), want [conn-a]`, got, err)
 	}
 	who("counter", "", "conn-a", "conn-b")
 	who("counter", "get", "conn-a", "conn-b")
@@ -97,7 +103,7 @@ func testScopeAtomic(t *testing.T, s oauth.Store) {
 		t.Fatalf("%d concurrent adds left %d entries: updates were lost", racers, len(sc.Entries))
 	}
 	for i := 1; i <= racers; i++ {
-		holders, err := s.ScopeHolders(ctx, fmt.Sprintf("tool%02d", i), "")
+		holders, err := s.ScopeHolders(ctx, fmt.Sprintf("tool%02d", i), nil)
 		must(t, err)
 		if len(holders) != 1 || holders[0] != "conn-a" {
 			t.Fatalf("the index names %v for tool%02d, want conn-a", holders, i)

@@ -134,7 +134,7 @@ func TestSweepDropsExpiredDerivedConnections(t *testing.T) {
 	if _, err := s.Connection(ctx, "conn-child"); !errors.Is(err, oauth.ErrNotFound) {
 		t.Fatalf("the derived connection is still there: %v", err)
 	}
-	if holders, _ := s.ScopeHolders(ctx, "whoami", ""); len(holders) != 1 || holders[0] != "conn-own" {
+	if holders, _ := s.ScopeHolders(ctx, "whoami", nil); len(holders) != 1 || holders[0] != "conn-own" {
 		t.Fatalf("index after the sweep: %v", holders)
 	}
 	if cs, _ := s.ConnectionsOfPairing(ctx, "p1"); len(cs) != 1 {

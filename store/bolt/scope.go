@@ -78,12 +78,15 @@ func (s *Store) UpdateScope(_ context.Context, connection string, fn func([]byte
 	return sc, nil
 }
 
-// dropScopeIndex removes a connection's index entries: from its current record
-// when it parses, else by a scan (a damaged record is rare).
+// dropScopeIndex removes a connection's index entries: those of its
+// current record when it decodes, else by a scan (a damaged record is
+// rare). Whether the record is one the relay understands is not the
+// store's question: it drops what it indexed.
 func dropScopeIndex(tx *bbolt.Tx, connection string) error {
 	idx := tx.Bucket(bucketScopeIndex)
 	if old := tx.Bucket(bucketScopes).Get([]byte(connection)); old != nil {
-		if sc, err := oauth.ParseScope(old); err == nil {
+		var sc oauth.Scope
+		if err := json.Unmarshal(old, &sc); err == nil {
 			for _, e := range sc.Entries {
 				for _, a := range e.Actions {
 					if err := idx.Delete(indexKey(e.Tool, a, connection)); err != nil {
@@ -110,16 +113,16 @@ func dropScopeIndex(tx *bbolt.Tx, connection string) error {
 	return nil
 }
 
-// ScopeHolders lists the connections whose records grant tool (and
-// action: an entry naming it or "*"; "" = any entry of the tool).
-func (s *Store) ScopeHolders(_ context.Context, tool, action string) ([]string, error) {
+// ScopeHolders lists the connections whose records have an entry for
+// tool with one of actions (none: any entry for tool).
+func (s *Store) ScopeHolders(_ context.Context, tool string, actions []string) ([]string, error) {
 	var out []string
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		prefix := []byte(tool + "\x00")
 		cur := tx.Bucket(bucketScopeIndex).Cursor()
 		for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Next() {
 			a, conn, _ := bytes.Cut(k[len(prefix):], []byte{0})
-			if action == "" || string(a) == "*" || string(a) == action {
+			if len(actions) == 0 || slices.Contains(actions, string(a)) {
 				out = append(out, string(conn))
 			}
 		}

@@ -222,7 +222,7 @@ func TestDerivedConnectionsLeaveNothingBehind(t *testing.T) {
 		{"get", s.scopeSet(actionMember("counter", "get"))},
 		{"", s.scopeSet(toolMember("counter"))},
 	} {
-		holders, err := s.ScopeHolders(ctx, "counter", q.action)
+		holders, err := s.ScopeHolders(ctx, "counter", protocol.ActionsGranting(q.action))
 		must(err)
 		if !slices.Equal(holders, []string{"conn-a"}) {
 			t.Fatalf("holders of counter %q: %v, want conn-a alone", q.action, holders)

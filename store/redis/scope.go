@@ -178,16 +178,19 @@ func (s *Store) pruneSample(ctx context.Context, members []string) {
 // pruneSampleSize is how many entries of an index set each write checks.
 const pruneSampleSize = 8
 
-// ScopeHolders lists, sorted, the connections whose records grant tool
-// (and action: an entry naming it or "*"; "" = any entry of the tool).
-func (s *Store) ScopeHolders(ctx context.Context, tool, action string) ([]string, error) {
+// ScopeHolders lists, sorted, the connections whose records have an
+// entry for tool with one of actions (none: any entry for tool).
+func (s *Store) ScopeHolders(ctx context.Context, tool string, actions []string) ([]string, error) {
 	var out []string
 	var err error
 	sets := []string{s.scopeSet(toolMember(tool))}
-	if action == "" {
+	if len(actions) == 0 {
 		out, err = s.rdb.SMembers(ctx, sets[0]).Result()
 	} else {
-		sets = []string{s.scopeSet(actionMember(tool, action)), s.scopeSet(actionMember(tool, "*"))}
+		sets = sets[:0]
+		for _, a := range actions {
+			sets = append(sets, s.scopeSet(actionMember(tool, a)))
+		}
 		out, err = s.rdb.SUnion(ctx, sets...).Result()
 	}
 	if err != nil {
