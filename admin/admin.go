@@ -26,7 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tabrelay/tabrelay/internal/httpserver"
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -95,7 +95,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 func (a *API) debugCheck(w http.ResponseWriter, r *http.Request) {
 	out, ok, err := a.cfg.Check(r.Context())
 	if err != nil {
-		httpserver.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "placement unreadable: " + err.Error()})
+		httpx.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "placement unreadable: " + err.Error()})
 		return
 	}
 	out["ok"] = ok
@@ -103,5 +103,5 @@ func (a *API) debugCheck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		status = http.StatusConflict
 	}
-	httpserver.WriteJSON(w, status, out)
+	httpx.WriteJSON(w, status, out)
 }

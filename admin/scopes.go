@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tabrelay/tabrelay/internal/httpserver"
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -76,7 +76,7 @@ func (a *API) auth(next http.Handler) http.Handler {
 				"The admin API is off on this relay: start it with RELAY_ADMIN_TOKEN set (16 characters or more).")
 			return
 		}
-		got, ok := bearerToken(r)
+		got, ok := httpx.Bearer(r)
 		sum := sha256.Sum256([]byte(got))
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
 			a.cfg.Logger.Warn("admin request refused: wrong or missing token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
@@ -87,15 +87,6 @@ func (a *API) auth(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 // scope reads or writes one connection's scope.
@@ -112,7 +103,7 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 			a.failed(w, conn, err)
 			return
 		}
-		httpserver.WriteJSON(w, http.StatusOK, v)
+		httpx.WriteJSON(w, http.StatusOK, v)
 		return
 	}
 	var entries []protocol.ScopeEntry
@@ -183,7 +174,7 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 		a.failed(w, conn, err)
 		return
 	}
-	httpserver.WriteJSON(w, http.StatusOK, v)
+	httpx.WriteJSON(w, http.StatusOK, v)
 }
 
 // scopeView reads what the admin API shows of a connection's scope; sc is
@@ -259,7 +250,7 @@ func (a *API) holders(w http.ResponseWriter, r *http.Request) {
 	if conns == nil {
 		conns = []string{}
 	}
-	httpserver.WriteJSON(w, http.StatusOK, HoldersView{Tool: tool, Action: action, Connections: conns})
+	httpx.WriteJSON(w, http.StatusOK, HoldersView{Tool: tool, Action: action, Connections: conns})
 }
 
 // failed answers an error of the oauth server or the store.
@@ -304,7 +295,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) (int, string) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	httpserver.WriteJSON(w, status, map[string]string{"error": code, "message": msg})
+	httpx.WriteJSON(w, status, map[string]string{"error": code, "message": msg})
 }
 
 // quote quotes a name from a request for an error message.

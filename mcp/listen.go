@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -201,7 +202,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 // stillValid checks a long-lived request's token again: a stream must not
 // outlive its connection's Forget or its family's revocation.
 func (s *Server) stillValid(r *http.Request) bool {
-	token, found := bearer(r)
+	token, found := httpx.Bearer(r)
 	if !found {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -217,7 +218,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 // authenticate checks the bearer token (SPEC §5). A missing or bad token
 // is answered 401 with where to find the authorization server.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (protocol.Grant, bool) {
-	token, found := bearer(r)
+	token, found := httpx.Bearer(r)
 	if found {
 		g, err := s.cfg.Verifier.Verify(r.Context(), token)
 		if err == nil {
@@ -234,26 +235,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (protocol.
 		challenge += `, error="invalid_token"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	writeJSONStatus(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token",
+	httpx.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token",
 		"error_description": "A valid bearer token for this relay is required."})
 	return protocol.Grant{}, false
-}
-
-// bearer reads an Authorization: Bearer token (the scheme in any case,
-// RFC 6750).
-func bearer(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return "", false
-	}
-	return strings.TrimSpace(token), true
-}
-
-func writeJSONStatus(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // WriteUnavailable answers an MCP request that cannot be served now (its
@@ -287,9 +271,9 @@ func writeError(w http.ResponseWriter, id json.RawMessage, e *Error) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	writeJSONStatus(w, status, response{JSONRPC: "2.0", ID: id, Error: e})
+	httpx.WriteJSON(w, status, response{JSONRPC: "2.0", ID: id, Error: e})
 }
 
 func writeResult(w http.ResponseWriter, id json.RawMessage, result any) {
-	writeJSONStatus(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})
+	httpx.WriteJSON(w, http.StatusOK, response{JSONRPC: "2.0", ID: id, Result: result})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 )
 
@@ -156,23 +157,23 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	cookie, cerr := r.Cookie(waitCookie)
 	if err != nil || cerr != nil || !s.matches(purposeWait, cookie.Value, req.WaitHash) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "This connection request is unknown or belongs to another browser."})
+		httpx.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "This connection request is unknown or belongs to another browser."})
 		return
 	}
 	now := s.cfg.Clock.Now()
 	switch {
 	case req.Status == RequestPending && now.After(req.ExpiresAt):
-		writeJSON(w, http.StatusOK, map[string]string{"state": RequestExpired,
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestExpired,
 			"redirect": s.errorRedirect(req.RedirectURI, req.State, "access_denied", "the connect code expired before it was approved")})
 	case req.Status == RequestPending:
-		writeJSON(w, http.StatusOK, map[string]string{"state": RequestPending})
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestPending})
 	case req.Status == RequestDeclined:
-		writeJSON(w, http.StatusOK, map[string]string{"state": RequestDeclined,
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestDeclined,
 			"redirect": s.errorRedirect(req.RedirectURI, req.State, "access_denied", "the person declined the connection")})
 	case req.Status == RequestApproved:
 		s.issueCode(w, r, req)
 	default: // exchanged: the client has its tokens
-		writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
 	}
 }
 
@@ -191,7 +192,7 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req ConnectRe
 		return nil
 	})
 	if errors.Is(err, errNotApproved) {
-		writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
+		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestApproved})
 		return
 	}
 	if err != nil {
@@ -203,7 +204,7 @@ func (s *Server) issueCode(w http.ResponseWriter, r *http.Request, req ConnectRe
 	if req.State != "" {
 		v.Set("state", req.State)
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"state": RequestApproved, "redirect": withQuery(req.RedirectURI, v)})
+	httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestApproved, "redirect": withQuery(req.RedirectURI, v)})
 }
 
 var errNotApproved = errors.New("the request is not approved")

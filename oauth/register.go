@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cfg.Metrics.Registrations.Inc()
-	writeJSON(w, http.StatusCreated, map[string]any{
+	httpx.WriteJSON(w, http.StatusCreated, map[string]any{
 		"client_id":                  c.ID,
 		"client_id_issued_at":        c.CreatedAt.Unix(),
 		"client_name":                c.Name,

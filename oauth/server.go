@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -9,7 +8,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/internal/netaddr"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -139,7 +140,7 @@ func (s *Server) ResourceMetadataURL() string {
 }
 
 func (s *Server) protectedResource(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{
 		"resource":                 s.resource,
 		"authorization_servers":    []string{s.cfg.Issuer},
 		"bearer_methods_supported": []string{"header"},
@@ -149,7 +150,7 @@ func (s *Server) protectedResource(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) authorizationServer(w http.ResponseWriter, r *http.Request) {
 	iss := s.cfg.Issuer
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpx.WriteJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                         iss,
 		"authorization_endpoint":                         iss + "/authorize",
 		"token_endpoint":                                 iss + "/token",
@@ -169,17 +170,9 @@ func (s *Server) authorizationServer(w http.ResponseWriter, r *http.Request) {
 // clientAddr is the address limits are kept per.
 func (s *Server) clientAddr(r *http.Request) string { return netaddr.Client(r, s.cfg.TrustProxy) }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Pragma", "no-cache")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
 // oauthError answers with an RFC 6749 error object.
 func oauthError(w http.ResponseWriter, status int, code, description string) {
-	writeJSON(w, status, map[string]string{"error": code, "error_description": description})
+	httpx.WriteJSON(w, status, map[string]string{"error": code, "error_description": description})
 }
 
 // retryAfter is the Retry-After of every 503 (docs/cluster.md): time for

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 )
 
@@ -79,7 +80,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		WriteUnavailable(w, "The relay could not issue tokens now; retry in a few seconds.")
 	default:
 		s.cfg.Metrics.TokensIssued.WithLabelValues(grant).Inc()
-		writeJSON(w, http.StatusOK, out)
+		httpx.WriteJSON(w, http.StatusOK, out)
 	}
 }
 

@@ -1,10 +1,10 @@
 package httpserver
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
+	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/mcp"
 	"github.com/tabrelay/tabrelay/oauth"
 )
@@ -50,22 +50,14 @@ func GuardStore(up func() bool, next http.Handler) http.Handler {
 // with its reason.
 func Probes(mux *http.ServeMux, version string, ready func() (bool, string)) {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": version})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": version})
 	})
 	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
 		if ok, why := ready(); !ok {
 			w.Header().Set("Retry-After", "1") // as every 503; a probe asks again on its own period
-			WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": why})
+			httpx.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": why})
 			return
 		}
-		WriteJSON(w, http.StatusOK, map[string]any{"ready": true})
+		httpx.WriteJSON(w, http.StatusOK, map[string]any{"ready": true})
 	})
-}
-
-// WriteJSON answers v as JSON with status, never cached.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
