@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
 	"reflect"
@@ -12,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
+	"github.com/tabrelay/tabrelay/internal/testwait"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -137,13 +140,7 @@ func (r *rig) inspect(pairing string) *Snapshot {
 
 func (r *rig) eventually(cond func() bool, what string, args ...any) {
 	r.t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting: "+what, args...)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Eventually(r.t, cond, what, args...)
 }
 
 type pending struct {

@@ -15,9 +15,11 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/syncbuf"
+	"github.com/tabrelay/tabrelay/internal/testwait"
 	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
@@ -248,16 +250,7 @@ func (e *env) waitTimers(n int) {
 	eventually(e.t, func() bool { return e.clock.Pending() >= n }, "%d timers armed", n)
 }
 
-func eventually(t testing.TB, cond func() bool, what string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: "+what, args...)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+var eventually = testwait.Eventually
 
 func TestTabClosingItsSocketReleasesIt(t *testing.T) {
 	e := newEnv(t, nil)
@@ -416,13 +409,7 @@ func TestSlowTabIsDisconnectedWithoutBlockingThePairing(t *testing.T) {
 	for i := 0; i < 64; i++ {
 		go e.caller.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: "echo", Arguments: arg}, nil)
 	}
-	deadline := time.Now().Add(patience)
-	for testutil.ToFloat64(e.metrics.Disconnects.WithLabelValues("slow")) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the slow tab was not disconnected")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, func() bool { return testutil.ToFloat64(e.metrics.Disconnects.WithLabelValues("slow")) >= 1 }, "the slow tab is disconnected")
 	// The pairing is not blocked: its calls move to the fast tab, which
 	// reads everything as it comes, as a tab that keeps up does.
 	var calls atomic.Int32

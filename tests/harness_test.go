@@ -10,7 +10,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"io"
 	"log/slog"
 	"os"
@@ -21,6 +20,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tabrelay/tabrelay/internal/syncbuf"
+	"github.com/tabrelay/tabrelay/internal/testwait"
 
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
@@ -220,16 +222,7 @@ func (c callResult) data(t testing.TB) map[string]any {
 	return v
 }
 
-func eventually(t testing.TB, cond func() bool, what string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(patience)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: "+what, args...)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var eventually = testwait.Eventually
 
 // execCounts reads a browser's execution log: call id → runs.
 func (b *browser) execCounts() map[string]int {
