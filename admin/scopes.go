@@ -255,7 +255,7 @@ func (a *API) holders(w http.ResponseWriter, r *http.Request) {
 
 // failed answers an error of the oauth server or the store.
 func (a *API) failed(w http.ResponseWriter, conn string, err error) {
-	var rerr *protocol.RequestError
+	var rerr *protocol.RelayError
 	switch {
 	case errors.Is(err, oauth.ErrNotFound):
 		writeError(w, http.StatusNotFound, CodeNotFound, "There is no connection "+quote(conn)+".")

@@ -14,7 +14,7 @@ import (
 // carries a ref: approve, decline, list-connections, forget), waits for
 // the answer with that ref, and hangs up. It is how a script or a test
 // plays the person in the app's Connections panel. An error answer comes
-// back as a *protocol.RequestError.
+// back as a *protocol.RelayError.
 func (t *Tab) Ask(ctx context.Context, msg any, ref string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, welcomeTimeout)
 	defer cancel()
@@ -53,7 +53,7 @@ func (t *Tab) Ask(ctx context.Context, msg any, ref string) (json.RawMessage, er
 		}
 		ws.Close(websocket.StatusNormalClosure, "done")
 		if env.Type == protocol.TypeError {
-			return nil, &protocol.RequestError{Code: env.Code, Message: env.Message}
+			return nil, &protocol.RelayError{Code: env.Code, Message: env.Message}
 		}
 		return data, nil
 	}

@@ -206,7 +206,7 @@ func (s *Server) parseScopeParam(raw string) ([]protocol.ScopeEntry, error) {
 		return nil, invalidScope("Each scope entry is tool or tool:action1,action2.")
 	}
 	checked, err := protocol.CheckScope(s.cfg.Bundle, entries, true)
-	var rerr *protocol.RequestError
+	var rerr *protocol.RelayError
 	if errors.As(err, &rerr) {
 		// Not CheckScope's sentence: it quotes the caller's words, and an
 		// error_description is plain ASCII without quotes (RFC 6749 §5.2).

@@ -689,11 +689,11 @@ func mustURL(tb testing.TB, s string) *url.URL {
 }
 
 func requestErrCode(err error) string {
-	var re *protocol.RequestError
+	var re *protocol.RelayError
 	if errors.As(err, &re) {
 		return re.Code
 	}
-	return fmt.Sprintf("not a RequestError: %v", err)
+	return fmt.Sprintf("not a RelayError: %v", err)
 }
 
 func TestApproveScope(t *testing.T) {

@@ -13,10 +13,6 @@ import (
 // The person's side of the authorization server, called for a proven tab
 // of pairing (the tab socket checked its secret) from address addr.
 
-func reqErr(code, msg string) error { return &protocol.RequestError{Code: code, Message: msg} }
-
-var errUnavailable = reqErr(protocol.ErrCodeUnavailable, "The relay could not do this now; try again.")
-
 // Approve grants the connect request of code to pairing, with the scope
 // the person chose (SPEC §5, §8). The code is single use. The connection
 // and its scope are stored first and the request marked approved last, so
@@ -41,7 +37,7 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	}
 	if err != nil {
 		s.cfg.Logger.Error("store connection", "connection", c.ID, "err", err)
-		return protocol.ConnectionInfo{}, errUnavailable
+		return protocol.ConnectionInfo{}, protocol.ErrUnavailable
 	}
 	if err := s.mark(ctx, req.ID, pairing, RequestApproved, c.ID); err != nil {
 		// Another tab decided first, or the code expired: the connection
@@ -99,7 +95,7 @@ func redirectHost(redirectURI string) string {
 // the tab made.
 func (s *Server) pendingRequest(ctx context.Context, addr, code string) (ConnectRequest, error) {
 	if code == "" {
-		return ConnectRequest{}, reqErr(protocol.ErrCodeBadRequest, "The request names no connect code.")
+		return ConnectRequest{}, protocol.ErrBadRequest.With("The request names no connect code.")
 	}
 	if err := s.codeTriesLeft(ctx, addr); err != nil {
 		return ConnectRequest{}, err
@@ -108,10 +104,10 @@ func (s *Server) pendingRequest(ctx context.Context, addr, code string) (Connect
 	if errors.Is(err, ErrNotFound) {
 		s.countWrongCode(ctx, addr)
 		s.cfg.Metrics.Decisions.WithLabelValues("wrong_code").Inc()
-		return ConnectRequest{}, reqErr(protocol.ErrCodeWrongCode, "No connection waits for this code. Check it on the page of the application that asks.")
+		return ConnectRequest{}, protocol.ErrWrongCode
 	}
 	if err != nil {
-		return ConnectRequest{}, errUnavailable
+		return ConnectRequest{}, protocol.ErrUnavailable
 	}
 	return req, stillPending(&req, s.cfg.Clock.Now())
 }
@@ -139,11 +135,11 @@ func (s *Server) codeTriesLeft(ctx context.Context, addr string) error {
 		left, err := s.cfg.Store.AttemptLeft(ctx, l.key, l.rate, now)
 		if err != nil {
 			s.cfg.Logger.Error("read the wrong-code limit", "err", err)
-			return errUnavailable
+			return protocol.ErrUnavailable
 		}
 		if !left {
 			s.cfg.Metrics.Decisions.WithLabelValues(l.label).Inc()
-			return reqErr(protocol.ErrCodeLimited, "Too many wrong codes. Wait a minute, then enter the code again.")
+			return protocol.ErrLimited
 		}
 	}
 	return nil
@@ -164,9 +160,9 @@ func (s *Server) countWrongCode(ctx context.Context, addr string) {
 func stillPending(r *ConnectRequest, now time.Time) error {
 	switch {
 	case r.Status != RequestPending:
-		return reqErr(protocol.ErrCodeCodeUsed, "This code was used already. Start again from the application.")
+		return protocol.ErrUsedCode
 	case now.After(r.ExpiresAt):
-		return reqErr(protocol.ErrCodeCodeExpired, "This code expired. Start again from the application.")
+		return protocol.ErrExpiredCode
 	}
 	return nil
 }
@@ -181,10 +177,10 @@ func (s *Server) mark(ctx context.Context, id, pairing, status, connection strin
 		r.Status, r.PairingID, r.DecidedAt, r.ConnectionID = status, pairing, now, connection
 		return nil
 	})
-	var rerr *protocol.RequestError
+	var rerr *protocol.RelayError
 	if err != nil && !errors.As(err, &rerr) {
 		s.cfg.Logger.Error("decide connect request", "err", err)
-		return errUnavailable
+		return protocol.ErrUnavailable
 	}
 	return err
 }
@@ -198,7 +194,7 @@ func (s *Server) requestByCode(ctx context.Context, code string) (ConnectRequest
 func (s *Server) Connections(ctx context.Context, pairing string) ([]protocol.ConnectionInfo, error) {
 	cs, err := s.cfg.Store.ConnectionsOfPairing(ctx, pairing)
 	if err != nil {
-		return nil, errUnavailable
+		return nil, protocol.ErrUnavailable
 	}
 	out := make([]protocol.ConnectionInfo, 0, len(cs))
 	for _, c := range cs {
@@ -208,7 +204,7 @@ func (s *Server) Connections(ctx context.Context, pairing string) ([]protocol.Co
 		// What it may use now: a derived connection's comes from its parent.
 		resolved, err := s.ResolvedScope(ctx, c.ID)
 		if err != nil {
-			return nil, errUnavailable
+			return nil, protocol.ErrUnavailable
 		}
 		out = append(out, connectionInfo(c, resolved))
 	}
@@ -226,10 +222,10 @@ func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
-		return reqErr(protocol.ErrCodeNotFound, "This browser has no such connection.")
+		return protocol.ErrNotFound
 	}
 	if err != nil {
-		return errUnavailable
+		return protocol.ErrUnavailable
 	}
 	s.revokeFamilies(ctx, connection)
 	// A forgotten connection grants nothing, and the reverse index says so.
@@ -247,15 +243,15 @@ func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
 func (s *Server) SetScope(ctx context.Context, pairing, connection string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
 	c, err := s.cfg.Store.Connection(ctx, connection)
 	if err != nil || c.PairingID != pairing || c.Revoked {
-		return protocol.ConnectionInfo{}, reqErr(protocol.ErrCodeNotFound, "This browser has no such connection.")
+		return protocol.ConnectionInfo{}, protocol.ErrNotFound
 	}
 	sc, err := s.WriteScope(ctx, connection, scope, false, "tab")
-	var rerr *protocol.RequestError
+	var rerr *protocol.RelayError
 	if errors.As(err, &rerr) {
 		return protocol.ConnectionInfo{}, err
 	}
 	if err != nil {
-		return protocol.ConnectionInfo{}, errUnavailable
+		return protocol.ConnectionInfo{}, protocol.ErrUnavailable
 	}
 	return connectionInfo(c, sc.Entries), nil
 }

@@ -50,8 +50,8 @@ var docMessageTypes = map[string]string{
 	"TypeError":              protocol.TypeError,
 }
 
-// docErrorCodes lists every error code constant of messages.go, checked
-// against messages.go like docMessageTypes: a new ErrCode constant fails
+// docErrorCodes lists every error code constant of errors.go, checked
+// against errors.go like docMessageTypes: a new ErrCode constant fails
 // here until it is listed and documented.
 var docErrorCodes = map[string]string{
 	"ErrCodeUnsupported":  protocol.ErrCodeUnsupported,
@@ -108,32 +108,32 @@ func TestProtocolDoc(t *testing.T) {
 }
 
 // TestProtocolDocListsEveryType keeps docMessageTypes and docErrorCodes in
-// step with the Type and ErrCode constants declared in messages.go.
+// step with the Type constants declared in messages.go and the ErrCode
+// constants declared in errors.go.
 func TestProtocolDocListsEveryType(t *testing.T) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "messages.go", nil, 0)
-	if err != nil {
-		t.Fatalf("parse messages.go: %v", err)
-	}
 	for _, list := range []struct {
-		prefix, name string
-		listed       map[string]string
+		file, prefix, name string
+		listed             map[string]string
 	}{
-		{"Type", "docMessageTypes", docMessageTypes},
-		{"ErrCode", "docErrorCodes", docErrorCodes},
+		{"messages.go", "Type", "docMessageTypes", docMessageTypes},
+		{"errors.go", "ErrCode", "docErrorCodes", docErrorCodes},
 	} {
+		f, err := parser.ParseFile(token.NewFileSet(), list.file, nil, 0)
+		if err != nil {
+			t.Fatalf("parse %s: %v", list.file, err)
+		}
 		declared := declaredConsts(f, list.prefix)
 		if len(declared) == 0 {
-			t.Fatalf("no %s constants found in messages.go", list.prefix)
+			t.Fatalf("no %s constants found in %s", list.prefix, list.file)
 		}
 		for _, name := range sortedKeys(declared) {
 			if _, ok := list.listed[name]; !ok {
-				t.Errorf("messages.go declares %s, which %s does not list: add it here and to %s", name, list.name, docPath)
+				t.Errorf("%s declares %s, which %s does not list: add it here and to %s", list.file, name, list.name, docPath)
 			}
 		}
 		for _, name := range sortedKeys(list.listed) {
 			if _, ok := declared[name]; !ok {
-				t.Errorf("%s lists %s, which messages.go no longer declares", list.name, name)
+				t.Errorf("%s lists %s, which %s no longer declares", list.name, name, list.file)
 			}
 		}
 	}

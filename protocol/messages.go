@@ -278,33 +278,13 @@ type Drain struct {
 	ReconnectAfterMs int64 `json:"reconnectAfterMs"`
 }
 
-// Error answers a tab's request (by Ref) that could not be done.
+// Error answers a tab's request (by Ref) that could not be done: the
+// RelayError's code and sentence (errors.go).
 type Error struct {
 	Envelope
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
-
-// Codes of Error messages.
-const (
-	ErrCodeUnsupported  = "unsupported"   // a request this relay does not handle: the tab may go on
-	ErrCodeWrongCode    = "wrong-code"    // no pending connect request has this code
-	ErrCodeCodeUsed     = "code-used"     // the code was approved or declined already
-	ErrCodeCodeExpired  = "code-expired"  // the code's 10 minutes are over
-	ErrCodeLimited      = "limited"       // too many wrong codes: wait
-	ErrCodeNotFound     = "not-found"     // no such connection of this browser
-	ErrCodeInvalidScope = "invalid-scope" // the scope names tools or actions the catalogue lacks
-	ErrCodeBadRequest   = "bad-request"   // a request without the fields it needs
-	ErrCodeUnavailable  = "unavailable"   // the relay could not do it now; try again
-)
-
-// RequestError is a tab request's failure, as the Error message carries it.
-type RequestError struct {
-	Code    string
-	Message string
-}
-
-func (e *RequestError) Error() string { return e.Code + ": " + e.Message }
 
 // DecodeType reads only the type of a message.
 func DecodeType(data []byte) (Envelope, error) {

@@ -235,4 +235,4 @@ func WellFormedScope(entries []ScopeEntry) bool {
 	return !slices.ContainsFunc(entries, func(e ScopeEntry) bool { return e.Tool == "" || len(e.Actions) == 0 })
 }
 
-func scopeError(msg string) error { return &RequestError{Code: ErrCodeInvalidScope, Message: msg} }
+func scopeError(msg string) error { return ErrInvalidScope.With(msg) }

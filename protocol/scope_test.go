@@ -147,7 +147,7 @@ func TestScopeRule(t *testing.T) {
 		t.Run("check/"+c.name, func(t *testing.T) {
 			got, err := CheckScope(b, c.entries, c.mayBeEmpty)
 			if err != nil {
-				var rerr *RequestError
+				var rerr *RelayError
 				if !errors.As(err, &rerr) || rerr.Code != ErrCodeInvalidScope || !strings.HasPrefix(rerr.Message, c.want) {
 					t.Fatalf("CheckScope(%v): %v, want %q…", c.entries, err, c.want)
 				}

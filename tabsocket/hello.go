@@ -152,7 +152,7 @@ func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pai
 
 func (c *conn) unsupported(env protocol.Envelope) {
 	c.Send(protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: env.Ref},
-		Code: protocol.ErrCodeUnsupported, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
+		Code: protocol.ErrUnsupported.Code, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
 }
 
 func clipVersion(v string) string {

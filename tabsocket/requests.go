@@ -65,9 +65,9 @@ func (c *conn) decide(ctx context.Context, env protocol.Envelope, pairing, addr,
 }
 
 func requestError(ref string, err error) protocol.Error {
-	var rerr *protocol.RequestError
+	var rerr *protocol.RelayError
 	if !errors.As(err, &rerr) {
-		rerr = &protocol.RequestError{Code: protocol.ErrCodeUnavailable, Message: "The relay could not do this now; try again."}
+		rerr = protocol.ErrUnavailable
 	}
 	return protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: ref}, Code: rerr.Code, Message: rerr.Message}
 }

@@ -84,7 +84,7 @@ func tabAsk(verb string, args []string, stdout, stderr io.Writer) int {
 	ref := "cli-" + fmt.Sprint(time.Now().UnixNano())
 	msg := askMessage(verb, ref, arg, scope)
 	reply, err := t.Ask(context.Background(), msg, ref)
-	var rerr *protocol.RequestError
+	var rerr *protocol.RelayError
 	switch {
 	case errors.As(err, &rerr):
 		fmt.Fprintf(stderr, "tabrelay tab %s: %s (%s)\n", verb, rerr.Message, rerr.Code)
