@@ -29,17 +29,17 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		} `json:"_meta"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" {
-		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "tools/call needs a tool name.", nil))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("tools/call needs a tool name."))
 		return
 	}
 	tool, ok := s.tool(p.Name)
 	if !ok {
-		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Unknown tool: "+clip(p.Name), nil))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown tool: "+clip(p.Name)))
 		return
 	}
 	args, canonical, ok := canonicalArguments(p.Arguments)
 	if !ok {
-		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "tools/call arguments must be an object.", nil))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("tools/call arguments must be an object."))
 		return
 	}
 	p.Arguments = canonical

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // Protocol versions (reference/mcp.md).
@@ -42,10 +44,10 @@ type paramsMeta struct {
 
 // eraOf decides the era of a request and checks the modern era's headers
 // against the body (basic/transports/streamable-http, 2026-07-28).
-func eraOf(r *http.Request, req *request) (era, *Error) {
+func eraOf(r *http.Request, req *request) (era, *protocol.RelayError) {
 	var p paramsMeta
 	if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
-		return era{}, rpcError(http.StatusBadRequest, CodeInvalidParams, "params must be an object.", nil)
+		return era{}, protocol.ErrMalformedParams
 	}
 	rawVersion, hasMeta := p.Meta[metaVersion]
 	header := headerValue(r, "MCP-Protocol-Version")
@@ -62,24 +64,21 @@ func eraOf(r *http.Request, req *request) (era, *Error) {
 	// version, then the method and name headers.
 	_, hasCaps := p.Meta[metaCapabilities]
 	if !hasMeta || !hasCaps {
-		return era{}, rpcError(http.StatusBadRequest, CodeInvalidParams,
-			"_meta must carry "+metaVersion+" and "+metaCapabilities+".", nil)
+		return era{}, protocol.ErrMalformedParams.With("_meta must carry " + metaVersion + " and " + metaCapabilities + ".")
 	}
 	var version string
 	_ = json.Unmarshal(rawVersion, &version)
 	if header == "" || header != version {
-		return era{}, rpcError(http.StatusBadRequest, CodeHeaderMismatch,
-			"The MCP-Protocol-Version header must be present and equal the request's _meta protocol version.", nil)
+		return era{}, protocol.ErrHeaderMismatch.With("The MCP-Protocol-Version header must be present and equal the request's _meta protocol version.")
 	}
 	if version != ModernVersion {
-		return era{}, rpcError(http.StatusBadRequest, CodeUnsupportedVer, "Unsupported protocol version.",
-			map[string]any{"supported": supportedVersions(), "requested": version})
+		return era{}, protocol.ErrUnsupportedVersion.WithData(map[string]any{"supported": supportedVersions(), "requested": version})
 	}
 	if m := headerValue(r, "Mcp-Method"); m != req.Method {
-		return era{}, rpcError(http.StatusBadRequest, CodeHeaderMismatch, "The Mcp-Method header must equal the request's method.", nil)
+		return era{}, protocol.ErrHeaderMismatch.With("The Mcp-Method header must equal the request's method.")
 	}
 	if want, named := nameOf(req.Method, p); named && headerValue(r, "Mcp-Name") != want {
-		return era{}, rpcError(http.StatusBadRequest, CodeHeaderMismatch, "The Mcp-Name header must equal the request's tool, prompt or resource.", nil)
+		return era{}, protocol.ErrHeaderMismatch.With("The Mcp-Name header must equal the request's tool, prompt or resource.")
 	}
 	return era{modern: true, version: version}, nil
 }

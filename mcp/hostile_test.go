@@ -89,16 +89,16 @@ func TestJSONRPCWrongTypes(t *testing.T) {
 		code       int
 		id         string
 	}{
-		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, CodeInvalidRequest, "null"},
-		{"array id", `{"jsonrpc":"2.0","id":[1,2],"method":"tools/list"}`, CodeInvalidRequest, "null"},
-		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, CodeInvalidRequest, "null"},
-		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, CodeInvalidRequest, "null"},
-		{"jsonrpc a number", `{"jsonrpc":2,"id":3,"method":"tools/list"}`, CodeInvalidRequest, "3"},
-		{"method a number", `{"jsonrpc":"2.0","id":"a","method":42}`, CodeInvalidRequest, `"a"`},
-		{"params a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":"x"}`, CodeInvalidParams, "4"},
-		{"not an object", `42`, CodeInvalidRequest, "null"},
-		{"truncated", `{"jsonrpc":"2.0","id":1,`, CodeParseError, "null"},
-		{"not JSON", `not json`, CodeParseError, "null"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, protocol.ErrBadRequest.RPC, "null"},
+		{"array id", `{"jsonrpc":"2.0","id":[1,2],"method":"tools/list"}`, protocol.ErrBadRequest.RPC, "null"},
+		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"tools/list"}`, protocol.ErrBadRequest.RPC, "null"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, protocol.ErrBadRequest.RPC, "null"},
+		{"jsonrpc a number", `{"jsonrpc":2,"id":3,"method":"tools/list"}`, protocol.ErrBadRequest.RPC, "3"},
+		{"method a number", `{"jsonrpc":"2.0","id":"a","method":42}`, protocol.ErrBadRequest.RPC, `"a"`},
+		{"params a string", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":"x"}`, protocol.ErrInvalidParams.RPC, "4"},
+		{"not an object", `42`, protocol.ErrBadRequest.RPC, "null"},
+		{"truncated", `{"jsonrpc":"2.0","id":1,`, protocol.ErrParse.RPC, "null"},
+		{"not JSON", `not json`, protocol.ErrParse.RPC, "null"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, rep := post(t, srv, tc.body)
@@ -150,7 +150,7 @@ func TestABodyThatStopsArrivingIsATimeout(t *testing.T) {
 			defer resp.Body.Close()
 			raw, _ := io.ReadAll(resp.Body)
 			var rep rpcReply
-			if resp.StatusCode != tc.status || json.Unmarshal(raw, &rep) != nil || rep.Error.Code != CodeInvalidRequest ||
+			if resp.StatusCode != tc.status || json.Unmarshal(raw, &rep) != nil || rep.Error.Code != protocol.ErrBadRequest.RPC ||
 				string(rep.ID) != "null" || !strings.Contains(rep.Error.Message, tc.says) {
 				t.Fatalf("%d %s, want %d saying %q", resp.StatusCode, raw, tc.status, tc.says)
 			}

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -161,9 +160,9 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 	release, ok := s.streams.take(g.ConnectionID)
 	if !ok {
 		w.Header().Set("Retry-After", retryAfter)
-		writeError(w, req.ID, rpcError(http.StatusTooManyRequests, CodeLimit, fmt.Sprintf(
+		writeError(w, req.ID, protocol.ErrLimited.Withf(
 			"This connection already holds %d open subscriptions/listen streams on this relay node, the most it allows; "+
-				"close one before opening another.", MaxStreamsPerConnection), map[string]any{"limit": MaxStreamsPerConnection}))
+				"close one before opening another.", MaxStreamsPerConnection).WithData(map[string]any{"limit": MaxStreamsPerConnection}))
 		return
 	}
 	defer release()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // openListen posts subscriptions/listen to url as token and returns the
@@ -52,7 +54,7 @@ func TestListenStreamsPerConnectionAreBounded(t *testing.T) {
 	if err := json.NewDecoder(over.Body).Decode(&rep); err != nil {
 		t.Fatalf("over the cap: %d, not JSON: %v", over.StatusCode, err)
 	}
-	if over.StatusCode != http.StatusTooManyRequests || rep.Error.Code != CodeLimit || !strings.Contains(rep.Error.Message, "8 open subscriptions/listen streams") {
+	if over.StatusCode != http.StatusTooManyRequests || rep.Error.Code != protocol.ErrLimited.RPC || !strings.Contains(rep.Error.Message, "8 open subscriptions/listen streams") {
 		t.Fatalf("over the cap: %d %+v", over.StatusCode, rep.Error)
 	}
 	open[0].Body.Close()

@@ -72,11 +72,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, gr
 // notFound answers an unknown method: 404 in the modern era, where the
 // status tells it; a plain JSON-RPC error before.
 func (s *Server) notFound(w http.ResponseWriter, req *request, e era) {
-	status := http.StatusOK
+	err := protocol.ErrMethodNotFoundInBody
 	if e.modern {
-		status = http.StatusNotFound
+		err = protocol.ErrMethodNotFound
 	}
-	writeError(w, req.ID, rpcError(status, CodeMethodNotFound, "Method not found: "+clip(req.Method), nil))
+	writeError(w, req.ID, err.With("Method not found: "+clip(req.Method)))
 }
 
 func (s *Server) serverInfo() map[string]any {
@@ -105,7 +105,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *request) {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || p.ProtocolVersion == "" {
-		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "initialize needs a protocolVersion.", nil))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("initialize needs a protocolVersion."))
 		return
 	}
 	writeResult(w, req.ID, map[string]any{
@@ -258,7 +258,7 @@ func (s *Server) readResource(w http.ResponseWriter, req *request, e era) {
 			return
 		}
 	}
-	writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Resource not found.", map[string]string{"uri": p.URI}))
+	writeError(w, req.ID, protocol.ErrInvalidParams.With("Resource not found.").WithData(map[string]string{"uri": p.URI}))
 }
 
 func (s *Server) tool(name string) (*protocol.Tool, bool) { return s.cfg.Bundle.Tool(name) }

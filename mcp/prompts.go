@@ -38,17 +38,17 @@ func (s *Server) getPrompt(w http.ResponseWriter, req *request, e era) {
 		Arguments map[string]string `json:"arguments"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil {
-		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "prompts/get needs a name and string arguments.", nil))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("prompts/get needs a name and string arguments."))
 		return
 	}
 	pr, ok := s.cfg.Bundle.Prompt(p.Name)
 	if !ok {
-		writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Unknown prompt: "+clip(p.Name), nil))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown prompt: "+clip(p.Name)))
 		return
 	}
 	for _, a := range pr.Arguments {
 		if _, given := p.Arguments[a.Name]; a.Required && !given {
-			writeError(w, req.ID, rpcError(http.StatusOK, CodeInvalidParams, "Missing argument: "+a.Name, nil))
+			writeError(w, req.ID, protocol.ErrInvalidParams.With("Missing argument: "+a.Name))
 			return
 		}
 	}

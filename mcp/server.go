@@ -164,11 +164,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if trimmed := strings.TrimSpace(string(body)); strings.HasPrefix(trimmed, "[") {
-		writeError(w, nil, rpcError(http.StatusBadRequest, CodeInvalidRequest, "One JSON-RPC message per request: batches are not served.", nil))
+		writeError(w, nil, protocol.ErrBadRequest.With("One JSON-RPC message per request: batches are not served."))
 		return
 	}
 	if !json.Valid(body) {
-		writeError(w, nil, rpcError(http.StatusBadRequest, CodeParseError, "The body is not JSON.", nil))
+		writeError(w, nil, protocol.ErrParse)
 		return
 	}
 	// Valid JSON from here on: what is wrong with it makes an invalid
@@ -181,7 +181,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if validID(req.ID) {
 			id = req.ID
 		}
-		writeError(w, id, rpcError(http.StatusBadRequest, CodeInvalidRequest, "Not a JSON-RPC 2.0 request.", nil))
+		writeError(w, id, protocol.ErrBadRequest.With("Not a JSON-RPC 2.0 request."))
 		return
 	}
 	if req.isNotification() || req.isResponse() {
@@ -197,7 +197,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readBody reads the request body within the limit. What went wrong is
 // said as it is: a body over the limit is 413, one that stopped arriving
 // before the server's read deadline is 408, one cut off is 400.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *protocol.RelayError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	if err == nil {
 		return body, nil
@@ -206,13 +206,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 	var netErr net.Error
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, rpcError(http.StatusRequestEntityTooLarge, CodeInvalidRequest,
-			fmt.Sprintf("The request body is larger than the relay's limit of %d bytes.", s.cfg.MaxBody), nil)
+		return nil, protocol.ErrTooLarge.Withf("The request body is larger than the relay's limit of %d bytes.", s.cfg.MaxBody)
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
-		return nil, rpcError(http.StatusRequestTimeout, CodeInvalidRequest,
-			"The request body stopped arriving before the relay's read timeout; send it again whole.", nil)
+		return nil, protocol.ErrBodyTimeout
 	}
-	return nil, rpcError(http.StatusBadRequest, CodeInvalidRequest, "The request body did not arrive whole.", nil)
+	return nil, protocol.ErrBadRequest.With("The request body did not arrive whole.")
 }
 
 // authenticate checks the bearer token (SPEC §5). A missing or bad token
@@ -235,8 +233,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (protocol.
 		challenge += `, error="invalid_token"`
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
-	httpx.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_token",
-		"error_description": "A valid bearer token for this relay is required."})
+	httpx.WriteOAuthError(w, protocol.ErrUnauthorized)
 	return protocol.Grant{}, false
 }
 
@@ -247,7 +244,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (protocol.
 // the first request of an outage on (issue 17).
 func WriteUnavailable(w http.ResponseWriter, r *http.Request, message string) {
 	w.Header().Set("Retry-After", retryAfter)
-	writeError(w, requestID(w, r), rpcError(http.StatusServiceUnavailable, CodeUnavailable, message, nil))
+	writeError(w, requestID(w, r), protocol.ErrUnavailable.With(message))
 }
 
 // requestID reads the id of the one JSON-RPC request in r's body, within
@@ -263,15 +260,11 @@ func requestID(w http.ResponseWriter, r *http.Request) json.RawMessage {
 }
 
 // writeError answers a request with a JSON-RPC error at its HTTP status.
-func writeError(w http.ResponseWriter, id json.RawMessage, e *Error) {
+func writeError(w http.ResponseWriter, id json.RawMessage, e *protocol.RelayError) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	status := e.status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	httpx.WriteJSON(w, status, response{JSONRPC: "2.0", ID: id, Error: e})
+	httpx.WriteJSON(w, e.Status, response{JSONRPC: "2.0", ID: id, Error: &wireError{Code: e.RPC, Message: e.Message, Data: e.Data}})
 }
 
 func writeResult(w http.ResponseWriter, id json.RawMessage, result any) {

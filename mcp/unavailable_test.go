@@ -54,7 +54,7 @@ func TestATokenCheckThatFailsIsADocumented503(t *testing.T) {
 			}
 			if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" ||
 				w.Header().Get("Content-Type") != "application/json" || json.Unmarshal(w.Body.Bytes(), &rpc) != nil ||
-				rpc.JSONRPC != "2.0" || string(rpc.ID) != tc.id || rpc.Error.Code != CodeUnavailable || !strings.HasSuffix(rpc.Error.Message, ".") {
+				rpc.JSONRPC != "2.0" || string(rpc.ID) != tc.id || rpc.Error.Code != protocol.ErrUnavailable.RPC || !strings.HasSuffix(rpc.Error.Message, ".") {
 				t.Fatalf("%d Retry-After %q Content-Type %q: %s", w.Code, w.Header().Get("Retry-After"), w.Header().Get("Content-Type"), w.Body.String())
 			}
 			if strings.Contains(w.Body.String(), "6379") {

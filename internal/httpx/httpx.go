@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // WriteJSON answers v as JSON with status. No JSON answer of the relay may
@@ -20,6 +22,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Pragma", "no-cache")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// WriteOAuthError answers e as an OAuth error object (RFC 6749 §5.2, RFC
+// 6750 §3): the authorization server's routes, and the MCP route's 401.
+func WriteOAuthError(w http.ResponseWriter, e *protocol.RelayError) {
+	WriteJSON(w, e.Status, map[string]string{"error": e.OAuth, "error_description": e.Message})
 }
 
 // Bearer reads the token of an Authorization: Bearer header, the scheme
