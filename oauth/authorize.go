@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // waitCookie holds the waiting page's secret: the status URL alone is not
@@ -37,18 +37,18 @@ const (
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if !s.starts.allow(s.clientAddr(r)) {
 		w.Header().Set("Retry-After", "2")
-		s.errorPage(w, http.StatusTooManyRequests, "Too many sign-in attempts from this address. Wait a moment, then start again from the application.")
+		s.errorPage(w, protocol.ErrLimited.With("Too many sign-in attempts from this address. Wait a moment, then start again from the application."))
 		return
 	}
 	q := r.URL.Query()
 	clientID, redirectURI := q.Get("client_id"), q.Get("redirect_uri")
 	if clientID == "" || redirectURI == "" {
-		s.errorPage(w, http.StatusBadRequest, "This sign-in link is incomplete: it names no client or no return address.")
+		s.errorPage(w, protocol.ErrBadRequest.With("This sign-in link is incomplete: it names no client or no return address."))
 		return
 	}
 	if len(clientID) > maxClientID || len(redirectURI) > maxRedirectURI {
 		// Not a client or an address the relay could trust: a page.
-		s.errorPage(w, http.StatusBadRequest, fmt.Sprintf("This sign-in link is not valid: its client_id or redirect_uri is longer than %d bytes.", maxRedirectURI))
+		s.errorPage(w, protocol.ErrBadRequest.Withf("This sign-in link is not valid: its client_id or redirect_uri is longer than %d bytes.", maxRedirectURI))
 		return
 	}
 	client, err := s.client(r.Context(), clientID)
@@ -69,29 +69,29 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 			s.cfg.Logger.Info("client metadata document refused", "client", clip(clientID), "reason", cerr.Error())
 			msg = "The application asking to connect could not be checked: its metadata document could not be fetched."
 		}
-		s.errorPage(w, http.StatusBadRequest, msg)
+		s.errorPage(w, protocol.ErrBadRequest.With(msg))
 		return
 	}
 	if !registered(client, redirectURI) {
-		s.errorPage(w, http.StatusBadRequest, "The return address of this sign-in link is not one the application registered.")
+		s.errorPage(w, protocol.ErrBadRequest.With("The return address of this sign-in link is not one the application registered."))
 		return
 	}
-	fail := func(code, desc string) { s.redirectError(w, r, redirectURI, q.Get("state"), code, desc) }
+	fail := func(e *protocol.RelayError) { s.redirectError(w, redirectURI, q.Get("state"), e) }
 	switch {
 	case q.Get("response_type") != "code":
-		fail("unsupported_response_type", "response_type must be code")
+		fail(protocol.ErrUnsupportedResponseType)
 		return
 	case q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
-		fail("invalid_request", "PKCE with code_challenge_method S256 is required")
+		fail(protocol.ErrBadRequest.With("PKCE with code_challenge_method S256 is required"))
 		return
 	case len(q.Get("code_challenge")) < 43 || len(q.Get("code_challenge")) > 128:
-		fail("invalid_request", "code_challenge must be a base64url SHA-256 (43 characters)")
+		fail(protocol.ErrBadRequest.With("code_challenge must be a base64url SHA-256 (43 characters)"))
 		return
 	case len(q.Get("state")) > maxState:
-		fail("invalid_request", fmt.Sprintf("state may have at most %d bytes", maxState))
+		fail(protocol.ErrBadRequest.Withf("state may have at most %d bytes", maxState))
 		return
 	case q.Has("resource") && !s.isResource(q.Get("resource")):
-		fail("invalid_target", "resource must be this relay: "+s.resource)
+		fail(s.notThisResource("resource"))
 		return
 	}
 	s.startWaiting(w, r, client, redirectURI)
@@ -109,6 +109,12 @@ func registered(c Client, redirectURI string) bool {
 // isResource accepts this relay's origin, with or without a trailing slash.
 func (s *Server) isResource(v string) bool {
 	return strings.TrimSuffix(v, "/") == s.resource
+}
+
+// notThisResource is the invalid_target of a request whose param (resource
+// or audience) names another resource than this relay (RFC 8707 §2).
+func (s *Server) notThisResource(param string) *protocol.RelayError {
+	return protocol.ErrInvalidTarget.With(param + " must be this relay: " + s.resource)
 }
 
 // startWaiting stores the connect request and shows its waiting page.
@@ -157,19 +163,20 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	cookie, cerr := r.Cookie(waitCookie)
 	if err != nil || cerr != nil || !s.matches(purposeWait, cookie.Value, req.WaitHash) {
-		httpx.WriteJSON(w, http.StatusNotFound, map[string]string{"error": "This connection request is unknown or belongs to another browser."})
+		unknown := protocol.ErrNotFound.With("This connection request is unknown or belongs to another browser.")
+		httpx.WriteJSON(w, unknown.Status, map[string]string{"error": unknown.Message})
 		return
 	}
 	now := s.cfg.Clock.Now()
 	switch {
 	case req.Status == RequestPending && now.After(req.ExpiresAt):
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestExpired,
-			"redirect": s.errorRedirect(req.RedirectURI, req.State, "access_denied", "the connect code expired before it was approved")})
+			"redirect": s.errorRedirect(req.RedirectURI, req.State, protocol.ErrAccessDenied.With("the connect code expired before it was approved"))})
 	case req.Status == RequestPending:
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestPending})
 	case req.Status == RequestDeclined:
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestDeclined,
-			"redirect": s.errorRedirect(req.RedirectURI, req.State, "access_denied", "the person declined the connection")})
+			"redirect": s.errorRedirect(req.RedirectURI, req.State, protocol.ErrAccessDenied)})
 	case req.Status == RequestApproved:
 		s.issueCode(w, r, req)
 	default: // exchanged: the client has its tokens
@@ -214,16 +221,16 @@ var errNotApproved = errors.New("the request is not approved")
 // client, so redirecting at once would make the relay's origin an open
 // redirector to whatever that client registered (RFC 9700 §4.11.2). The
 // link carries the error, state and iss as a redirect would.
-func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, redirectURI, state, code, desc string) {
+func (s *Server) redirectError(w http.ResponseWriter, redirectURI, state string, e *protocol.RelayError) {
 	pageHeaders(w, "")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(e.Status)
 	u, _ := url.Parse(redirectURI)
-	_ = backTemplate.Execute(w, map[string]string{"Desc": desc, "Host": u.Host, "Link": s.errorRedirect(redirectURI, state, code, desc)})
+	_ = backTemplate.Execute(w, map[string]string{"Desc": e.Message, "Host": u.Host, "Link": s.errorRedirect(redirectURI, state, e)})
 }
 
 // errorRedirect is an authorization error response, with iss (RFC 9207).
-func (s *Server) errorRedirect(redirectURI, state, code, desc string) string {
-	v := url.Values{"error": {code}, "error_description": {desc}, "iss": {s.cfg.Issuer}}
+func (s *Server) errorRedirect(redirectURI, state string, e *protocol.RelayError) string {
+	v := url.Values{"error": {e.OAuth}, "error_description": {e.Message}, "iss": {s.cfg.Issuer}}
 	if state != "" {
 		v.Set("state", state)
 	}

@@ -3,8 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -33,9 +31,7 @@ type exchanged struct {
 	Scope           string `json:"scope"`
 }
 
-func invalidRequest(desc string) *grantError {
-	return &grantError{status: http.StatusBadRequest, code: "invalid_request", desc: desc}
-}
+func invalidRequest(desc string) *protocol.RelayError { return protocol.ErrBadRequest.With(desc) }
 
 // exchangeToken is the token-exchange grant for a public client.
 //
@@ -58,7 +54,7 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 	case f.Has("actor_token") || f.Has("actor_token_type"):
 		return exchanged{}, invalidRequest("actor_token is not supported.")
 	case f.Has("audience") && !s.isResource(f.Get("audience")):
-		return exchanged{}, &grantError{status: http.StatusBadRequest, code: "invalid_target", desc: "audience must be this relay: " + s.resource}
+		return exchanged{}, s.notThisResource("audience")
 	}
 	var asked []protocol.ScopeEntry
 	hasScope := strings.TrimSpace(f.Get("scope")) != ""
@@ -108,9 +104,9 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 	if n, err := s.liveChildren(ctx, parent); err != nil {
 		return exchanged{}, err
 	} else if n >= MaxDerivedPerConnection {
-		return exchanged{}, &grantError{status: http.StatusBadRequest, code: "invalid_request", desc: fmt.Sprintf(
+		return exchanged{}, protocol.ErrBadRequest.Withf(
 			"This connection already has %d live derived connections (sub-agent tokens), the most the relay allows; "+
-				"revoke one of their tokens, or wait until one expires (each lives at most an hour).", n)}
+				"revoke one of their tokens, or wait until one expires (each lives at most an hour).", n)
 	}
 
 	now := s.cfg.Clock.Now().UTC()
@@ -203,14 +199,14 @@ func (s *Server) derivationDepth(ctx context.Context, c Connection) (int, error)
 func (s *Server) parseScopeParam(raw string) ([]protocol.ScopeEntry, error) {
 	entries, err := protocol.ParseScopeText(raw)
 	if err != nil {
-		return nil, invalidScope("Each scope entry is tool or tool:action1,action2.")
+		return nil, protocol.ErrInvalidScope.With("Each scope entry is tool or tool:action1,action2.")
 	}
 	checked, err := protocol.CheckScope(s.cfg.Bundle, entries, true)
 	var rerr *protocol.RelayError
 	if errors.As(err, &rerr) {
 		// Not CheckScope's sentence: it quotes the caller's words, and an
 		// error_description is plain ASCII without quotes (RFC 6749 §5.2).
-		return nil, invalidScope("The scope names a tool or action the catalogue does not have, or a tool twice.")
+		return nil, protocol.ErrInvalidScope
 	}
 	return checked, err
 }
@@ -241,7 +237,3 @@ func (s *Server) requestedScope(raw string) []protocol.ScopeEntry {
 }
 
 const maxRequestedWords = 64
-
-func invalidScope(desc string) *grantError {
-	return &grantError{status: http.StatusBadRequest, code: "invalid_scope", desc: desc}
-}

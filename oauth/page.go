@@ -3,6 +3,8 @@ package oauth
 import (
 	"html/template"
 	"net/http"
+
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // waitingData is what the waiting page shows.
@@ -93,15 +95,16 @@ func (s *Server) waitingPage(w http.ResponseWriter, d waitingData) {
 	}
 }
 
-func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
+// errorPage is the person's page of an error: e's sentence at its status.
+func (s *Server) errorPage(w http.ResponseWriter, e *protocol.RelayError) {
 	pageHeaders(w, "")
-	w.WriteHeader(status)
-	_ = errorTemplate.Execute(w, msg)
+	w.WriteHeader(e.Status)
+	_ = errorTemplate.Execute(w, e.Message)
 }
 
 // unavailablePage is the person's page of a 503: the sentence, and
 // Retry-After as every 503 has.
 func (s *Server) unavailablePage(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", retryAfter)
-	s.errorPage(w, http.StatusServiceUnavailable, msg)
+	s.errorPage(w, protocol.ErrUnavailable.With(msg))
 }

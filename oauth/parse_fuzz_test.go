@@ -35,7 +35,7 @@ func FuzzScopeParam(f *testing.F) {
 		}
 		entries, err := s.parseScopeParam(raw)
 		if err != nil {
-			if ge, ok := err.(*grantError); !ok || ge.code != "invalid_scope" || strings.Contains(ge.desc, `"`) {
+			if ge, ok := err.(*protocol.RelayError); !ok || ge.OAuth != "invalid_scope" || strings.Contains(ge.Message, `"`) {
 				t.Fatalf("parseScopeParam(%q): %v", raw, err)
 			}
 			return

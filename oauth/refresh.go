@@ -5,6 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/tabrelay/tabrelay/internal/httpx"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // maxSuperseded bounds the old refresh hashes a family remembers for reuse
@@ -46,20 +49,18 @@ func (s *Server) refresh(ctx context.Context, clientID, token string) (issued, e
 			f.Previous, f.RotatedAt, f.GraceRetries = f.Current, now, 0
 		case equalHash(f.Previous, presented) && now.Sub(f.RotatedAt) <= RefreshGrace:
 			if f.GraceRetries >= RefreshRetries {
-				return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
-					desc: "The refresh token was presented again too often; the connection's tokens are revoked.", revokeFamID: f.ID}
+				return &reused{invalidGrant("The refresh token was presented again too often; the connection's tokens are revoked."), f.ID}
 			}
 			f.GraceRetries++
 			f.Superseded = appendBounded(f.Superseded, f.Current) // never delivered: it dies
 		default:
-			return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
-				desc: "The refresh token was used already; the connection's tokens are revoked.", revokeFamID: f.ID}
+			return &reused{invalidGrant("The refresh token was used already; the connection's tokens are revoked."), f.ID}
 		}
 		f.Current, f.LastUsed = nextHash, now
 		return nil
 	})
-	var gerr *grantError
-	if errors.As(err, &gerr) && gerr.revokeFamID != "" {
+	var again *reused
+	if errors.As(err, &again) {
 		s.cfg.Metrics.RefreshReuse.Inc()
 		s.cfg.Logger.Warn("refresh token reuse: family revoked", "family", fam.ID, "connection", fam.ConnectionID)
 	}
@@ -135,7 +136,7 @@ func (s *Server) revoked(pairing string) {
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenForm)
 	if err := r.ParseForm(); err != nil || r.PostForm.Get("token") == "" {
-		oauthError(w, http.StatusBadRequest, "invalid_request", "token is required, in a form body.")
+		httpx.WriteOAuthError(w, protocol.ErrBadRequest.With("token is required, in a form body."))
 		return
 	}
 	token, clientID := r.PostForm.Get("token"), r.PostForm.Get("client_id")

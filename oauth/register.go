@@ -13,6 +13,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // maxClientName bounds a client's name: it is shown on the waiting page
@@ -26,22 +27,22 @@ const maxRegistration = 64 << 10
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	if !s.registers.allow(s.clientAddr(r)) {
 		w.Header().Set("Retry-After", "30")
-		oauthError(w, http.StatusTooManyRequests, "slow_down", "Too many registrations from this address; try again later.")
+		httpx.WriteOAuthError(w, protocol.ErrLimited.With("Too many registrations from this address; try again later."))
 		return
 	}
 	var md cimd.Metadata
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRegistration))
 	if err := dec.Decode(&md); err != nil || dec.More() {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "The registration is not one JSON object of client metadata (at most 64 KiB).")
+		httpx.WriteOAuthError(w, protocol.ErrInvalidClientMetadata)
 		return
 	}
 	if err := checkClientMetadata(&md); err != nil {
-		code := "invalid_client_metadata"
+		kind := protocol.ErrInvalidClientMetadata
 		var rerr redirectError
 		if errors.As(err, &rerr) {
-			code = "invalid_redirect_uri"
+			kind = protocol.ErrInvalidRedirectURI
 		}
-		oauthError(w, http.StatusBadRequest, code, err.Error())
+		httpx.WriteOAuthError(w, kind.With(err.Error()))
 		return
 	}
 	c := Client{ID: randomID("client_"), Name: md.ClientName, RedirectURIs: md.RedirectURIs, Kind: "dcr", CreatedAt: s.cfg.Clock.Now().UTC()}

@@ -170,11 +170,6 @@ func (s *Server) authorizationServer(w http.ResponseWriter, r *http.Request) {
 // clientAddr is the address limits are kept per.
 func (s *Server) clientAddr(r *http.Request) string { return netaddr.Client(r, s.cfg.TrustProxy) }
 
-// oauthError answers with an RFC 6749 error object.
-func oauthError(w http.ResponseWriter, status int, code, description string) {
-	httpx.WriteJSON(w, status, map[string]string{"error": code, "error_description": description})
-}
-
 // retryAfter is the Retry-After of every 503 (docs/cluster.md): time for
 // the node's next store check and a reconnect.
 const retryAfter = "5"
@@ -185,7 +180,7 @@ const retryAfter = "5"
 // first request of an outage on (issue 17).
 func WriteUnavailable(w http.ResponseWriter, description string) {
 	w.Header().Set("Retry-After", retryAfter)
-	oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", description)
+	httpx.WriteOAuthError(w, protocol.ErrUnavailable.With(description))
 }
 
 // Metrics are the authorization server's metrics (SPEC §9).

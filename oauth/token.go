@@ -11,23 +11,22 @@ import (
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // maxTokenForm bounds a token or revocation request's body.
 const maxTokenForm = 16 << 10
 
-// grantError is an RFC 6749 §5.2 error of the token endpoint.
-type grantError struct {
-	status      int
-	code, desc  string
-	revokeFamID string // a family to revoke because of what was presented
+// reused is the invalid_grant of a code or refresh token presented again:
+// the token endpoint revokes family, what the first use issued.
+type reused struct {
+	*protocol.RelayError
+	family string
 }
 
-func (e *grantError) Error() string { return e.code + ": " + e.desc }
+func (e *reused) Unwrap() error { return e.RelayError }
 
-func invalidGrant(desc string) *grantError {
-	return &grantError{status: http.StatusBadRequest, code: "invalid_grant", desc: desc}
-}
+func invalidGrant(desc string) *protocol.RelayError { return protocol.ErrInvalidGrant.With(desc) }
 
 // issued is a token response.
 type issued struct {
@@ -42,16 +41,16 @@ type issued struct {
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxTokenForm)
 	if err := r.ParseForm(); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_request", "The request body must be a form of at most 16 KiB.")
+		httpx.WriteOAuthError(w, protocol.ErrBadRequest.With("The request body must be a form of at most 16 KiB."))
 		return
 	}
 	f := r.PostForm
 	if f.Get("client_id") == "" {
-		oauthError(w, http.StatusUnauthorized, "invalid_client", "client_id is required (public clients authenticate with PKCE).")
+		httpx.WriteOAuthError(w, protocol.ErrInvalidClient)
 		return
 	}
 	if f.Has("resource") && !s.isResource(f.Get("resource")) {
-		oauthError(w, http.StatusBadRequest, "invalid_target", "resource must be this relay: "+s.resource)
+		httpx.WriteOAuthError(w, s.notThisResource("resource"))
 		return
 	}
 	var out any
@@ -65,16 +64,17 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	case grantTokenExchange:
 		out, err = s.exchangeToken(r.Context(), f.Get("client_id"), f)
 	default:
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code, refresh_token or "+grantTokenExchange+".")
+		httpx.WriteOAuthError(w, protocol.ErrUnsupportedGrantType.With("grant_type must be authorization_code, refresh_token or "+grantTokenExchange+"."))
 		return
 	}
-	var gerr *grantError
+	var again *reused
+	if errors.As(err, &again) {
+		s.revokeFamily(r.Context(), again.family)
+	}
+	var rerr *protocol.RelayError
 	switch {
-	case errors.As(err, &gerr):
-		if gerr.revokeFamID != "" {
-			s.revokeFamily(r.Context(), gerr.revokeFamID)
-		}
-		oauthError(w, gerr.status, gerr.code, gerr.desc)
+	case errors.As(err, &rerr):
+		httpx.WriteOAuthError(w, rerr)
 	case err != nil:
 		s.cfg.Logger.Error("token grant", "grant", grant, "err", err)
 		WriteUnavailable(w, "The relay could not issue tokens now; retry in a few seconds.")
@@ -88,7 +88,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 // revokes what the first issued.
 func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, verifier string) (issued, error) {
 	if code == "" || verifier == "" {
-		return issued{}, &grantError{status: http.StatusBadRequest, code: "invalid_request", desc: "code and code_verifier are required."}
+		return issued{}, protocol.ErrBadRequest.With("code and code_verifier are required.")
 	}
 	req, err := s.requestByAuthCode(ctx, code)
 	if errors.Is(err, ErrNotFound) {
@@ -101,8 +101,7 @@ func (s *Server) exchangeCode(ctx context.Context, clientID, code, redirectURI, 
 	check := func(cr *ConnectRequest) error {
 		switch {
 		case cr.Status == RequestExchanged:
-			return &grantError{status: http.StatusBadRequest, code: "invalid_grant",
-				desc: "The authorization code was used already; what it issued is revoked.", revokeFamID: cr.FamilyID}
+			return &reused{invalidGrant("The authorization code was used already; what it issued is revoked."), cr.FamilyID}
 		case cr.Status != RequestApproved || now.After(cr.AuthCodeExpiresAt):
 			return invalidGrant("The authorization code is unknown or expired.")
 		case cr.ClientID != clientID:
