@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/ from what the relay answers now")
@@ -33,15 +35,16 @@ func TestTranscripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comment, sections := parseTxtar(raw)
-			var out []txtarFile
-			for _, s := range sections {
-				if !strings.HasSuffix(s.name, " request") {
+			ar := txtar.Parse(raw)
+			var out []txtar.File
+			for _, f := range ar.Files {
+				if !strings.HasSuffix(f.Name, " request") {
 					continue
 				}
-				out = append(out, s, txtarFile{name: strings.TrimSuffix(s.name, " request") + " response", data: c.replay(t, s.data)})
+				out = append(out, f, txtar.File{Name: strings.TrimSuffix(f.Name, " request") + " response", Data: c.replay(t, f.Data)})
 			}
-			got := formatTxtar(comment, out)
+			ar.Files = out
+			got := txtar.Format(ar)
 			if *update {
 				os.WriteFile(file, got, 0o644)
 				return
@@ -103,46 +106,6 @@ func normalize(v any) string {
 		s = r.re.ReplaceAllString(s, r.with)
 	}
 	return s
-}
-
-type txtarFile struct {
-	name string
-	data []byte
-}
-
-var txtarMarker = regexp.MustCompile(`(?m)^-- (.+) --$`)
-
-// parseTxtar reads the txtar format: a comment, then "-- name --" files.
-func parseTxtar(raw []byte) ([]byte, []txtarFile) {
-	locs := txtarMarker.FindAllSubmatchIndex(raw, -1)
-	if len(locs) == 0 {
-		return raw, nil
-	}
-	comment := raw[:locs[0][0]]
-	var files []txtarFile
-	for i, loc := range locs {
-		end := len(raw)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		data := raw[loc[1]:end]
-		data = bytes.TrimPrefix(data, []byte("\n"))
-		files = append(files, txtarFile{name: string(raw[loc[2]:loc[3]]), data: data})
-	}
-	return comment, files
-}
-
-func formatTxtar(comment []byte, files []txtarFile) []byte {
-	var b bytes.Buffer
-	b.Write(comment)
-	for _, f := range files {
-		b.WriteString("-- " + f.name + " --\n")
-		b.Write(f.data)
-		if len(f.data) > 0 && f.data[len(f.data)-1] != '\n' {
-			b.WriteByte('\n')
-		}
-	}
-	return b.Bytes()
 }
 
 // diffLines shows the first lines that differ.
