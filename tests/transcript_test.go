@@ -17,18 +17,36 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/ from what the relay answers now")
 
 // TestTranscripts fixes the exact JSON-RPC exchanges of both eras. Each
-// testdata/*.txtar holds requests ("-- N request --", with a line of
+// testdata/mcp-*.txtar holds requests ("-- N request --", with a line of
 // headers "Era: legacy|modern" and an optional "Accept: sse"), and the
 // answer the relay must give ("-- N response --"): its status and body,
 // with what changes from run to run (ids of turns and calls, versions)
 // written as placeholders. go test ./tests -run TestTranscripts -update
 // writes the answers anew.
 func TestTranscripts(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.txtar")
-	if len(files) == 0 {
-		t.Fatal("no transcripts in testdata/")
-	}
 	_, _, c := connectedMCP(t)
+	replayTranscripts(t, "testdata/mcp-*.txtar", "TestTranscripts", func(t *testing.T, files []txtar.File) []txtar.File {
+		var out []txtar.File
+		for _, f := range files {
+			if !strings.HasSuffix(f.Name, " request") {
+				continue
+			}
+			out = append(out, f, txtar.File{Name: strings.TrimSuffix(f.Name, " request") + " response", Data: c.replay(t, f.Data)})
+		}
+		return out
+	})
+}
+
+// replayTranscripts replays each transcript matching pattern as a subtest:
+// replay turns its files into what the relay answers now (the files of the
+// last answers dropped, the new ones added), and the result must equal the
+// file byte for byte, or with -update is written to it. test is the test's
+// name, for the message that says how to accept a change.
+func replayTranscripts(t *testing.T, pattern, test string, replay func(t *testing.T, files []txtar.File) []txtar.File) {
+	files, _ := filepath.Glob(pattern)
+	if len(files) == 0 {
+		t.Fatalf("no transcripts %s", pattern)
+	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			raw, err := os.ReadFile(file)
@@ -36,21 +54,14 @@ func TestTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			ar := txtar.Parse(raw)
-			var out []txtar.File
-			for _, f := range ar.Files {
-				if !strings.HasSuffix(f.Name, " request") {
-					continue
-				}
-				out = append(out, f, txtar.File{Name: strings.TrimSuffix(f.Name, " request") + " response", Data: c.replay(t, f.Data)})
-			}
-			ar.Files = out
+			ar.Files = replay(t, ar.Files)
 			got := txtar.Format(ar)
 			if *update {
 				os.WriteFile(file, got, 0o644)
 				return
 			}
 			if !bytes.Equal(got, raw) {
-				t.Fatalf("%s differs from what the relay answers (go test ./tests -run TestTranscripts -update to accept):\n%s", file, diffLines(raw, got))
+				t.Fatalf("%s differs from what the relay answers now (go test ./tests -run %s -update to accept):\n%s", file, test, diffLines(raw, got))
 			}
 		})
 	}
