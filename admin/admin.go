@@ -12,10 +12,12 @@
 //	DELETE /admin/scopes/{conn}            no access
 //	GET    /admin/scopes?tool=X[&action=Y] which connections may use X (Y)
 //
-// Errors are {"error": code, "message": sentence}: 400 bad request or
-// scope, 401 wrong or missing token, 404 unknown connection (or, with the
-// code admin-disabled, no token configured), 413 body too large, 503 the
-// store failed.
+// Errors are {"error": code, "message": sentence}, values of the relay's
+// error table (protocol/errors.go): 400 bad-request or invalid-scope, 401
+// unauthorized (a wrong or missing token), 404 not-found (an unknown
+// connection; admin-disabled when no token is configured), 405
+// bad-request (a wrong method), 413 too-large, 503 unavailable (the store
+// failed).
 package admin
 
 import (
@@ -83,7 +85,7 @@ func (a *API) Routes(mux *http.ServeMux) {
 		mux.HandleFunc("GET /debug/check", a.debugCheck)
 	}
 	mux.Handle("/admin/", a.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "The admin API has no such route.")
+		writeError(w, protocol.ErrNotFound.With("The admin API has no such route."))
 	})))
 	mux.Handle("/admin/scopes", a.auth(http.HandlerFunc(a.holders)))
 	mux.Handle("/admin/scopes/{conn}", a.auth(http.HandlerFunc(a.scope)))

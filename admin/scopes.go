@@ -21,16 +21,6 @@ import (
 // bodyLimit bounds a request body of the admin API.
 const bodyLimit = 64 << 10
 
-// Error codes of the admin API (the "error" of its error bodies).
-const (
-	CodeDisabled     = "admin-disabled"
-	CodeUnauthorized = "unauthorized"
-	CodeNotFound     = "not-found"
-	CodeBadRequest   = "bad-request"
-	CodeTooLarge     = "too-large"
-	CodeUnavailable  = "unavailable"
-)
-
 // whoPattern is what X-Admin-Who may say: it lands in updatedBy and the log.
 var whoPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 
@@ -72,8 +62,7 @@ func (a *API) auth(next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(a.cfg.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a.cfg.Token == "" {
-			writeError(w, http.StatusNotFound, CodeDisabled,
-				"The admin API is off on this relay: start it with RELAY_ADMIN_TOKEN set (16 characters or more).")
+			writeError(w, protocol.ErrAdminDisabled)
 			return
 		}
 		got, ok := httpx.Bearer(r)
@@ -81,8 +70,7 @@ func (a *API) auth(next http.Handler) http.Handler {
 		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 || !ok {
 			a.cfg.Logger.Warn("admin request refused: wrong or missing token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tabrelay-admin"`)
-			writeError(w, http.StatusUnauthorized, CodeUnauthorized,
-				"The admin token is wrong or missing: send Authorization: Bearer <RELAY_ADMIN_TOKEN>.")
+			writeError(w, protocol.ErrUnauthorized.With("The admin token is wrong or missing: send Authorization: Bearer <RELAY_ADMIN_TOKEN>."))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -93,7 +81,7 @@ func (a *API) auth(next http.Handler) http.Handler {
 func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 	conn := r.PathValue("conn")
 	if len(conn) > 200 {
-		writeError(w, http.StatusNotFound, CodeNotFound, "There is no connection "+quote(conn)+".")
+		writeError(w, protocol.ErrNotFound.With("There is no connection "+quote(conn)+"."))
 		return
 	}
 	ctx := r.Context()
@@ -113,28 +101,24 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Entries *[]protocol.ScopeEntry `json:"entries"`
 		}
-		if status, msg := decodeBody(w, r, &body); status != 0 {
-			code := CodeBadRequest
-			if status == http.StatusRequestEntityTooLarge {
-				code = CodeTooLarge
-			}
-			writeError(w, status, code, msg)
+		if err := decodeBody(w, r, &body); err != nil {
+			writeError(w, err)
 			return
 		}
 		if body.Entries == nil {
-			writeError(w, http.StatusBadRequest, CodeBadRequest, `The body needs "entries": a list of {"tool": …, "actions": […]}.`)
+			writeError(w, protocol.ErrBadRequest.With(`The body needs "entries": a list of {"tool": …, "actions": […]}.`))
 			return
 		}
 		entries, add = *body.Entries, r.Method == http.MethodPost
 		if add && len(entries) == 0 {
-			writeError(w, http.StatusBadRequest, CodeBadRequest, "Name at least one tool to add (PUT with no entries, or DELETE, takes every access away).")
+			writeError(w, protocol.ErrBadRequest.With("Name at least one tool to add (PUT with no entries, or DELETE, takes every access away)."))
 			return
 		}
 	case http.MethodDelete:
 		entries = []protocol.ScopeEntry{}
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST, PUT, DELETE")
-		writeError(w, http.StatusMethodNotAllowed, CodeBadRequest, "Use GET, POST, PUT or DELETE.")
+		writeError(w, protocol.ErrMethodNotAllowed.With("Use GET, POST, PUT or DELETE."))
 		return
 	}
 	who := r.Header.Get("X-Admin-Who")
@@ -142,14 +126,14 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 		who = "cli"
 	}
 	if !whoPattern.MatchString(who) {
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "X-Admin-Who must be 1 to 64 letters, digits or . _ @ -.")
+		writeError(w, protocol.ErrBadRequest.With("X-Admin-Who must be 1 to 64 letters, digits or . _ @ -."))
 		return
 	}
 	c, err := a.cfg.Connections.Connection(ctx, conn)
 	if err == nil && c.Revoked {
 		// A forgotten connection keeps an empty scope: granting it
 		// anything would only put it back into the reverse index.
-		writeError(w, http.StatusNotFound, CodeNotFound, "The connection "+quote(conn)+" was forgotten by the person; it may use nothing.")
+		writeError(w, protocol.ErrNotFound.With("The connection "+quote(conn)+" was forgotten by the person; it may use nothing."))
 		return
 	}
 	if err != nil {
@@ -166,7 +150,7 @@ func (a *API) scope(w http.ResponseWriter, r *http.Request) {
 		if _, err := a.cfg.Scopes.WriteScope(ctx, conn, nil, false, "admin:"+who); err != nil {
 			a.cfg.Logger.Error("clear the scope of a connection forgotten during an admin write", "connection", conn, "err", err)
 		}
-		writeError(w, http.StatusNotFound, CodeNotFound, "The connection "+quote(conn)+" was forgotten by the person; it may use nothing.")
+		writeError(w, protocol.ErrNotFound.With("The connection "+quote(conn)+" was forgotten by the person; it may use nothing."))
 		return
 	}
 	v, err := a.scopeView(ctx, conn, &sc)
@@ -226,20 +210,20 @@ func (a *API) scopeView(ctx context.Context, conn string, sc *oauth.Scope) (Scop
 func (a *API) holders(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, CodeBadRequest, "Use GET.")
+		writeError(w, protocol.ErrMethodNotAllowed.With("Use GET."))
 		return
 	}
 	tool, action := r.URL.Query().Get("tool"), r.URL.Query().Get("action")
 	t, ok := a.cfg.Bundle.Tool(tool)
 	switch {
 	case tool == "":
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "Name the tool: /admin/scopes?tool=NAME[&action=NAME].")
+		writeError(w, protocol.ErrBadRequest.With("Name the tool: /admin/scopes?tool=NAME[&action=NAME]."))
 		return
 	case !ok:
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "The catalogue has no tool "+quote(tool)+".")
+		writeError(w, protocol.ErrBadRequest.With("The catalogue has no tool "+quote(tool)+"."))
 		return
 	case action != "" && action != protocol.AllActions && !t.HasAction(action):
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "The tool "+quote(tool)+" has no action "+quote(action)+".")
+		writeError(w, protocol.ErrBadRequest.With("The tool "+quote(tool)+" has no action "+quote(action)+"."))
 		return
 	}
 	conns, err := a.cfg.Scopes.ScopeHolders(r.Context(), tool, action)
@@ -258,13 +242,13 @@ func (a *API) failed(w http.ResponseWriter, conn string, err error) {
 	var rerr *protocol.RelayError
 	switch {
 	case errors.Is(err, oauth.ErrNotFound):
-		writeError(w, http.StatusNotFound, CodeNotFound, "There is no connection "+quote(conn)+".")
+		writeError(w, protocol.ErrNotFound.With("There is no connection "+quote(conn)+"."))
 	case errors.As(err, &rerr):
 		// invalid-scope and its kin: the catalogue's words were not used.
-		writeError(w, http.StatusBadRequest, rerr.Code, a.untag(rerr.Message))
+		writeError(w, rerr.With(a.untag(rerr.Message)))
 	default:
 		a.cfg.Logger.Error("admin request failed", "connection", conn, "err", err)
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "The relay's store failed; try again.")
+		writeError(w, protocol.ErrUnavailable.With("The relay's store failed; try again."))
 	}
 }
 
@@ -275,27 +259,30 @@ func (a *API) untag(msg string) string {
 	return strings.NewReplacer("<"+tag+">", "", "</"+tag+">", "").Replace(msg)
 }
 
-// decodeBody reads a JSON body of at most bodyLimit bytes into v; a
-// non-zero status says why it could not.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) (int, string) {
+// decodeBody reads a JSON body of at most bodyLimit bytes into v, or
+// says why it could not.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) *protocol.RelayError {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, bodyLimit))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil {
 		if _, extra := dec.Token(); extra != io.EOF {
-			return http.StatusBadRequest, "The body must be one JSON object."
+			return protocol.ErrBadRequest.With("The body must be one JSON object.")
 		}
-		return 0, ""
+		return nil
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return http.StatusRequestEntityTooLarge, "The body is larger than 64 KiB."
+		return protocol.ErrTooLarge.With("The body is larger than 64 KiB.")
 	}
-	return http.StatusBadRequest, "The body is not the JSON expected: " + err.Error() + "."
+	return protocol.ErrBadRequest.With("The body is not the JSON expected: " + err.Error() + ".")
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	httpx.WriteJSON(w, status, map[string]string{"error": code, "message": msg})
+// writeError answers e as the admin API's error body, {"error": code,
+// "message": sentence}, at e's status: the relay's own code, not an OAuth
+// one (the admin token is no OAuth token).
+func writeError(w http.ResponseWriter, e *protocol.RelayError) {
+	httpx.WriteJSON(w, e.Status, map[string]string{"error": e.Code, "message": e.Message})
 }
 
 // quote quotes a name from a request for an error message.

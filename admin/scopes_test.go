@@ -73,7 +73,7 @@ func TestAdminAuth(t *testing.T) {
 		"Bearer " + testAdminToken[:len(testAdminToken)-1], "Basic " + testAdminToken, testAdminToken} {
 		for _, path := range []string{"/admin/scopes/conn_x", "/admin/scopes?tool=whoami", "/admin/nothing"} {
 			status, body, hdr := adminDo(t, n, http.MethodGet, path, auth, "")
-			if status != http.StatusUnauthorized || body["error"] != CodeUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+			if status != http.StatusUnauthorized || body["error"] != protocol.ErrUnauthorized.Code || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
 				t.Errorf("%s with %q: %d %v, want 401", path, auth, status, body)
 			}
 		}
@@ -84,7 +84,7 @@ func TestAdminAuth(t *testing.T) {
 	// The right token passes (an unknown connection is then a 404), in
 	// either case of the scheme.
 	for _, scheme := range []string{"Bearer ", "bearer "} {
-		if status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", scheme+testAdminToken, ""); status != http.StatusNotFound || body["error"] != CodeNotFound {
+		if status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", scheme+testAdminToken, ""); status != http.StatusNotFound || body["error"] != protocol.ErrNotFound.Code {
 			t.Errorf("%q right token, unknown connection: %d %v", scheme, status, body)
 		}
 	}
@@ -94,7 +94,7 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 	n, _ := startAPI(t, "")
 	for _, auth := range []string{"", "Bearer ", "Bearer anything-at-all-here"} {
 		status, body, _ := adminDo(t, n, http.MethodGet, "/admin/scopes/conn_x", auth, "")
-		if status != http.StatusNotFound || body["error"] != CodeDisabled || !strings.Contains(body["message"].(string), "RELAY_ADMIN_TOKEN") {
+		if status != http.StatusNotFound || body["error"] != protocol.ErrAdminDisabled.Code || !strings.Contains(body["message"].(string), "RELAY_ADMIN_TOKEN") {
 			t.Errorf("auth %q: %d %v, want 404 admin-disabled", auth, status, body)
 		}
 	}

@@ -271,7 +271,7 @@ func scopeRefused(stderr io.Writer, status int, raw []byte) int {
 	}
 	fmt.Fprintln(stderr, "tabrelay scope:", e.Message)
 	switch {
-	case status == http.StatusNotFound && e.Error == "not-found":
+	case status == http.StatusNotFound && e.Error == protocol.ErrNotFound.Code:
 		return scopeNotFound
 	}
 	return scopeFailed
