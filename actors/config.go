@@ -45,15 +45,18 @@ type Config struct {
 	// the drain window. Default TabGrace.
 	RebuildGrace time.Duration
 	// ProbeEvery is how often a waiter asks its pairing whether it still
-	// holds the call (on the real clock: it guards against lost messages,
-	// not a rule of the call).
+	// holds the call: it guards against lost messages, not a rule of the
+	// call. It runs on Clock, as every timer of the actors does (a test's
+	// fake clock fires it only when the test moves the clock).
 	ProbeEvery time.Duration
 	// ConfirmEvery is how often a registered tab confirms its registration
-	// with its pairing on another node (real clock, for the same reason).
+	// with its pairing on another node (on Clock too, for the same reason).
 	ConfirmEvery time.Duration
-	Clock        clock.Clock
-	Logger       *slog.Logger
-	Metrics      *Metrics
+	// Clock is what every timer and time of the actors reads (default the
+	// real one).
+	Clock   clock.Clock
+	Logger  *slog.Logger
+	Metrics *Metrics
 
 	// confirmLocal confirms registrations with pairings in this process
 	// too: tests of one process stand such a pairing in for one on

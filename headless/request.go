@@ -11,7 +11,8 @@ import (
 )
 
 // Ask connects as one more tab of this browser, sends msg (a request that
-// carries a ref: approve, decline, list-connections, forget), waits for
+// carries a ref: connect-info, approve, decline, list-connections,
+// forget, set-scope), waits for
 // the answer with that ref, and hangs up. It is how a script or a test
 // plays the person in the app's Connections panel. An error answer comes
 // back as a *protocol.RelayError.

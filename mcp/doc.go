@@ -8,6 +8,7 @@
 // It owns the transport rules (headers, status codes, JSON or SSE), the
 // methods, the bearer check (through a Verifier), and the one call path's
 // front half: a tools/call goes to a Caller, and how it ended comes back
-// and is encoded for the host here (protocol.EncodeOutcome). It knows nothing of actors, OAuth storage or
-// WebSockets.
+// and is encoded for the host here (protocol.EncodeOutcome). Its errors
+// are the relay's error table's (protocol/errors.go), written as JSON-RPC
+// error objects. It knows nothing of actors, OAuth storage or WebSockets.
 package mcp

@@ -9,5 +9,7 @@
 // families with rotation and reuse detection, and access tokens. Every
 // token, code and secret is kept only as an HMAC under the signing key.
 // Storage is the Store interface declared here; the embedded and Redis
-// stores implement it. The package knows nothing of actors or MCP.
+// stores implement it. Its errors are the relay's error table's
+// (protocol/errors.go), in the OAuth shape (RFC 6749 §5.2). The package
+// knows nothing of actors or MCP.
 package oauth

@@ -33,6 +33,7 @@ type RelayError struct {
 	Data any
 }
 
+// Error is the code and the sentence, as a log line shows them.
 func (e *RelayError) Error() string { return e.Code + ": " + e.Message }
 
 // Is reports whether target is a RelayError of the same code.

@@ -65,15 +65,15 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	return 0
 }
 
-// handle decodes data as a T, checks it with valid and hands it to use. A
-// message that does not decode or check closes the socket as not of the
-// protocol.
 // rawResult is a result message whose result stays JSON.
 type rawResult struct {
 	ID     string          `json:"id"`
 	Result json.RawMessage `json:"result"`
 }
 
+// handle decodes data as a T, checks it with valid and hands it to use. A
+// message that does not decode or check closes the socket as not of the
+// protocol.
 func handle[T any](data []byte, valid func(*T) bool, use func(T)) protocol.CloseCode {
 	var m T
 	if json.Unmarshal(data, &m) != nil || !valid(&m) {

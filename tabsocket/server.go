@@ -59,8 +59,8 @@ type Config struct {
 	Store        pairing.Store
 	Hub          *actors.Hub
 	// Connections decides for the tab's requests about connections
-	// (approve, decline, list-connections, forget); nil answers them as
-	// unsupported.
+	// (connect-info, approve, decline, list-connections, forget,
+	// set-scope); nil answers them as unsupported.
 	Connections Connections
 	// TrustProxy takes the tab's address from X-Forwarded-For (behind a
 	// load balancer), for the per-address limits on wrong connect codes.

@@ -1,5 +1,5 @@
 // Package storetest is the contract every oauth.Store must keep, as one set
-// of tests: the embedded store runs it now, the Redis store later. It only
+// of tests, which the embedded and the Redis store both run. It only
 // tests; it must not be imported outside test files.
 package storetest
 
