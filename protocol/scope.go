@@ -21,8 +21,9 @@ import (
 // by it.
 const AllActions = "*"
 
-// grantsAll reports whether e grants every action of its tool.
-func grantsAll(e ScopeEntry) bool { return slices.Contains(e.Actions, AllActions) }
+// GrantsAll reports whether e grants every action of its tool, the ones
+// the catalogue adds later too.
+func GrantsAll(e ScopeEntry) bool { return slices.Contains(e.Actions, AllActions) }
 
 // Allows reports whether entries grant tool, and of it action ("" when the
 // tool has no actions, or the call names none: then only AllActions grants
@@ -83,9 +84,9 @@ func Intersect(parent, child []ScopeEntry) []ScopeEntry {
 			}
 			var actions []string
 			switch {
-			case grantsAll(p):
+			case GrantsAll(p):
 				actions = slices.Clone(c.Actions)
-			case grantsAll(c):
+			case GrantsAll(c):
 				actions = slices.Clone(p.Actions)
 			default:
 				for _, a := range c.Actions {
@@ -112,7 +113,7 @@ func Widen(have, more []ScopeEntry) []ScopeEntry {
 			out = append(out, m)
 			continue
 		}
-		if grantsAll(out[i]) || grantsAll(m) {
+		if GrantsAll(out[i]) || GrantsAll(m) {
 			out[i].Actions = []string{AllActions}
 			continue
 		}
@@ -177,7 +178,7 @@ func ParseScopeText(text string) ([]ScopeEntry, error) {
 // FormatScopeWord writes e in the words ParseScopeWord reads: the tool
 // alone when it grants every action.
 func FormatScopeWord(e ScopeEntry) string {
-	if grantsAll(e) {
+	if GrantsAll(e) {
 		return e.Tool
 	}
 	return e.Tool + ":" + strings.Join(e.Actions, ",")

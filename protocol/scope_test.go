@@ -98,6 +98,11 @@ func TestScopeRule(t *testing.T) {
 			if f := FormatScopeText(got); f != c.formatted {
 				t.Fatalf("FormatScopeText(%v) = %q, want %q", got, f, c.formatted)
 			}
+			for _, e := range got {
+				if GrantsAll(e) != !strings.Contains(FormatScopeWord(e), ":") {
+					t.Fatalf("GrantsAll(%v) = %v, but it is written %q", e, GrantsAll(e), FormatScopeWord(e))
+				}
+			}
 		})
 	}
 	// One CLI argument is one word: the spaces in it are no separator.

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -317,7 +316,7 @@ func printScope(w io.Writer, v admin.ScopeView) {
 func printEntries(w io.Writer, entries []protocol.ScopeEntry) {
 	for _, e := range entries {
 		actions := strings.Join(e.Actions, ", ")
-		if slices.Contains(e.Actions, protocol.AllActions) {
+		if protocol.GrantsAll(e) {
 			actions = "every action"
 		}
 		fmt.Fprintf(w, "  %s: %s\n", e.Tool, actions)
