@@ -2,6 +2,7 @@ package headless
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 
@@ -83,7 +84,11 @@ func validCallID(id string) bool {
 }
 
 func resultOf(id string, res protocol.TabResult) protocol.Result {
-	return protocol.Result{Envelope: protocol.Typed(protocol.TypeResult), ID: id, Result: res}
+	b, err := json.Marshal(res) // fails only on data that is no JSON
+	if err != nil {
+		b, _ = json.Marshal(protocol.TabResult{Error: "The tab's result could not be encoded: " + err.Error()})
+	}
+	return protocol.Result{Envelope: protocol.Typed(protocol.TypeResult), ID: id, Result: b}
 }
 
 // onCancel stops a running call: the relay no longer waits for it.

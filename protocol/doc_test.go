@@ -17,42 +17,9 @@ import (
 // docPath is the tab protocol's document, relative to this package.
 const docPath = "../docs/tab-protocol.md"
 
-// docMessageTypes lists every message type constant of messages.go. The
-// test also checks this list against messages.go, so a new Type constant
-// fails here until it is listed and documented.
-var docMessageTypes = map[string]string{
-	"TypeHello":              protocol.TypeHello,
-	"TypeFocus":              protocol.TypeFocus,
-	"TypeResult":             protocol.TypeResult,
-	"TypeAsking":             protocol.TypeAsking,
-	"TypeAnswered":           protocol.TypeAnswered,
-	"TypeStep":               protocol.TypeStep,
-	"TypeProgress":           protocol.TypeProgress,
-	"TypeLog":                protocol.TypeLog,
-	"TypePermissions":        protocol.TypePermissions,
-	"TypePermissionsQuery":   protocol.TypePermissionsQuery,
-	"TypePermissionsChanged": protocol.TypePermissionsChanged,
-	"TypeApprove":            protocol.TypeApprove,
-	"TypeDecline":            protocol.TypeDecline,
-	"TypeListConnections":    protocol.TypeListConnections,
-	"TypeForget":             protocol.TypeForget,
-	"TypeSetScope":           protocol.TypeSetScope,
-	"TypeConnectInfo":        protocol.TypeConnectInfo,
-	"TypePong":               protocol.TypePong,
-	"TypeWelcome":            protocol.TypeWelcome,
-	"TypeCall":               protocol.TypeCall,
-	"TypeCancel":             protocol.TypeCancel,
-	"TypeConnections":        protocol.TypeConnections,
-	"TypeScope":              protocol.TypeScope,
-	"TypePing":               protocol.TypePing,
-	"TypeDrain":              protocol.TypeDrain,
-	"TypeDone":               protocol.TypeDone,
-	"TypeError":              protocol.TypeError,
-}
-
 // docErrorCodes lists every error code constant of errors.go, checked
-// against errors.go like docMessageTypes: a new ErrCode constant fails
-// here until it is listed and documented.
+// against errors.go: a new ErrCode constant fails here until it is listed
+// and documented.
 var docErrorCodes = map[string]string{
 	"ErrCodeUnsupported":  protocol.ErrCodeUnsupported,
 	"ErrCodeWrongCode":    protocol.ErrCodeWrongCode,
@@ -75,8 +42,9 @@ func TestProtocolDoc(t *testing.T) {
 	}
 	doc := string(raw)
 
-	for _, name := range sortedKeys(docMessageTypes) {
-		typ := docMessageTypes[name]
+	types := messageTypes(t)
+	for _, name := range sortedKeys(types) {
+		typ := types[name]
 		// In code spans (`hello`) or in JSON ("type":"hello"): a bare word
 		// such as "result" would be found anywhere.
 		if !strings.Contains(doc, "`"+typ+"`") && !strings.Contains(doc, `"type":"`+typ+`"`) {
@@ -107,41 +75,45 @@ func TestProtocolDoc(t *testing.T) {
 	}
 }
 
-// TestProtocolDocListsEveryType keeps docMessageTypes and docErrorCodes in
-// step with the Type constants declared in messages.go and the ErrCode
-// constants declared in errors.go.
+// messageTypes returns the message types messages.go declares, by the
+// name of their Type constant: a new one fails TestProtocolDoc until it
+// is documented.
+func messageTypes(t *testing.T) map[string]string {
+	t.Helper()
+	types := declaredConsts(t, "messages.go", "Type")
+	if len(types) == 0 {
+		t.Fatal("no Type constants found in messages.go")
+	}
+	return types
+}
+
+// TestProtocolDocListsEveryType keeps docErrorCodes in step with the
+// ErrCode constants declared in errors.go.
 func TestProtocolDocListsEveryType(t *testing.T) {
-	for _, list := range []struct {
-		file, prefix, name string
-		listed             map[string]string
-	}{
-		{"messages.go", "Type", "docMessageTypes", docMessageTypes},
-		{"errors.go", "ErrCode", "docErrorCodes", docErrorCodes},
-	} {
-		f, err := parser.ParseFile(token.NewFileSet(), list.file, nil, 0)
-		if err != nil {
-			t.Fatalf("parse %s: %v", list.file, err)
+	declared := declaredConsts(t, "errors.go", "ErrCode")
+	if len(declared) == 0 {
+		t.Fatal("no ErrCode constants found in errors.go")
+	}
+	for _, name := range sortedKeys(declared) {
+		if _, ok := docErrorCodes[name]; !ok {
+			t.Errorf("errors.go declares %s, which docErrorCodes does not list: add it here and to %s", name, docPath)
 		}
-		declared := declaredConsts(f, list.prefix)
-		if len(declared) == 0 {
-			t.Fatalf("no %s constants found in %s", list.prefix, list.file)
-		}
-		for _, name := range sortedKeys(declared) {
-			if _, ok := list.listed[name]; !ok {
-				t.Errorf("%s declares %s, which %s does not list: add it here and to %s", list.file, name, list.name, docPath)
-			}
-		}
-		for _, name := range sortedKeys(list.listed) {
-			if _, ok := declared[name]; !ok {
-				t.Errorf("%s lists %s, which %s no longer declares", list.name, name, list.file)
-			}
+	}
+	for _, name := range sortedKeys(docErrorCodes) {
+		if _, ok := declared[name]; !ok {
+			t.Errorf("docErrorCodes lists %s, which errors.go no longer declares", name)
 		}
 	}
 }
 
-// declaredConsts returns the constants of f whose names start with prefix
-// (and are longer than it).
-func declaredConsts(f *ast.File, prefix string) map[string]string {
+// declaredConsts returns the string constants of file whose names start
+// with prefix (and are longer than it), with their values.
+func declaredConsts(t *testing.T, file, prefix string) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatalf("parse %s: %v", file, err)
+	}
 	declared := map[string]string{}
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
@@ -149,10 +121,20 @@ func declaredConsts(f *ast.File, prefix string) map[string]string {
 			continue
 		}
 		for _, spec := range gd.Specs {
-			for _, n := range spec.(*ast.ValueSpec).Names {
-				if strings.HasPrefix(n.Name, prefix) && len(n.Name) > len(prefix) {
-					declared[n.Name] = ""
+			vs := spec.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if !strings.HasPrefix(n.Name, prefix) || len(n.Name) == len(prefix) || i >= len(vs.Values) {
+					continue
 				}
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					continue
+				}
+				v, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", n.Name, err)
+				}
+				declared[n.Name] = v
 			}
 		}
 	}

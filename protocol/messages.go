@@ -2,7 +2,9 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Version is the tab wire protocol version this relay speaks. A tab says
@@ -50,6 +52,54 @@ const (
 	TypeError            = "error"
 )
 
+// FromTab is a message a tab sends: one of the types fromTab lists, or
+// Unknown. Adding one is its type here (a Type constant, the struct, its
+// fromTab method, its fromTab entry), its handler, and its line in
+// docs/tab-protocol.md: what tabsocket does not handle itself (the socket,
+// the connection requests) goes to the browser's pairing actor, which may
+// be on another node (actors/wire carries it as the JSON it is).
+type FromTab interface{ fromTab() }
+
+// ToTab is a message the relay sends a tab: one of the types toTab lists.
+type ToTab interface{ toTab() }
+
+// fromTab is every message a tab sends, by type: DecodeFromTab reads data
+// of the type into a value of the message's Go type.
+var fromTab = map[string]FromTab{
+	TypeHello:              Hello{},
+	TypeFocus:              Focus{},
+	TypeResult:             Result{},
+	TypeAsking:             Asking{},
+	TypeAnswered:           Asking{},
+	TypeStep:               Step{},
+	TypeProgress:           Progress{},
+	TypePermissions:        Permissions{},
+	TypeLog:                Log{},
+	TypePermissionsChanged: PermissionsChanged{},
+	TypeApprove:            Approve{},
+	TypeDecline:            Approve{},
+	TypeListConnections:    ListConnections{},
+	TypeForget:             Forget{},
+	TypeSetScope:           SetScope{},
+	TypeConnectInfo:        ConnectInfoRequest{},
+	TypePong:               Pong{},
+}
+
+// toTab is every message the relay sends, by type. TypeScope is reserved:
+// this build never sends it (docs/tab-protocol.md §19).
+var toTab = map[string]ToTab{
+	TypeWelcome:          Welcome{},
+	TypeCall:             Call{},
+	TypeCancel:           Cancel{},
+	TypeConnections:      Connections{},
+	TypePing:             Ping{},
+	TypeDrain:            Drain{},
+	TypeDone:             Done{},
+	TypePermissionsQuery: PermissionsQuery{},
+	TypeError:            Error{},
+	TypeConnectInfo:      ConnectInfo{},
+}
+
 // Envelope is the part every message shares: its type, and for a request
 // the tab makes (approve, list-connections…) the ref the answer repeats.
 type Envelope struct {
@@ -73,26 +123,48 @@ type Hello struct {
 	Reconnects int `json:"reconnects,omitempty"`
 }
 
+func (Hello) fromTab() {}
+
 // Focus says the person focused this tab at At (Unix ms).
 type Focus struct {
 	Envelope
 	At int64 `json:"at"`
 }
 
+func (Focus) fromTab() {}
+
 // Result answers a call. It may arrive on another socket than the one the
-// call went out on: it is matched by call id.
+// call went out on: it is matched by call id. Result is a TabResult as the
+// tab sent it: the relay checks that it reads as one and passes the bytes
+// on; only the front end that waits for the call decodes it.
 type Result struct {
 	Envelope
-	ID     string    `json:"id"`
-	Result TabResult `json:"result"`
+	ID     string          `json:"id"`
+	Result json.RawMessage `json:"result"`
 }
 
-// Asking says the tab is asking the person about call ID; Answered says the
-// person answered (the result follows).
+func (Result) fromTab() {}
+
+func (m *Result) check() error {
+	if m.ID == "" {
+		return errNoID
+	}
+	var r TabResult
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		return fmt.Errorf("result: %w", err)
+	}
+	return nil
+}
+
+// Asking says the tab is asking the person about call ID; of type
+// TypeAnswered, that the person answered (the result follows).
 type Asking struct {
 	Envelope
 	ID string `json:"id"`
 }
+
+func (Asking) fromTab()        {}
+func (m *Asking) check() error { return needID(m.ID) }
 
 // Progress reports how far the tab is with call ID: it reaches a host that
 // asked for progress (MCP notifications/progress).
@@ -104,6 +176,9 @@ type Progress struct {
 	Message  string  `json:"message,omitempty"`
 }
 
+func (Progress) fromTab()        {}
+func (m *Progress) check() error { return needID(m.ID) }
+
 // Log is a log line of call ID for the host (MCP notifications/message):
 // level is a syslog level name ("debug" … "emergency"), data any JSON.
 type Log struct {
@@ -111,6 +186,15 @@ type Log struct {
 	ID    string          `json:"id"`
 	Level string          `json:"level"`
 	Data  json.RawMessage `json:"data"`
+}
+
+func (Log) fromTab() {}
+
+func (m *Log) check() error {
+	if !json.Valid(m.Data) {
+		return errors.New("no data")
+	}
+	return needID(m.ID)
 }
 
 // PermissionsQuery asks the tab what the person's settings make of each
@@ -122,6 +206,8 @@ type PermissionsQuery struct {
 	Tools      []string   `json:"tools"`
 }
 
+func (PermissionsQuery) toTab() {}
+
 // Permissions answers a PermissionsQuery: for each tool, PermissionAsks,
 // PermissionRuns or PermissionRefused. Tools left out are unknown.
 type Permissions struct {
@@ -129,6 +215,15 @@ type Permissions struct {
 	ID    string            `json:"id"`
 	Tools map[string]string `json:"tools"`
 }
+
+func (Permissions) fromTab()        {}
+func (m *Permissions) check() error { return needID(m.ID) }
+
+// PermissionsChanged says the tools the tab allows changed (the person's
+// settings): hosts should list them anew.
+type PermissionsChanged struct{ Envelope }
+
+func (PermissionsChanged) fromTab() {}
 
 // What the person's settings make of a tool (SPEC §4).
 const (
@@ -145,6 +240,15 @@ type Step struct {
 	By string `json:"by"`
 }
 
+func (Step) fromTab() {}
+
+func (m *Step) check() error {
+	if m.By == "" {
+		return errors.New("no by")
+	}
+	return nil
+}
+
 // StepByPerson is Step.By for the person's own steps.
 const StepByPerson = "person"
 
@@ -155,13 +259,24 @@ type ScopeEntry struct {
 	Actions []string `json:"actions"`
 }
 
-// Approve is the person's yes to a connect code, with the scope they chose.
-// Decline is their no (Scope empty).
+// Approve is the person's yes to a connect code, with the scope they chose;
+// of type TypeDecline, their no (Scope empty).
 type Approve struct {
 	Envelope
 	Code  string       `json:"code"`
 	Scope []ScopeEntry `json:"scope,omitempty"`
 }
+
+func (Approve) fromTab() {}
+
+// ConnectInfoRequest asks who waits behind a connect code (answered with
+// ConnectInfo, by Ref), so that the person sees who asks before deciding.
+type ConnectInfoRequest struct {
+	Envelope
+	Code string `json:"code"`
+}
+
+func (ConnectInfoRequest) fromTab() {}
 
 // ConnectInfo answers a tab's connect-info (by Ref): who waits behind a
 // connect code, so that the person sees who asks before approving.
@@ -183,6 +298,8 @@ type ConnectInfo struct {
 	ExpiresAt      int64        `json:"expiresAt"` // when the code expires, Unix ms
 }
 
+func (ConnectInfo) toTab() {}
+
 // The kinds of client a connect-info names.
 const (
 	ClientMetadataDocument = "metadata-document"
@@ -195,12 +312,22 @@ type Forget struct {
 	Connection string `json:"connection"`
 }
 
+func (Forget) fromTab() {}
+
 // SetScope replaces one connection's scope with the person's choice.
 type SetScope struct {
 	Envelope
 	Connection string       `json:"connection"`
 	Scope      []ScopeEntry `json:"scope"`
 }
+
+func (SetScope) fromTab() {}
+
+// ListConnections asks for the browser's connections (answered with
+// Connections, by Ref).
+type ListConnections struct{ Envelope }
+
+func (ListConnections) fromTab() {}
 
 // ConnectionInfo is one connection of the browser as its tab shows it in
 // the app's Connections panel.
@@ -219,12 +346,16 @@ type Connections struct {
 	Connections []ConnectionInfo `json:"connections"`
 }
 
+func (Connections) toTab() {}
+
 // Done answers approve, decline, forget and set-scope (by Ref) that
 // succeeded; Connection is the connection they made or changed.
 type Done struct {
 	Envelope
 	Connection *ConnectionInfo `json:"connection,omitempty"`
 }
+
+func (Done) toTab() {}
 
 // Welcome answers a good hello.
 type Welcome struct {
@@ -234,6 +365,8 @@ type Welcome struct {
 	PingIntervalMs int64  `json:"pingIntervalMs"` // the relay pings this often; answer each with pong
 	MaxMessage     int    `json:"maxMessageBytes"`
 }
+
+func (Welcome) toTab() {}
 
 // Connection is who a call comes from: one approved grant of one host.
 type Connection struct {
@@ -257,6 +390,8 @@ type Call struct {
 	Redelivery int             `json:"redelivery,omitempty"`
 }
 
+func (Call) toTab() {}
+
 // Cancel tells the tab the relay no longer waits for call ID.
 type Cancel struct {
 	Envelope
@@ -264,11 +399,20 @@ type Cancel struct {
 	Reason string `json:"reason"` // "cancelled" (the host went away) | "timeout"
 }
 
+func (Cancel) toTab() {}
+
 // Ping asks for a pong; a tab silent for two intervals is disconnected.
 type Ping struct {
 	Envelope
 	At int64 `json:"at"`
 }
+
+func (Ping) toTab() {}
+
+// Pong answers a ping.
+type Pong struct{ Envelope }
+
+func (Pong) fromTab() {}
 
 // Drain tells the tab this relay node is going away: reconnect after
 // ReconnectAfterMs (spread over a window so a node's tabs do not all
@@ -278,6 +422,8 @@ type Drain struct {
 	ReconnectAfterMs int64 `json:"reconnectAfterMs"`
 }
 
+func (Drain) toTab() {}
+
 // Error answers a tab's request (by Ref) that could not be done: the
 // RelayError's code and sentence (errors.go).
 type Error struct {
@@ -285,6 +431,8 @@ type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+func (Error) toTab() {}
 
 // DecodeType reads only the type of a message.
 func DecodeType(data []byte) (Envelope, error) {
@@ -301,3 +449,57 @@ func DecodeType(data []byte) (Envelope, error) {
 // Typed returns an Envelope of type t, for building messages:
 // protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), …}.
 func Typed(t string) Envelope { return Envelope{Type: t} }
+
+// Unknown is a message of a type this relay does not know (a newer
+// protocol's): the relay answers it with ErrCodeUnsupported and goes on.
+type Unknown struct{ Envelope }
+
+func (Unknown) fromTab() {}
+
+// DecodeFromTab reads data, a message a tab sent whose envelope DecodeType
+// read as env, into its type's message; an Unknown when this relay does
+// not know the type. An error says that data is not a message of its type
+// (a field of the wrong JSON type, a required field missing): the relay
+// closes such a tab with CloseBadMessage.
+func DecodeFromTab(env Envelope, data []byte) (FromTab, error) {
+	m, ok := fromTab[env.Type]
+	if !ok {
+		return Unknown{Envelope: env}, nil
+	}
+	return decodeAs[FromTab](m, data)
+}
+
+// DecodeToTab reads data, a message the relay sent whose envelope
+// DecodeType read as env. A type this relay does not send is an error.
+func DecodeToTab(env Envelope, data []byte) (ToTab, error) {
+	m, ok := toTab[env.Type]
+	if !ok {
+		return nil, fmt.Errorf("the relay sends no %q message", env.Type)
+	}
+	return decodeAs[ToTab](m, data)
+}
+
+// decodeAs reads data into a new value of like's type, and checks it when
+// that type says what it needs (a check method).
+func decodeAs[U any](like U, data []byte) (U, error) {
+	var none U
+	p := reflect.New(reflect.TypeOf(like))
+	if err := json.Unmarshal(data, p.Interface()); err != nil {
+		return none, err
+	}
+	if c, ok := p.Interface().(interface{ check() error }); ok {
+		if err := c.check(); err != nil {
+			return none, fmt.Errorf("%s message: %w", reflect.TypeOf(like).Name(), err)
+		}
+	}
+	return p.Elem().Interface().(U), nil
+}
+
+var errNoID = errors.New("no id")
+
+func needID(id string) error {
+	if id == "" {
+		return errNoID
+	}
+	return nil
+}
