@@ -18,7 +18,7 @@ type echoTab struct {
 
 func (e *echoTab) Send(msg any) bool {
 	if c, ok := decodeFrame(e.t, msg).(protocol.Call); ok {
-		e.tab.Result(c.ID, tabResult(e.t, protocol.TabResult{Data: c.Arguments}))
+		e.tab.Forward(resultOf(e.t, c.ID, protocol.TabResult{Data: c.Arguments}))
 	}
 	return true
 }

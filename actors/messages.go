@@ -131,6 +131,32 @@ func toTab(msg any) *wire.ToTab {
 	return &wire.ToTab{Json: b}
 }
 
+// fromTab wraps what a tab said for its pairing: the messages the wire
+// has a message of its own for (their bytes are what other builds send and
+// read) in it, every other one as its JSON in a TabMessage.
+func fromTab(msg protocol.FromTab) wire.FromTab {
+	switch m := msg.(type) {
+	case protocol.Result:
+		return &wire.TabResult{Id: m.ID, Result: m.Result}
+	case protocol.Asking:
+		return &wire.TabAsking{Id: m.ID, Asking: m.Type == protocol.TypeAsking}
+	case protocol.Progress:
+		return &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallProgress,
+			Progress: m.Progress, Total: m.Total, Message: m.Message})}
+	case protocol.Log:
+		return &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallLog, Level: m.Level, Data: m.Data})}
+	case protocol.Permissions:
+		return &wire.TabPermissions{Id: m.ID, Tools: m.Tools}
+	case protocol.Step:
+		return &wire.TabStep{By: m.By}
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		panic(err) // the relay's own wire types always marshal
+	}
+	return &wire.TabMessage{Json: b}
+}
+
 // fromWireCall is the call a ToTab carries, as the socket sends it.
 func fromWireCall(c *wire.Call) protocol.Call {
 	return protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: c.GetId(), Tool: c.GetTool(), Arguments: c.GetArguments(),

@@ -100,8 +100,7 @@ func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
 	switch m := msg.(type) {
 	case *wire.TabRegister: // its sender is a future: the tab is named inside
 		ctx.Request(actor.NewPID(m.GetTabAddress(), m.GetTabActor()), movedNote(p.movedTo))
-	case *wire.CallRequest, *wire.CallProbe, *wire.CancelCall, *wire.TabFocus, *wire.TabResult, *wire.TabAsking,
-		*wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
+	case wire.FromTab, wire.FromCaller:
 		if sender != nil {
 			ctx.Request(sender, movedNote(p.movedTo))
 		}

@@ -215,7 +215,7 @@ func (tt *testTab) nothingQueued(format string, args ...any) {
 
 func (tt *testTab) answer(id, text string) {
 	data, _ := json.Marshal(map[string]string{"text": text})
-	tt.tab.Result(id, tabResult(tt.t, protocol.TabResult{Data: data}))
+	tt.tab.Forward(resultOf(tt.t, id, protocol.TabResult{Data: data}))
 }
 
 func answerText(t *testing.T, o protocol.Outcome) string {
@@ -326,7 +326,7 @@ func TestWaitEndsInDetachWhileAskingAndTimeoutOtherwise(t *testing.T) {
 
 	asked := r.call("p1", "c1", "clear_all")
 	c := a.nextCall()
-	a.tab.Asking(c.ID, true)
+	a.tab.Forward(protocol.Asking{Envelope: protocol.Typed(protocol.TypeAsking), ID: c.ID})
 	select {
 	case e := <-asked.events:
 		if e.Kind != protocol.CallAsking || e.CallID != c.ID {
@@ -399,7 +399,7 @@ func TestTurns(t *testing.T) {
 	if turnOf("y") != t2 {
 		t.Fatal("x's call ended y's turn")
 	}
-	a.tab.Step("y") // y's call changed something
+	a.tab.Forward(protocol.Step{Envelope: protocol.Typed(protocol.TypeStep), By: "y"}) // y's call changed something
 	r.inspect("p1")
 	if turnOf("y") != t2 {
 		t.Fatal("the connection's own step ended its turn")
@@ -408,7 +408,7 @@ func TestTurns(t *testing.T) {
 	if t3 == t1 {
 		t.Fatal("a step of another connection did not end x's turn")
 	}
-	a.tab.Step(protocol.StepByPerson)
+	a.tab.Forward(protocol.Step{Envelope: protocol.Typed(protocol.TypeStep), By: protocol.StepByPerson})
 	r.eventually(func() bool { return r.inspect("p1").TurnConn == "" }, "the person's step ends the turns")
 	t4 := turnOf("x")
 	if t4 == t3 {
@@ -614,7 +614,7 @@ func TestPermissionsAreAskedOfTheTabFocusedLast(t *testing.T) {
 	go func() {
 		for m := range b.in {
 			if q, ok := m.(protocol.PermissionsQuery); ok && q.Connection.ID == "c1" {
-				b.tab.Permissions(protocol.Permissions{ID: q.ID, Tools: map[string]string{"whoami": protocol.PermissionRuns}})
+				b.tab.Forward(protocol.Permissions{Envelope: protocol.Typed(protocol.TypePermissions), ID: q.ID, Tools: map[string]string{"whoami": protocol.PermissionRuns}})
 				return
 			}
 		}
@@ -642,7 +642,7 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits for a tab")
 	back := r.connect("p1", "tab-a", epoch) // the tab reconnected
 	c := back.nextCall()
-	back.tab.Result(c.ID, json.RawMessage(`{"data":{"tab":"a"}}`))
+	back.tab.Forward(protocol.Result{Envelope: protocol.Typed(protocol.TypeResult), ID: c.ID, Result: json.RawMessage(`{"data":{"tab":"a"}}`)})
 	if o := waiting.outcome(t); o.Kind != protocol.Answered {
 		t.Fatalf("the call that waited ended %v", o.Kind)
 	}
@@ -743,13 +743,13 @@ func (r *rig) probedCall(caller *Caller) (protocol.Outcome, error) {
 	}
 }
 
-// tabResult is r as a tab sends it.
-func tabResult(t testing.TB, r protocol.TabResult) json.RawMessage {
+// resultOf is the result message of call id that a tab sends with r.
+func resultOf(t testing.TB, id string, r protocol.TabResult) protocol.Result {
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return protocol.Result{Envelope: protocol.Typed(protocol.TypeResult), ID: id, Result: b}
 }
 
 // bouncingPairing accepts a call and answers its probes as protoactor
@@ -898,7 +898,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 		t.Fatalf("adopted state %v, %v; want the call and tab-a", res, err)
 	}
 	// The tab answers after the move: the answers go to the new actor.
-	a.tab.Permissions(protocol.Permissions{ID: query.ID, Tools: map[string]string{"whoami": protocol.PermissionRuns}})
+	a.tab.Forward(protocol.Permissions{Envelope: protocol.Typed(protocol.TypePermissions), ID: query.ID, Tools: map[string]string{"whoami": protocol.PermissionRuns}})
 	if !<-perms {
 		t.Fatal("the permissions answer sent after the move did not reach the asker")
 	}
@@ -1006,7 +1006,7 @@ func TestATabThatLooksItsPairingUpAgainGetsItsCallsAgain(t *testing.T) {
 			t.Fatalf("registration answered %v, %v", res, err)
 		}
 	}
-	a.tab.Asking(c.ID, true)
+	a.tab.Forward(protocol.Asking{Envelope: protocol.Typed(protocol.TypeAsking), ID: c.ID})
 	r.eventually(func() bool { return r.inspect("p1").Asking == 1 }, "the tab asks the person")
 	register(false)
 	register(true)

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -61,35 +60,11 @@ func (h *Hub) Accept(info TabInfo, out Outbox) *Tab {
 // Focus reports that the person focused the tab at at.
 func (t *Tab) Focus(at time.Time) { t.root.Send(t.pid, &wire.TabFocus{AtUnixNano: unixNano(at)}) }
 
-// Result hands the pairing a tab's answer to call id: the result's JSON as
-// the tab sent it (checked by the socket). It may cross nodes, and only the
-// front end that waits for it decodes it.
-func (t *Tab) Result(id string, result json.RawMessage) {
-	t.root.Send(t.pid, &wire.TabResult{Id: id, Result: result})
-}
-
-// Asking reports that the tab asks the person about a call (or that they answered).
-func (t *Tab) Asking(id string, asking bool) {
-	t.root.Send(t.pid, &wire.TabAsking{Id: id, Asking: asking})
-}
-
-// Progress reports how far the tab is with a call.
-func (t *Tab) Progress(m protocol.Progress) {
-	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallProgress, Progress: m.Progress, Total: m.Total, Message: m.Message})})
-}
-
-// Log hands the host a log line of a call.
-func (t *Tab) Log(m protocol.Log) {
-	t.root.Send(t.pid, &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallLog, Level: m.Level, Data: m.Data})})
-}
-
-// Permissions hands the pairing the tab's answer to a permissions question.
-func (t *Tab) Permissions(m protocol.Permissions) {
-	t.root.Send(t.pid, &wire.TabPermissions{Id: m.ID, Tools: m.Tools})
-}
-
-// Step reports a step made in the tab, by the person or a connection.
-func (t *Tab) Step(by string) { t.root.Send(t.pid, &wire.TabStep{By: by}) }
+// Forward hands the pairing what the tab said (a result, asking, progress,
+// a step…, as the socket read and checked it); focus goes by Focus. It may
+// cross nodes: a result's JSON stays as the tab sent it, and only the front
+// end that waits for it decodes it.
+func (t *Tab) Forward(msg protocol.FromTab) { t.root.Send(t.pid, fromTab(msg)) }
 
 // Close ends the tab actor: its socket is closed. Its calls in flight go to
 // the browser's other tabs, or wait for it to come back. It is a user
@@ -147,7 +122,7 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case *wire.TabFocus:
 		a.info.FocusedAt = fromUnixNano(m.GetAtUnixNano())
 		a.forward(ctx, m)
-	case *wire.TabResult, *wire.TabAsking, *wire.TabStep, *wire.TabEvent, *wire.TabPermissions:
+	case wire.FromTab:
 		a.forward(ctx, m)
 	case *wire.ToTab:
 		if c := m.GetCall(); c != nil {
@@ -237,7 +212,7 @@ type confirmTick struct{ pairing *actor.PID }
 // registerWait bounds the wait for a registration's answer.
 const registerWait = 10 * time.Second
 
-func (a *tabActor) forward(ctx actor.Context, m any) {
+func (a *tabActor) forward(ctx actor.Context, m wire.FromTab) {
 	if a.pairing != nil {
 		ctx.Request(a.pairing, m)
 	}

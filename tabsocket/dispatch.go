@@ -1,14 +1,14 @@
 package tabsocket
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// dispatch hands one message of a proven tab to its tab actor. It returns
-// a close code when the message ends the socket.
+// dispatch hands one message of a proven tab to whoever reads it: the
+// socket itself, the connection requests, or (everything else) the tab's
+// pairing actor. It returns a close code when the message ends the socket.
 func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	env, err := protocol.DecodeType(data)
 	if err != nil {
@@ -21,65 +21,34 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	if !paid && !c.bucket.take(c.s.cfg.Clock.Now()) {
 		return protocol.CloseTooFast
 	}
+	msg, err := protocol.DecodeFromTab(env, data)
+	if err != nil {
+		return protocol.CloseBadMessage
+	}
 	tab := c.tab.Load()
-	switch env.Type {
-	case protocol.TypeFocus:
-		return handle(data, func(*protocol.Focus) bool { return true }, func(m protocol.Focus) {
-			tab.Focus(focusTime(m.At, c.s.cfg.Clock.Now()))
-		})
-	case protocol.TypeResult:
-		// The result goes on as the tab sent it, once it decodes as one.
-		return handle(data, func(m *rawResult) bool {
-			var r protocol.TabResult
-			return m.ID != "" && json.Unmarshal(m.Result, &r) == nil
-		}, func(m rawResult) { tab.Result(m.ID, m.Result) })
-	case protocol.TypeAsking, protocol.TypeAnswered:
-		return handle(data, func(m *protocol.Asking) bool { return m.ID != "" }, func(m protocol.Asking) {
-			tab.Asking(m.ID, env.Type == protocol.TypeAsking)
-		})
-	case protocol.TypeProgress:
-		return handle(data, func(m *protocol.Progress) bool { return m.ID != "" }, tab.Progress)
-	case protocol.TypePermissions:
-		return handle(data, func(m *protocol.Permissions) bool { return m.ID != "" }, tab.Permissions)
-	case protocol.TypeLog:
-		return handle(data, func(m *protocol.Log) bool { return m.ID != "" && json.Valid(m.Data) }, tab.Log)
-	case protocol.TypeStep:
-		return handle(data, func(m *protocol.Step) bool { return m.By != "" }, func(m protocol.Step) { tab.Step(m.By) })
-	case protocol.TypePong:
+	switch m := msg.(type) {
+	case protocol.Hello:
+		return protocol.CloseBadMessage
+	case protocol.Pong:
 		// A pong only proves the tab alive (touch).
-	case protocol.TypePermissionsChanged:
+	case protocol.PermissionsChanged:
 		if c.s.cfg.ToolsChanged != nil {
 			c.s.cfg.ToolsChanged(c.pairing)
 		}
-	case protocol.TypeHello:
-		return protocol.CloseBadMessage
-	case protocol.TypeConnectInfo, protocol.TypeApprove, protocol.TypeDecline, protocol.TypeListConnections, protocol.TypeForget, protocol.TypeSetScope:
-		if c.s.cfg.Connections != nil {
-			return c.request(env, data)
+	case protocol.Focus:
+		tab.Focus(focusTime(m.At, c.s.cfg.Clock.Now()))
+	case protocol.ConnectInfoRequest, protocol.Approve, protocol.ListConnections, protocol.Forget, protocol.SetScope:
+		if c.s.cfg.Connections == nil {
+			c.unsupported(env)
+			break
 		}
-		c.unsupported(env)
-	default:
+		c.request(env, msg)
+	case protocol.Unknown:
 		// Types of a newer protocol: answered, never a reason to close.
 		c.unsupported(env)
+	default:
+		tab.Forward(msg)
 	}
-	return 0
-}
-
-// rawResult is a result message whose result stays JSON.
-type rawResult struct {
-	ID     string          `json:"id"`
-	Result json.RawMessage `json:"result"`
-}
-
-// handle decodes data as a T, checks it with valid and hands it to use. A
-// message that does not decode or check closes the socket as not of the
-// protocol.
-func handle[T any](data []byte, valid func(*T) bool, use func(T)) protocol.CloseCode {
-	var m T
-	if json.Unmarshal(data, &m) != nil || !valid(&m) {
-		return protocol.CloseBadMessage
-	}
-	use(m)
 	return 0
 }
 

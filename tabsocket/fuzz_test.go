@@ -12,15 +12,6 @@ import (
 	"github.com/tabrelay/tabrelay/tabsocket"
 )
 
-// knownTypes are the message types the relay reads from a proven tab.
-var knownTypes = map[string]bool{
-	protocol.TypeHello: true, protocol.TypeFocus: true, protocol.TypeResult: true, protocol.TypeAsking: true,
-	protocol.TypeAnswered: true, protocol.TypeStep: true, protocol.TypeProgress: true, protocol.TypePermissions: true,
-	protocol.TypeLog: true, protocol.TypePermissionsChanged: true, protocol.TypeApprove: true, protocol.TypeDecline: true,
-	protocol.TypeListConnections: true, protocol.TypeForget: true, protocol.TypeSetScope: true,
-	protocol.TypeConnectInfo: true, protocol.TypePong: true,
-}
-
 // FuzzTabSocket sends arbitrary frames on a proven tab's socket, over a
 // real WebSocket: a frame that is not a JSON object with a type closes the
 // socket as "not of the protocol", a message of a type the relay does not
@@ -67,7 +58,12 @@ func FuzzTabSocket(f *testing.F) {
 		cancel()
 		env, err := protocol.DecodeType(msg)
 		decodes := err == nil && !binary
-		unknown := decodes && !knownTypes[env.Type]
+		unknown := false
+		if decodes {
+			m, err := protocol.DecodeFromTab(env, msg)
+			_, unknown = m.(protocol.Unknown)
+			unknown = unknown && err == nil
+		}
 		for {
 			m, code := read(t, tab)
 			if m == nil {

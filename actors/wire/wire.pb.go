@@ -841,8 +841,9 @@ func (x *TabRegistered) GetAccepted() bool {
 	return false
 }
 
-// TabFocus, TabResult, TabAsking, TabStep, TabEvent, TabPermissions
-// (tab → pairing) carry what the tab said; the sender is the tab actor.
+// TabFocus, TabResult, TabAsking, TabStep, TabEvent, TabPermissions,
+// TabMessage (tab → pairing) carry what the tab said; the sender is the tab
+// actor (wire.FromTab, union.go).
 type TabFocus struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AtUnixNano    int64                  `protobuf:"varint,1,opt,name=at_unix_nano,json=atUnixNano,proto3" json:"at_unix_nano,omitempty"`
@@ -1131,6 +1132,54 @@ func (x *TabPermissions) GetTools() map[string]string {
 	return nil
 }
 
+// TabMessage (tab → pairing) is any other message the tab sent, as JSON
+// (protocol.FromTab; the pairing reads it with protocol.DecodeFromTab): a
+// new tab message needs no message here. Those above keep their own:
+// other builds send and read them so.
+type TabMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Json          []byte                 `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TabMessage) Reset() {
+	*x = TabMessage{}
+	mi := &file_wire_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TabMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TabMessage) ProtoMessage() {}
+
+func (x *TabMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TabMessage.ProtoReflect.Descriptor instead.
+func (*TabMessage) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *TabMessage) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
 // ToTab (pairing → tab): a message for the socket: a call (encoded by the
 // tab actor, on the socket's node: a call's arguments can be large, and
 // the pairing must not spend its time encoding them), or any other
@@ -1145,7 +1194,7 @@ type ToTab struct {
 
 func (x *ToTab) Reset() {
 	*x = ToTab{}
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1206,7 @@ func (x *ToTab) String() string {
 func (*ToTab) ProtoMessage() {}
 
 func (x *ToTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1219,7 @@ func (x *ToTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToTab.ProtoReflect.Descriptor instead.
 func (*ToTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{17}
+	return file_wire_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToTab) GetJson() []byte {
@@ -1203,7 +1252,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1264,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1277,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{18}
+	return file_wire_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Call) GetId() string {
@@ -1290,7 +1339,7 @@ type CloseTab struct {
 
 func (x *CloseTab) Reset() {
 	*x = CloseTab{}
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1351,7 @@ func (x *CloseTab) String() string {
 func (*CloseTab) ProtoMessage() {}
 
 func (x *CloseTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1364,7 @@ func (x *CloseTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTab.ProtoReflect.Descriptor instead.
 func (*CloseTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{19}
+	return file_wire_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CloseTab) GetCode() int32 {
@@ -1334,7 +1383,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1395,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1408,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{20}
+	return file_wire_proto_rawDescGZIP(), []int{21}
 }
 
 type Snapshot struct {
@@ -1376,7 +1425,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1437,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1450,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{21}
+	return file_wire_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Snapshot) GetTabs() []string {
@@ -1457,7 +1506,7 @@ type PermissionsRequest struct {
 
 func (x *PermissionsRequest) Reset() {
 	*x = PermissionsRequest{}
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1518,7 @@ func (x *PermissionsRequest) String() string {
 func (*PermissionsRequest) ProtoMessage() {}
 
 func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1531,7 @@ func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsRequest.ProtoReflect.Descriptor instead.
 func (*PermissionsRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{22}
+	return file_wire_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PermissionsRequest) GetConnection() *Connection {
@@ -1510,7 +1559,7 @@ type PermissionsAnswer struct {
 
 func (x *PermissionsAnswer) Reset() {
 	*x = PermissionsAnswer{}
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +1571,7 @@ func (x *PermissionsAnswer) String() string {
 func (*PermissionsAnswer) ProtoMessage() {}
 
 func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +1584,7 @@ func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsAnswer.ProtoReflect.Descriptor instead.
 func (*PermissionsAnswer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{23}
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PermissionsAnswer) GetAnswered() bool {
@@ -1566,7 +1615,7 @@ type Activate struct {
 
 func (x *Activate) Reset() {
 	*x = Activate{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1627,7 @@ func (x *Activate) String() string {
 func (*Activate) ProtoMessage() {}
 
 func (x *Activate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1640,7 @@ func (x *Activate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activate.ProtoReflect.Descriptor instead.
 func (*Activate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Activate) GetPairing() string {
@@ -1625,7 +1674,7 @@ type Superseded struct {
 
 func (x *Superseded) Reset() {
 	*x = Superseded{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1686,7 @@ func (x *Superseded) String() string {
 func (*Superseded) ProtoMessage() {}
 
 func (x *Superseded) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1699,7 @@ func (x *Superseded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Superseded.ProtoReflect.Descriptor instead.
 func (*Superseded) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 // Activated answers Activate: the pairing's actor, or why not.
@@ -1668,7 +1717,7 @@ type Activated struct {
 
 func (x *Activated) Reset() {
 	*x = Activated{}
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1680,7 +1729,7 @@ func (x *Activated) String() string {
 func (*Activated) ProtoMessage() {}
 
 func (x *Activated) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1693,7 +1742,7 @@ func (x *Activated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activated.ProtoReflect.Descriptor instead.
 func (*Activated) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{26}
+	return file_wire_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Activated) GetAddress() string {
@@ -1746,7 +1795,7 @@ type PairingState struct {
 
 func (x *PairingState) Reset() {
 	*x = PairingState{}
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1807,7 @@ func (x *PairingState) String() string {
 func (*PairingState) ProtoMessage() {}
 
 func (x *PairingState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1820,7 @@ func (x *PairingState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingState.ProtoReflect.Descriptor instead.
 func (*PairingState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{27}
+	return file_wire_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PairingState) GetPairing() string {
@@ -1856,7 +1905,7 @@ type TurnState struct {
 
 func (x *TurnState) Reset() {
 	*x = TurnState{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1917,7 @@ func (x *TurnState) String() string {
 func (*TurnState) ProtoMessage() {}
 
 func (x *TurnState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1930,7 @@ func (x *TurnState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnState.ProtoReflect.Descriptor instead.
 func (*TurnState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TurnState) GetConn() string {
@@ -1918,7 +1967,7 @@ type QueryState struct {
 
 func (x *QueryState) Reset() {
 	*x = QueryState{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +1979,7 @@ func (x *QueryState) String() string {
 func (*QueryState) ProtoMessage() {}
 
 func (x *QueryState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +1992,7 @@ func (x *QueryState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryState.ProtoReflect.Descriptor instead.
 func (*QueryState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *QueryState) GetId() string {
@@ -1988,7 +2037,7 @@ type TabState struct {
 
 func (x *TabState) Reset() {
 	*x = TabState{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2049,7 @@ func (x *TabState) String() string {
 func (*TabState) ProtoMessage() {}
 
 func (x *TabState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2062,7 @@ func (x *TabState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabState.ProtoReflect.Descriptor instead.
 func (*TabState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TabState) GetAddress() string {
@@ -2073,7 +2122,7 @@ type CallState struct {
 
 func (x *CallState) Reset() {
 	*x = CallState{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2134,7 @@ func (x *CallState) String() string {
 func (*CallState) ProtoMessage() {}
 
 func (x *CallState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2147,7 @@ func (x *CallState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallState.ProtoReflect.Descriptor instead.
 func (*CallState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CallState) GetCall() *Call {
@@ -2180,7 +2229,7 @@ type Adopt struct {
 
 func (x *Adopt) Reset() {
 	*x = Adopt{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2241,7 @@ func (x *Adopt) String() string {
 func (*Adopt) ProtoMessage() {}
 
 func (x *Adopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2254,7 @@ func (x *Adopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adopt.ProtoReflect.Descriptor instead.
 func (*Adopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Adopt) GetState() *PairingState {
@@ -2247,7 +2296,7 @@ type MoveDone struct {
 
 func (x *MoveDone) Reset() {
 	*x = MoveDone{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2259,7 +2308,7 @@ func (x *MoveDone) String() string {
 func (*MoveDone) ProtoMessage() {}
 
 func (x *MoveDone) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2272,7 +2321,7 @@ func (x *MoveDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveDone.ProtoReflect.Descriptor instead.
 func (*MoveDone) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 // PairingMoved (pairing → its tabs and waiters): the pairing's actor is
@@ -2287,7 +2336,7 @@ type PairingMoved struct {
 
 func (x *PairingMoved) Reset() {
 	*x = PairingMoved{}
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2299,7 +2348,7 @@ func (x *PairingMoved) String() string {
 func (*PairingMoved) ProtoMessage() {}
 
 func (x *PairingMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2312,7 +2361,7 @@ func (x *PairingMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingMoved.ProtoReflect.Descriptor instead.
 func (*PairingMoved) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{34}
+	return file_wire_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PairingMoved) GetAddress() string {
@@ -2405,7 +2454,10 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"ToolsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"G\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\" \n" +
+	"\n" +
+	"TabMessage\x12\x12\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\"G\n" +
 	"\x05ToTab\x12\x12\n" +
 	"\x04json\x18\x01 \x01(\fR\x04json\x12*\n" +
 	"\x04call\x18\x02 \x01(\v2\x16.tabrelay.wire.v1.CallR\x04call\"\xdb\x01\n" +
@@ -2534,7 +2586,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -2555,26 +2607,27 @@ var file_wire_proto_goTypes = []any{
 	(*TabStep)(nil),            // 16: tabrelay.wire.v1.TabStep
 	(*TabEvent)(nil),           // 17: tabrelay.wire.v1.TabEvent
 	(*TabPermissions)(nil),     // 18: tabrelay.wire.v1.TabPermissions
-	(*ToTab)(nil),              // 19: tabrelay.wire.v1.ToTab
-	(*Call)(nil),               // 20: tabrelay.wire.v1.Call
-	(*CloseTab)(nil),           // 21: tabrelay.wire.v1.CloseTab
-	(*SnapshotRequest)(nil),    // 22: tabrelay.wire.v1.SnapshotRequest
-	(*Snapshot)(nil),           // 23: tabrelay.wire.v1.Snapshot
-	(*PermissionsRequest)(nil), // 24: tabrelay.wire.v1.PermissionsRequest
-	(*PermissionsAnswer)(nil),  // 25: tabrelay.wire.v1.PermissionsAnswer
-	(*Activate)(nil),           // 26: tabrelay.wire.v1.Activate
-	(*Superseded)(nil),         // 27: tabrelay.wire.v1.Superseded
-	(*Activated)(nil),          // 28: tabrelay.wire.v1.Activated
-	(*PairingState)(nil),       // 29: tabrelay.wire.v1.PairingState
-	(*TurnState)(nil),          // 30: tabrelay.wire.v1.TurnState
-	(*QueryState)(nil),         // 31: tabrelay.wire.v1.QueryState
-	(*TabState)(nil),           // 32: tabrelay.wire.v1.TabState
-	(*CallState)(nil),          // 33: tabrelay.wire.v1.CallState
-	(*Adopt)(nil),              // 34: tabrelay.wire.v1.Adopt
-	(*MoveDone)(nil),           // 35: tabrelay.wire.v1.MoveDone
-	(*PairingMoved)(nil),       // 36: tabrelay.wire.v1.PairingMoved
-	nil,                        // 37: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 38: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*TabMessage)(nil),         // 19: tabrelay.wire.v1.TabMessage
+	(*ToTab)(nil),              // 20: tabrelay.wire.v1.ToTab
+	(*Call)(nil),               // 21: tabrelay.wire.v1.Call
+	(*CloseTab)(nil),           // 22: tabrelay.wire.v1.CloseTab
+	(*SnapshotRequest)(nil),    // 23: tabrelay.wire.v1.SnapshotRequest
+	(*Snapshot)(nil),           // 24: tabrelay.wire.v1.Snapshot
+	(*PermissionsRequest)(nil), // 25: tabrelay.wire.v1.PermissionsRequest
+	(*PermissionsAnswer)(nil),  // 26: tabrelay.wire.v1.PermissionsAnswer
+	(*Activate)(nil),           // 27: tabrelay.wire.v1.Activate
+	(*Superseded)(nil),         // 28: tabrelay.wire.v1.Superseded
+	(*Activated)(nil),          // 29: tabrelay.wire.v1.Activated
+	(*PairingState)(nil),       // 30: tabrelay.wire.v1.PairingState
+	(*TurnState)(nil),          // 31: tabrelay.wire.v1.TurnState
+	(*QueryState)(nil),         // 32: tabrelay.wire.v1.QueryState
+	(*TabState)(nil),           // 33: tabrelay.wire.v1.TabState
+	(*CallState)(nil),          // 34: tabrelay.wire.v1.CallState
+	(*Adopt)(nil),              // 35: tabrelay.wire.v1.Adopt
+	(*MoveDone)(nil),           // 36: tabrelay.wire.v1.MoveDone
+	(*PairingMoved)(nil),       // 37: tabrelay.wire.v1.PairingMoved
+	nil,                        // 38: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 39: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
@@ -2582,17 +2635,17 @@ var file_wire_proto_depIdxs = []int32{
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
 	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	37, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
-	20, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
+	38, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	21, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
 	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
 	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	38, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
-	32, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
-	33, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
-	31, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
-	30, // 13: tabrelay.wire.v1.PairingState.turns:type_name -> tabrelay.wire.v1.TurnState
-	20, // 14: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
-	29, // 15: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
+	39, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	33, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
+	34, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
+	32, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
+	31, // 13: tabrelay.wire.v1.PairingState.turns:type_name -> tabrelay.wire.v1.TurnState
+	21, // 14: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
+	30, // 15: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
 	16, // [16:16] is the sub-list for method output_type
 	16, // [16:16] is the sub-list for method input_type
 	16, // [16:16] is the sub-list for extension type_name
@@ -2611,7 +2664,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
