@@ -16,8 +16,8 @@ type echoTab struct {
 	tab *Tab
 }
 
-func (e *echoTab) Send(msg any) bool {
-	if c, ok := decodeFrame(e.t, msg).(protocol.Call); ok {
+func (e *echoTab) Send(msg protocol.ToTab) bool {
+	if c, ok := msg.(protocol.Call); ok {
 		e.tab.Forward(resultOf(e.t, c.ID, protocol.TabResult{Data: c.Arguments}))
 	}
 	return true

@@ -118,8 +118,9 @@ func outcome(m *wire.CallDone) protocol.Outcome {
 	return o
 }
 
-// toTab wraps a tab-protocol message for the socket.
-func toTab(msg any) *wire.ToTab {
+// toTab wraps a message for the socket: a call for the tab actor to
+// encode, anything else as its JSON.
+func toTab(msg protocol.ToTab) *wire.ToTab {
 	if c, ok := msg.(protocol.Call); ok {
 		return &wire.ToTab{Call: &wire.Call{Id: c.ID, Tool: c.Tool, Arguments: c.Arguments, Connection: toWireConnection(c.Connection),
 			Turn: c.Turn, DeadlineMs: c.DeadlineMs, Redelivery: int32(c.Redelivery)}}

@@ -62,40 +62,8 @@ type testTab struct {
 	tab    *Tab
 }
 
-func (tt *testTab) Send(msg any) bool { tt.in <- decodeFrame(tt.t, msg); return true }
+func (tt *testTab) Send(msg protocol.ToTab) bool { tt.in <- msg; return true }
 
-// decodeFrame reads a message the pairing sent for the socket back into
-// its protocol type, as the tab would.
-func decodeFrame(t testing.TB, msg any) any {
-	f, ok := msg.(Frame)
-	if !ok {
-		return msg
-	}
-	var env protocol.Envelope
-	if err := json.Unmarshal(f.JSON, &env); err != nil {
-		t.Errorf("a frame that is not JSON: %v", err)
-		return nil
-	}
-	var out any
-	switch env.Type {
-	case protocol.TypeCall:
-		out = &protocol.Call{}
-	case protocol.TypeCancel:
-		out = &protocol.Cancel{}
-	case protocol.TypePermissionsQuery:
-		out = &protocol.PermissionsQuery{}
-	default:
-		t.Errorf("a frame of unknown type %q", env.Type)
-		return nil
-	}
-	if err := json.Unmarshal(f.JSON, out); err != nil {
-		t.Errorf("frame %s: %v", env.Type, err)
-	}
-	if env.Type == protocol.TypeCall {
-		t.Errorf("a call sent as a frame: the tab actor encodes calls")
-	}
-	return reflect.ValueOf(out).Elem().Interface()
-}
 func (tt *testTab) Close(code protocol.CloseCode) {
 	select {
 	case tt.closed <- code:

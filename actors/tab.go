@@ -16,14 +16,10 @@ type Outbox interface {
 	// Send queues a message for the tab and never blocks. It reports false
 	// when the tab is gone or too slow to read (the socket then closes
 	// itself with CloseSlow).
-	Send(msg any) bool
+	Send(msg protocol.ToTab) bool
 	// Close ends the socket with code.
 	Close(code protocol.CloseCode)
 }
-
-// Frame is a message for the tab already encoded, as it comes from the
-// pairing (which may be on another node): never a call.
-type Frame struct{ JSON []byte }
 
 // TabInfo is what a tab proved and said in its hello.
 type TabInfo struct {
@@ -125,11 +121,7 @@ func (a *tabActor) Receive(ctx actor.Context) {
 	case wire.FromTab:
 		a.forward(ctx, m)
 	case *wire.ToTab:
-		if c := m.GetCall(); c != nil {
-			a.out.Send(fromWireCall(c))
-		} else {
-			a.out.Send(Frame{JSON: m.GetJson()})
-		}
+		a.send(m)
 	case *wire.CloseTab:
 		a.out.Close(protocol.CloseCode(m.GetCode()))
 	}
@@ -216,4 +208,24 @@ func (a *tabActor) forward(ctx actor.Context, m wire.FromTab) {
 	if a.pairing != nil {
 		ctx.Request(a.pairing, m)
 	}
+}
+
+// send hands the socket a message of the pairing's: a call, or any other
+// message as the JSON the pairing made of it (on its own node).
+func (a *tabActor) send(m *wire.ToTab) {
+	if c := m.GetCall(); c != nil {
+		a.out.Send(fromWireCall(c))
+		return
+	}
+	env, err := protocol.DecodeType(m.GetJson())
+	var msg protocol.ToTab
+	if err == nil {
+		msg, err = protocol.DecodeToTab(env, m.GetJson())
+	}
+	if err != nil {
+		// A message a newer build sends, or none the relay makes.
+		a.hub.cfg.Logger.Warn("message for a tab dropped: not one this relay sends", "pairing", a.info.Pairing, "err", err)
+		return
+	}
+	a.out.Send(msg)
 }

@@ -77,26 +77,27 @@ func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 
 // Send queues msg for the tab without blocking (actors.Outbox). A full
 // queue means the tab does not keep up: it is closed with CloseSlow.
-func (c *conn) Send(msg any) bool {
+func (c *conn) Send(msg protocol.ToTab) bool {
 	if c.ending.Load() {
 		return false // closing: the backlog of a gone tab costs nothing
 	}
-	var frame []byte
-	_, call := msg.(protocol.Call)
-	if f, ok := msg.(actors.Frame); ok {
-		frame = f.JSON
-	} else {
-		var err error
-		if frame, err = json.Marshal(msg); err != nil {
-			c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
-			return false
-		}
+	frame, err := json.Marshal(msg)
+	if err != nil {
+		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
+		return false
 	}
-	if !c.enqueue(outgoing{frame: frame}) {
+	_, call := msg.(protocol.Call)
+	return c.sendFrame(frame, call)
+}
+
+// sendFrame queues a message encoded already (a call when call is set:
+// the tab may answer it outside the rate limit).
+func (c *conn) sendFrame(frame []byte, call bool) bool {
+	if c.ending.Load() || !c.enqueue(outgoing{frame: frame}) {
 		return false
 	}
 	if call {
-		c.credits.Add(1) // the tab may answer it outside the rate limit
+		c.credits.Add(1)
 	}
 	return true
 }
