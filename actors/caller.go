@@ -7,7 +7,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tabrelay/tabrelay/actors/wire"
-	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -17,11 +16,13 @@ type Caller struct {
 	system *actor.ActorSystem
 	router Router
 	cfg    Config
+	sb     *switchboard
 }
 
 // NewCaller returns a Caller that reaches pairings through router.
 func NewCaller(system *actor.ActorSystem, router Router, cfg Config) *Caller {
-	return &Caller{system: system, router: router, cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	return &Caller{system: system, router: router, cfg: cfg, sb: switchboardOf(system, cfg)}
 }
 
 // activationAttempts bounds how often a call looks its pairing up again
@@ -55,154 +56,44 @@ func (c *Caller) Call(ctx context.Context, req protocol.CallRequest, events func
 	}
 }
 
-// await sends the call to pid through a waiter actor and waits. retry is
-// true when the pairing was gone before it took the call.
+// await sends the call to pid and waits on the switchboard for its end.
+// retry is true when the pairing was gone before it took the call.
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req protocol.CallRequest, events func(protocol.CallEvent)) (o protocol.Outcome, retry bool, err error) {
-	w := &waiter{
-		every:   c.cfg.ProbeEvery,
-		clock:   c.cfg.Clock,
-		pairing: pid,
-		req:     &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)},
-		out:     make(chan any, 8),
-		gone:    make(chan struct{}),
-	}
-	defer close(w.gone)
-	wpid := c.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w }))
-	safety := make(chan struct{})
-	t := c.cfg.Clock.AfterFunc(c.cfg.CallWait+safetyMargin, func() { close(safety) })
-	defer t.Stop()
+	w := c.sb.start(pid, &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)},
+		events != nil)
 	for {
 		select {
-		case m := <-w.out:
+		case <-w.signal: // nil without events: never ready
+			c.events(w, events)
+		case m := <-w.end:
+			c.events(w, events) // what came before the end goes first
 			switch m := m.(type) {
-			case *wire.CallEvent:
-				if events != nil {
-					events(fromWireEvent(m.GetEvent()))
-				}
 			case *wire.CallDone:
 				return outcome(m), false, nil
 			case pairingGone:
 				return protocol.Outcome{Kind: protocol.Restarting, CallID: id}, !m.accepted, nil
+			default: // safetyOver
+				return protocol.Outcome{Kind: protocol.Restarting, CallID: id}, false, nil
 			}
 		case <-ctx.Done():
-			c.system.Root.Stop(wpid) // the pairing watches the waiter: it cancels the call
+			c.sb.cancel(w) // the pairing tells the tab
 			return protocol.Outcome{Kind: protocol.Cancelled, CallID: id}, false, ctx.Err()
-		case <-safety:
-			c.system.Root.Stop(wpid)
-			return protocol.Outcome{Kind: protocol.Restarting, CallID: id}, false, nil
 		}
 	}
 }
 
-// pairingGone tells await that the pairing stopped; accepted says whether
-// it had taken the call (if not, the call can go to a new activation).
+func (c *Caller) events(w *waiting, events func(protocol.CallEvent)) {
+	if events == nil {
+		return
+	}
+	for _, e := range c.sb.takeEvents(w) {
+		events(fromWireEvent(e))
+	}
+}
+
+// pairingGone ends a call whose pairing stopped; accepted says whether it
+// had taken the call (if not, the call can go to a new activation).
 type pairingGone struct{ accepted bool }
-
-// checkGone is the waiter's note to itself that its pairing stopped.
-// Terminated is a system message and overtakes user messages already in
-// the mailbox, a callAccepted among them: the waiter decides whether the
-// call was taken only once those are read. who is the pairing actor that
-// stopped: a note that the pairing moved, read meanwhile, makes it moot.
-type checkGone struct{ who *actor.PID }
-
-// waiter is where a call's answer goes: a short-lived actor on the front
-// end's node that watches the pairing, so that a pairing that dies with the
-// call in flight is noticed at once.
-type waiter struct {
-	every    time.Duration // how often to probe the pairing
-	clock    clock.Clock
-	probe    clock.Timer
-	pairing  *actor.PID
-	req      *wire.CallRequest
-	out      chan any
-	gone     chan struct{} // closed when nobody reads out any more
-	accepted bool          // the pairing took the call
-	missed   bool          // a probe found the call not (yet) there
-}
-
-func (w *waiter) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		ctx.Watch(w.pairing)
-		ctx.Request(w.pairing, w.req)
-		w.armProbe(ctx)
-	case *actor.Stopping:
-		w.stopProbe()
-		ctx.Unwatch(w.pairing) // stopped from outside (cancelled): the pairing need not keep the watch
-	case *probeTick:
-		ctx.Request(w.pairing, &wire.CallProbe{Id: w.req.GetId()})
-		w.armProbe(ctx)
-	case *wire.CallProbeReply:
-		if !m.GetHeld() {
-			if !w.accepted && !w.missed {
-				// A call its moved pairing forwards may not be there yet:
-				// a call not accepted is given one more probe.
-				w.missed = true
-				return
-			}
-			// The pairing does not hold this call: its end, or the
-			// request itself, was lost on the way.
-			w.finish(ctx, pairingGone{accepted: w.accepted})
-		}
-	case *wire.CallAccepted:
-		w.accepted = true
-	case *wire.PairingMoved:
-		// The pairing moved to another node with the call (its node
-		// drains): watch and probe the actor that holds it now.
-		if sender := ctx.Sender(); sender != nil && sender.Equal(w.pairing) {
-			ctx.Unwatch(w.pairing)
-			w.pairing = actor.NewPID(m.GetAddress(), m.GetId())
-			ctx.Watch(w.pairing)
-		}
-	case *wire.CallEvent:
-		w.put(m)
-	case *wire.CallDone:
-		ctx.Unwatch(w.pairing) // or the pairing keeps a watcher per call it ever ran
-		w.finish(ctx, m)
-	case *actor.DeadLetterResponse:
-		// The call request, or a later probe, reached no pairing: a call it
-		// had accepted is not sent anew.
-		w.finish(ctx, pairingGone{accepted: w.accepted})
-	case *actor.Terminated:
-		if m.Who.Equal(w.pairing) {
-			ctx.Send(ctx.Self(), &checkGone{who: m.Who})
-		}
-	case *checkGone:
-		if m.who.Equal(w.pairing) {
-			w.finish(ctx, pairingGone{accepted: w.accepted})
-		}
-	}
-}
-
-// probeTick is the waiter's note to itself to probe its pairing.
-type probeTick struct{}
-
-func (w *waiter) armProbe(ctx actor.Context) {
-	self, root := ctx.Self(), ctx.ActorSystem().Root
-	w.probe = w.clock.AfterFunc(w.every, func() { root.Send(self, &probeTick{}) })
-}
-
-// finish hands the caller its last message m and stops the waiter. The
-// probe timer stops first, so that nothing of the call is left pending by
-// the time the caller has its answer.
-func (w *waiter) finish(ctx actor.Context, m any) {
-	w.stopProbe()
-	w.put(m)
-	ctx.Stop(ctx.Self())
-}
-
-func (w *waiter) stopProbe() {
-	if w.probe != nil {
-		w.probe.Stop()
-	}
-}
-
-func (w *waiter) put(m any) {
-	select {
-	case w.out <- m:
-	case <-w.gone:
-	}
-}
 
 // Inspect returns a pairing's state (for tests and /debug/check). It
 // activates the pairing when it is not active.

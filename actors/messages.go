@@ -15,13 +15,6 @@ import (
 // protoactor's remote carries protobuf only. The ones below never leave the
 // process that made them (timers and an actor's notes to itself).
 
-// callDeadline (timer → pairing): the call's wait ran out.
-type callDeadline struct{ ID string }
-
-// tabGraceOver (timer → pairing): a call waited for a tab that went away
-// lately as long as it may.
-type tabGraceOver struct{ ID string }
-
 // idleCheck (timer → pairing): passivate when still idle. Gen tells a
 // check of a timer since disarmed from the current one.
 type idleCheck struct {

@@ -22,7 +22,7 @@ type pairing struct {
 	log *slog.Logger
 
 	tabs  []*tabEntry         // focused last first
-	lost  map[string]*lostTab // tabs a lost link took away, asked whether they live (by pidKey)
+	lost  map[pidKey]*lostTab // tabs a lost link took away, asked whether they live
 	calls map[string]*call    // calls in flight, by id
 	// orphans are calls whose tab closed mid-call and whose waiter was
 	// answered so after the tab grace: kept, until their deadline, for a
@@ -32,6 +32,10 @@ type pairing struct {
 	queries  map[string]pendingQuery // permissions questions waiting for the tab
 	detached []string                // ids of detached calls, oldest first (bounded)
 	turns    map[string]*turn        // each connection's turn, by connection id (SPEC §1)
+	waiters  map[pidKey]*heldWaiter  // waiters on other nodes, watched (pairing_schedule.go)
+	sched    clock.Timer             // the calls' schedule (pairing_schedule.go)
+	schedAt  time.Time               // when sched fires
+	schedGen int                     // counts schedules armed; a tick of an older one is stale
 	idle     clock.Timer
 	idleGen  int                                              // counts idle timers armed; a check of an older one is stale
 	released func(id string, self *actor.PID, handedOff bool) // told when the actor stops
@@ -70,10 +74,9 @@ type call struct {
 	tab     *actor.PID // nil while waiting for a tab
 	asking  bool
 	started time.Time
-	sent    bool // delivered to a tab at least once
-	timer   clock.Timer
-	grace   clock.Timer // while it waits for a tab that went away lately,
-	until   time.Time   // until then (zero: it does not)
+	sent    bool      // delivered to a tab at least once
+	due     time.Time // its deadline on the schedule (zero: adopted, not settled yet)
+	until   time.Time // while it waits for a tab that went away lately, until then (zero: it does not)
 }
 
 // turn is what a connection's calls share (SPEC §1, seed 000): it lasts
@@ -124,10 +127,8 @@ func (p *pairing) Receive(ctx actor.Context) {
 	case *wire.CallProbe:
 		c, ok := p.calls[m.GetId()]
 		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: ok && c.waiter.Equal(ctx.Sender())})
-	case *callDeadline:
-		p.onDeadline(ctx, m.ID)
-	case *tabGraceOver:
-		p.onTabGraceOver(ctx, m.ID)
+	case *scheduleTick:
+		p.onTick(ctx, m)
 	case *wire.MoveDone, *settleOver:
 		p.settle(ctx)
 	case *wire.TabRegister:
@@ -234,7 +235,7 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	deadline := now.Add(p.cfg.CallWait)
 	c.msg.DeadlineMs = deadline.UnixMilli()
 	p.calls[c.msg.ID] = c
-	ctx.Watch(waiter)
+	p.holdWaiter(ctx, waiter)
 	p.armDeadline(ctx, c, deadline)
 	ctx.Send(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
@@ -248,15 +249,16 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 
 // armDeadline ends c at its deadline.
 func (p *pairing) armDeadline(ctx actor.Context, c *call, deadline time.Time) {
-	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
-	c.timer = p.cfg.Clock.AfterFunc(max(deadline.Sub(p.cfg.Clock.Now()), 0), func() { root.Send(self, &callDeadline{ID: id}) })
+	c.due = deadline
+	p.schedule(ctx, deadline)
 }
 
 // armGrace ends c at until if it has no tab then.
 func (p *pairing) armGrace(ctx actor.Context, c *call, until time.Time) {
-	self, root, id := ctx.Self(), ctx.ActorSystem().Root, c.msg.ID
 	c.until = until
-	c.grace = p.cfg.Clock.AfterFunc(max(until.Sub(p.cfg.Clock.Now()), 0), func() { root.Send(self, &tabGraceOver{ID: id}) })
+	if !c.due.IsZero() {
+		p.schedule(ctx, until)
+	}
 }
 
 // onTabGraceOver answers a call still waiting for a tab when the grace
@@ -272,19 +274,13 @@ func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
 		p.end(ctx, c, protocol.Outcome{Kind: protocol.NoTab}, nil)
 		return
 	}
-	p.orphans[id] = c // end keeps its deadline timer running
+	p.orphans[id] = c // on the schedule until its deadline
 	p.end(ctx, c, protocol.Outcome{Kind: protocol.TabClosed}, nil)
 	c.waiter = nil
 }
 
-// stopGrace ends c's wait for a tab that went away lately (adopted calls
-// have its end before they have its timer).
-func (p *pairing) stopGrace(c *call) {
-	if c.grace != nil {
-		c.grace.Stop()
-	}
-	c.grace, c.until = nil, time.Time{}
-}
+// stopGrace ends c's wait for a tab that went away lately.
+func (p *pairing) stopGrace(c *call) { c.until = time.Time{} }
 
 // queryLife bounds how long a permissions question is remembered; its
 // asker has given up long before.
@@ -426,9 +422,6 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 	if o, ok := p.orphans[m.GetId()]; ok {
 		delete(p.orphans, m.GetId())
-		if o.timer != nil {
-			o.timer.Stop()
-		}
 		if o.tab != nil && !o.tab.Equal(ctx.Sender()) {
 			ctx.Send(o.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"}))
 		}
@@ -465,9 +458,6 @@ func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
 // o is Answered.
 func (p *pairing) end(ctx actor.Context, c *call, o protocol.Outcome, result []byte) {
 	delete(p.calls, c.msg.ID)
-	if c.timer != nil && p.orphans[c.msg.ID] != c {
-		c.timer.Stop()
-	}
 	p.endedTurnCall(c)
 	p.stopGrace(c)
 	o.CallID, o.Turn = c.msg.ID, c.msg.Turn
@@ -487,7 +477,7 @@ func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protoc
 		return
 	}
 	if c != nil {
-		ctx.Unwatch(waiter)
+		p.releaseWaiter(ctx, waiter)
 	}
 	ctx.Send(waiter, done(o, result))
 }
@@ -571,17 +561,7 @@ func (p *pairing) stopTimers() {
 	if p.settling != nil {
 		p.settling.Stop()
 	}
-	for _, c := range p.calls {
-		if c.timer != nil {
-			c.timer.Stop()
-		}
-		p.stopGrace(c)
-	}
-	for _, o := range p.orphans {
-		if o.timer != nil {
-			o.timer.Stop()
-		}
-	}
+	p.stopSchedule()
 }
 
 // stopWhenIdle stops a pairing that hands off once it holds no call: its

@@ -179,12 +179,14 @@ func (p *pairing) handOver(ctx actor.Context) {
 		ctx.Unwatch(t.pid)
 		ctx.Request(t.pid, note)
 	}
+	told := map[pidKey]bool{} // a switchboard holds every call of its node: one note
 	for _, c := range p.calls {
-		if c.waiter != nil {
-			ctx.Unwatch(c.waiter)
+		if c.waiter != nil && !told[keyOf(c.waiter)] {
+			told[keyOf(c.waiter)] = true
 			ctx.Request(c.waiter, note)
 		}
 	}
+	p.unwatchWaiters(ctx)
 	p.log.Info("pairing moved with its calls", "to", p.movedTo.Address, "calls", len(p.calls), "tabs", len(p.tabs))
 	p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
 	p.stopTimers()
@@ -285,10 +287,10 @@ func (p *pairing) settle(ctx actor.Context) {
 		ctx.Watch(t.pid)
 	}
 	for _, c := range p.calls {
-		if c.timer != nil {
-			continue // taken here after the move: its own timers run
+		if !c.due.IsZero() {
+			continue // taken here after the move: on the schedule already
 		}
-		ctx.Watch(c.waiter)
+		p.holdWaiter(ctx, c.waiter)
 		p.armDeadline(ctx, c, time.UnixMilli(c.msg.DeadlineMs))
 		if !c.until.IsZero() {
 			p.armGrace(ctx, c, c.until)

@@ -108,12 +108,7 @@ func (p *pairing) onTerminated(ctx actor.Context, m *actor.Terminated) {
 		ctx.Send(ctx.Self(), &tabGone{Tab: who, LinkLost: m.Why == actor.TerminatedReason_AddressTerminated})
 		return
 	}
-	for _, c := range p.calls {
-		if c.waiter.Equal(who) {
-			p.onCancel(ctx, c.msg.ID, false)
-			return
-		}
-	}
+	p.waiterGone(ctx, who)
 }
 
 // onTabGone removes a tab that stopped, once its last messages were read.
@@ -158,9 +153,9 @@ type lostTab struct {
 // askLater remembers t, which a lost link took away, and arms its first ask.
 func (p *pairing) askLater(ctx actor.Context, t tabEntry) {
 	if p.lost == nil {
-		p.lost = map[string]*lostTab{}
+		p.lost = map[pidKey]*lostTab{}
 	}
-	key := pidKey(t.pid)
+	key := keyOf(t.pid)
 	if l, ok := p.lost[key]; ok {
 		l.timer.Stop()
 	}
@@ -178,7 +173,7 @@ func (p *pairing) armAsk(ctx actor.Context, l *lostTab) {
 // Touched comes back to this pairing), or forgets it when it answered none
 // of the asks.
 func (p *pairing) onAskLost(ctx actor.Context, tab *actor.PID) {
-	key := pidKey(tab)
+	key := keyOf(tab)
 	l, ok := p.lost[key]
 	if !ok {
 		return
@@ -197,7 +192,7 @@ func (p *pairing) onAskLost(ctx actor.Context, tab *actor.PID) {
 // back by itself meanwhile is held already; one whose tab came back on
 // another socket is done.
 func (p *pairing) onTouched(ctx actor.Context, who *actor.PID) {
-	key := pidKey(who)
+	key := keyOf(who)
 	l, ok := p.lost[key]
 	if !ok {
 		return
@@ -231,7 +226,10 @@ func (p *pairing) forgetLost() {
 	p.lost = nil
 }
 
-func pidKey(pid *actor.PID) string { return pid.GetAddress() + "/" + pid.GetId() }
+// pidKey is a pid as a map key (pids are pointers).
+type pidKey struct{ address, id string }
+
+func keyOf(pid *actor.PID) pidKey { return pidKey{pid.GetAddress(), pid.GetId()} }
 
 // removeTab forgets a tab; its calls in flight go to the tab focused
 // before it, or wait for the next tab to register. They keep their ids,
@@ -265,7 +263,7 @@ func (p *pairing) removeTab(ctx actor.Context, pid *actor.PID, alive bool) {
 	// tab, then is answered (SPEC §3: a call whose only tab closes
 	// mid-call is answered after that grace).
 	for _, c := range p.calls {
-		if c.tab == nil && c.grace == nil {
+		if c.tab == nil && c.until.IsZero() {
 			p.armGrace(ctx, c, p.tabsBackBy)
 		}
 	}

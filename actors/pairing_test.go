@@ -685,7 +685,7 @@ func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
 }
 
 // probedCall makes a call through caller, lets its first probe fall due
-// once the waiter has armed it, and returns how the call ended. Only the
+// once the pairing accepted the call, and returns how the call ended. Only the
 // probe can end it: the call's own deadline is minutes of fake time away.
 func (r *rig) probedCall(caller *Caller) (protocol.Outcome, error) {
 	r.t.Helper()
@@ -700,7 +700,7 @@ func (r *rig) probedCall(caller *Caller) (protocol.Outcome, error) {
 		o, err := caller.Call(ctx, protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
 		done <- ended{o, err}
 	}()
-	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the call's deadline and its probe armed")
+	r.eventually(func() bool { _, accepted := caller.sb.waitingCalls(); return accepted == 1 }, "the call accepted, its probe armed")
 	r.clock.Advance(r.cfg.ProbeEvery)
 	select {
 	case e := <-done:
@@ -1130,14 +1130,14 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 		o, retry, _ := NewCaller(r.system, fixedRouter{late}, r.cfg).await(context.Background(), late, "c1", protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
 		done <- ended{o, retry}
 	}()
-	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the waiter's safety timer and probe armed")
+	r.eventually(func() bool { n, _ := r.caller.sb.waitingCalls(); return n == 1 }, "the call waiting, its probe armed")
 	r.clock.Advance(r.cfg.ProbeEvery)
 	select {
 	case e := <-done:
 		t.Fatalf("the first probe ended the call: %v", e.o.Kind)
 	case <-time.After(200 * time.Millisecond):
 	}
-	r.eventually(func() bool { return r.clock.Pending() >= 2 }, "the next probe armed")
+	r.eventually(func() bool { return r.clock.Pending() >= 1 }, "the next probe armed")
 	r.clock.Advance(r.cfg.ProbeEvery)
 	select {
 	case e := <-done:
