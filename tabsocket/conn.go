@@ -1,6 +1,7 @@
 package tabsocket
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/tabrelay/tabrelay/actors"
-	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -48,20 +48,24 @@ type conn struct {
 	ending   atomic.Bool
 	code     atomic.Int32 // the close code the relay chose, if it chose one
 	lastRead atomic.Int64 // clock time of the last message read, Unix ns
-	ping     clock.Timer  // guarded by pingMu
-	pingOff  bool         // guarded by pingMu: no ping is armed any more
-	pingMu   sync.Mutex
-	credits  atomic.Int64               // calls sent that the tab has not answered yet
-	pairing  string                     // set once the hello is accepted, before proven
-	tab      atomic.Pointer[actors.Tab] // set once the hello is accepted
-	proven   atomic.Bool                // the hello was accepted
-	released sync.Once
-	bucket   tokenBucket
+	// nextPing is when the ping schedule pings the tab next (clock time,
+	// Unix ns; 0: it does not); writingSince is when the write under way
+	// began (real time, Unix ns; 0: none runs). schedule.go reads both.
+	nextPing     atomic.Int64
+	writingSince atomic.Int64
+	credits      atomic.Int64               // calls sent that the tab has not answered yet
+	pairing      string                     // set once the hello is accepted, before proven
+	tab          atomic.Pointer[actors.Tab] // set once the hello is accepted
+	proven       atomic.Bool                // the hello was accepted
+	released     sync.Once
+	bucket       tokenBucket
 }
 
-// outgoing is one queued frame, or (closeWith != 0) the order to close the
-// socket once everything queued before it is written.
+// outgoing is one queued message (msg, encoded by the writer, or frame,
+// encoded already), or (closeWith != 0) the order to close the socket once
+// everything queued before it is written.
 type outgoing struct {
+	msg       protocol.ToTab
 	frame     []byte
 	closeWith protocol.CloseCode
 }
@@ -81,19 +85,19 @@ func (c *conn) Send(msg protocol.ToTab) bool {
 	if c.ending.Load() {
 		return false // closing: the backlog of a gone tab costs nothing
 	}
-	frame, err := json.Marshal(msg)
-	if err != nil {
-		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
-		return false
-	}
+	// The writer encodes the message: the sender (a pairing, for a call
+	// whose arguments may be large) only queues it.
 	_, call := msg.(protocol.Call)
-	return c.sendFrame(frame, call)
+	return c.put(outgoing{msg: msg}, call)
 }
 
 // sendFrame queues a message encoded already (a call when call is set:
 // the tab may answer it outside the rate limit).
-func (c *conn) sendFrame(frame []byte, call bool) bool {
-	if c.ending.Load() || !c.enqueue(outgoing{frame: frame}) {
+func (c *conn) sendFrame(frame []byte, call bool) bool { return c.put(outgoing{frame: frame}, call) }
+
+// put queues o; a call counts as a credit once queued.
+func (c *conn) put(o outgoing, call bool) bool {
+	if c.ending.Load() || !c.enqueue(o) {
 		return false
 	}
 	if call {
@@ -298,13 +302,19 @@ func isNetError(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// write sends queued frames until none is left, each under a deadline of
-// its own (never the socket's context). A tab that does not take a frame in
+// write sends queued frames until none is left, each within WriteTimeout
+// (never under the socket's context). A tab that does not take a frame in
 // time is as slow as one whose queue is full. Only one writer runs at a
 // time (enqueue starts it; writing stays set after a failed write, so that
 // what is queued next waits for the end instead of another try).
 func (c *conn) write() {
 	defer c.writers.Done()
+	buf := frames.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledFrame { // one that grew for a large call goes
+			frames.Put(buf)
+		}
+	}()
 	for {
 		o, ok := c.next()
 		if !ok {
@@ -314,22 +324,47 @@ func (c *conn) write() {
 			c.close(o.closeWith)
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
-		err := c.ws.Write(ctx, websocket.MessageText, o.frame)
-		timedOut := ctx.Err() != nil
-		cancel()
-		switch {
-		case err == nil:
-		case timedOut:
-			c.close(protocol.CloseSlow)
-			return
-		default:
-			// The connection broke or the library closed it (its own
-			// close frame, after a protocol error the reader will
-			// report): the reader says how the socket ended.
+		frame := o.frame
+		if frame == nil {
+			var ok bool
+			if frame, ok = c.encode(buf, o.msg); !ok {
+				continue
+			}
+		}
+		// No context of its own: one per frame cost a timer and the
+		// library's AfterFunc each. The write schedule ends a write that
+		// waits WriteTimeout (schedule.go), as slow.
+		c.writingSince.Store(time.Now().UnixNano())
+		err := c.ws.Write(context.Background(), websocket.MessageText, frame)
+		c.writingSince.Store(0)
+		if err != nil {
+			// The connection broke, the write schedule closed it (the
+			// tab was slow), or the library closed it (its own close
+			// frame, after a protocol error the reader will report): the
+			// end says how the socket ended.
 			return
 		}
 	}
+}
+
+// frames are the writers' buffers, taken while a writer runs: a frame is
+// encoded into one and copied into the socket's own buffer by the write.
+var frames = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledFrame bounds the buffers kept for the next writer.
+const maxPooledFrame = 64 << 10
+
+// encode encodes msg as a frame into buf (its bytes are valid until the
+// next encode); false: it does not encode, which the relay's own messages
+// always do.
+func (c *conn) encode(buf *bytes.Buffer, msg protocol.ToTab) ([]byte, bool) {
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(msg); err != nil {
+		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
+		return nil, false
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
 }
 
 // takeCredit uses up one call sent, if any is left.
@@ -345,7 +380,7 @@ func (c *conn) takeCredit() bool {
 	}
 }
 
-// release ends the tab actor: its calls in flight go to the browser's
+// release ends the tab: its calls in flight go to the browser's
 // other tabs, or wait for this one to come back.
 func (c *conn) release() {
 	c.released.Do(func() {
@@ -357,34 +392,13 @@ func (c *conn) release() {
 
 func (c *conn) touch() { c.lastRead.Store(c.s.cfg.Clock.Now().UnixNano()) }
 
-// schedulePing pings the tab every interval and closes it when nothing
-// came from it for two intervals.
+// schedulePing puts the tab on the node's ping schedule (schedule.go): it
+// is pinged every interval and closed when nothing came from it for two.
 func (c *conn) schedulePing() {
-	c.pingMu.Lock()
-	defer c.pingMu.Unlock()
-	if c.pingOff || c.ctx.Err() != nil {
-		return
-	}
-	interval := c.s.cfg.PingInterval
-	c.ping = c.s.cfg.Clock.AfterFunc(interval, func() {
-		now := c.s.cfg.Clock.Now()
-		if now.Sub(time.Unix(0, c.lastRead.Load())) >= 2*interval {
-			c.close(protocol.ClosePingTimeout)
-			return
-		}
-		c.Send(protocol.Ping{Envelope: protocol.Typed(protocol.TypePing), At: now.UnixMilli()})
-		c.schedulePing()
-	})
+	c.nextPing.Store(c.s.cfg.Clock.Now().Add(c.s.cfg.PingInterval).UnixNano())
 }
 
-func (c *conn) stopPing() {
-	c.pingMu.Lock()
-	defer c.pingMu.Unlock()
-	c.pingOff = true
-	if c.ping != nil {
-		c.ping.Stop()
-	}
-}
+func (c *conn) stopPing() { c.nextPing.Store(0) }
 
 // tokenBucket limits the messages a tab sends (SPEC §6). Only the reader
 // touches it.

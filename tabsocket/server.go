@@ -94,6 +94,8 @@ type Server struct {
 	origins map[string]bool
 
 	newPairings newPairings
+	// pings and writes are the sockets' shared schedules (schedule.go).
+	pings, writes *schedule
 
 	mu       sync.Mutex // guards the fields below
 	conns    map[*conn]struct{}
@@ -162,6 +164,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{},
 		pushes: map[string]bool{}}
 	s.idle = sync.NewCond(&s.mu)
+	s.newSchedules()
 	s.newPairings = newPairings{perHour: float64(cfg.NewPairingsPerHour), buckets: map[string]*tokenBucket{}}
 	return s, nil
 }
@@ -271,6 +274,10 @@ func (s *Server) track(c *conn) bool {
 		return false
 	}
 	s.conns[c] = struct{}{}
+	if len(s.conns) == 1 {
+		s.pings.start()
+		s.writes.start()
+	}
 	return true
 }
 
@@ -278,6 +285,10 @@ func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
+	if len(s.conns) == 0 {
+		s.pings.stop()
+		s.writes.stop()
+	}
 	s.idle.Broadcast()
 }
 

@@ -395,14 +395,17 @@ func TestDrainSpreadsReconnects(t *testing.T) {
 }
 
 func TestSlowTabIsDisconnectedWithoutBlockingThePairing(t *testing.T) {
-	e := newEnv(t, func(c *tabsocket.Config) { c.SendQueue = 4 })
+	// The queue holds every call the test makes: the calls moved to the
+	// fast tab arrive there at once (its writer encodes them). The slow tab
+	// is the one whose writes stop: its frame is not taken in time.
+	e := newEnv(t, func(c *tabsocket.Config) { c.SendQueue, c.WriteTimeout = 128, 500*time.Millisecond })
 	secret := newSecret()
 	slow, pairing := e.welcomed(secret, "slow")
 	fast, _ := e.welcomed(secret, "fast")
 	send(t, slow, protocol.Focus{Envelope: protocol.Typed(protocol.TypeFocus), At: time.Now().UnixMilli()})
 	e.waitTouched(slow)
 	// The slow tab reads nothing from here on. Calls with big arguments fill
-	// the socket's buffers, then its queue.
+	// the socket's buffers, and its writer waits.
 	arg, _ := json.Marshal(map[string]string{"pad": strings.Repeat("x", 1<<20)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
