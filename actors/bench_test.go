@@ -10,7 +10,7 @@ import (
 )
 
 // echoTab answers every call at once, in process: what remains is the
-// actors' own cost of a call (waiter, pairing, tab actor, and back).
+// actors' own cost of a call (switchboard, pairing, tab, and back).
 type echoTab struct {
 	t   testing.TB
 	tab *Tab

@@ -24,7 +24,7 @@ const (
 	DefaultConfirmEvery = 20 * time.Second
 )
 
-// Config is what pairing and tab actors need to know.
+// Config is what pairing actors and tabs need to know.
 type Config struct {
 	CallWait    time.Duration // TAB_CALL_WAIT
 	TurnIdle    time.Duration // AGENT_TURN_IDLE

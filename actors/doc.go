@@ -1,7 +1,10 @@
 // Package actors holds the pairing actor (one per browser: its tabs in focus
-// order, its calls in flight, the call wait and its detach, turns) and the
-// tab actor (one per tab socket, on the node that holds the socket), both on
-// protoactor-go (SPEC §3).
+// order, its calls in flight, the call wait and its detach, turns), the tab
+// (one per tab socket, on the node that holds the socket) and the
+// switchboard (one per node, where its calls wait for their end), on
+// protoactor-go (SPEC §3). Only the pairing is an actor: the tab and the
+// switchboard are protoactor processes that hand what reaches them on in
+// the sender's goroutine (issue 13), so that a call passes one mailbox.
 //
 // The front end reaches a pairing only through Caller.Call; the tab socket
 // only through Hub.Accept. Where a pairing's actor lives is the Router's

@@ -10,7 +10,7 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// The messages between front ends (waiters), pairing actors and tab actors
+// The messages between front ends (switchboards), pairing actors and tabs
 // are the protobuf types of package wire: any of them may cross nodes, and
 // protoactor's remote carries protobuf only. The ones below never leave the
 // process that made them (timers and an actor's notes to itself).
@@ -109,6 +109,16 @@ func outcome(m *wire.CallDone) protocol.Outcome {
 		o.Kind = protocol.Restarting
 	}
 	return o
+}
+
+// sendTab sends msg to the tab tab: as it is to a tab in this process
+// (its socket encodes it), wrapped for the wire to one on another node.
+func sendTab(ctx actor.Context, tab *actor.PID, msg protocol.ToTab) {
+	if tab.Address == ctx.Self().Address {
+		ctx.Send(tab, msg)
+		return
+	}
+	ctx.Send(tab, toTab(msg))
 }
 
 // toTab wraps a message for the socket: a call for the tab actor to

@@ -6,7 +6,7 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// Metrics are the pairing and tab actors' metrics (SPEC §9): no
+// Metrics are the pairing actors' and tabs' metrics (SPEC §9): no
 // per-browser or per-connection label.
 type Metrics struct {
 	TabsConnected  prometheus.Gauge

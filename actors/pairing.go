@@ -301,8 +301,8 @@ func (p *pairing) onPermissionsRequest(ctx actor.Context, m *wire.PermissionsReq
 	}
 	id := NewID("perm-")
 	p.queries[id] = pendingQuery{asker: ctx.Sender(), at: now}
-	ctx.Send(p.tabs[0].pid, toTab(protocol.PermissionsQuery{Envelope: protocol.Typed(protocol.TypePermissionsQuery),
-		ID: id, Connection: fromWireConnection(m.GetConnection()), Tools: m.GetTools()}))
+	sendTab(ctx, p.tabs[0].pid, protocol.PermissionsQuery{Envelope: protocol.Typed(protocol.TypePermissionsQuery),
+		ID: id, Connection: fromWireConnection(m.GetConnection()), Tools: m.GetTools()})
 }
 
 // turnFor returns the turn id of a call of connection conn at now: conn's
@@ -372,7 +372,7 @@ func (p *pairing) deliver(ctx actor.Context, c *call) {
 	}
 	c.tab, c.sent = p.tabs[0].pid, true
 	p.stopGrace(c) // a tab has it: should that tab go, it waits until its deadline
-	ctx.Send(c.tab, toTab(c.msg))
+	sendTab(ctx, c.tab, c.msg)
 }
 
 // onCancel ends a call whose host went away, and tells its tab. notify is
@@ -383,7 +383,7 @@ func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
 		return
 	}
 	if c.tab != nil {
-		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "cancelled"}))
+		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "cancelled"})
 	}
 	if !notify {
 		c.waiter = nil
@@ -397,7 +397,7 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		// meanwhile, or none answered; the tab that has it need not.
 		delete(p.orphans, id)
 		if o.tab != nil {
-			ctx.Send(o.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}))
+			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"})
 		}
 		return
 	}
@@ -414,7 +414,7 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		return
 	}
 	if c.tab != nil {
-		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"}))
+		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"})
 	}
 	p.end(ctx, c, protocol.Outcome{Kind: protocol.TimedOut, Wait: p.cfg.CallWait}, nil)
 }
@@ -423,7 +423,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 	if o, ok := p.orphans[m.GetId()]; ok {
 		delete(p.orphans, m.GetId())
 		if o.tab != nil && !o.tab.Equal(ctx.Sender()) {
-			ctx.Send(o.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"}))
+			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"})
 		}
 		p.cfg.Metrics.LateAnswers.Inc()
 		p.log.Debug("late answer of a call whose tab had closed dropped", "call", m.GetId())
@@ -433,7 +433,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 	if ok && c.tab != nil && !c.tab.Equal(ctx.Sender()) {
 		// Answered on another socket (the tab reconnected, or another tab of
 		// the browser had it): the tab it is on now need not run it.
-		ctx.Send(c.tab, toTab(protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: c.msg.ID, Reason: "answered"}))
+		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: c.msg.ID, Reason: "answered"})
 	}
 	if !ok {
 		// Detached, timed out, cancelled, or from before a restart: the

@@ -99,3 +99,29 @@ func TestATabALostLinkTookIsTakenBack(t *testing.T) {
 		}
 	})
 }
+
+// TestATabsMessageToAGonePairingDoesNotHoldTheTab: what the socket reads
+// goes to the pairing under the tab's lock; a pairing that is gone answers
+// a request at once, in the same goroutine, with a dead letter, which
+// reaches the tab while it holds that lock.
+func TestATabsMessageToAGonePairingDoesNotHoldTheTab(t *testing.T) {
+	r := newRig(t, nil)
+	gone := r.system.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	if err := r.system.Root.StopFuture(gone).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	tab := &Tab{hub: r.hub, out: &testTab{t: t, in: make(chan any, 8), closed: make(chan protocol.CloseCode, 1)}}
+	tab.pid, _ = r.system.ProcessRegistry.Add(tab, "tab-white-box")
+	tab.pairing = gone
+	done := make(chan struct{})
+	go func() {
+		tab.Forward(resultOf(t, "c1", protocol.TabResult{}))
+		tab.Forward(protocol.Step{Envelope: protocol.Typed(protocol.TypeStep), By: "person"})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(patience):
+		t.Fatal("the tab's message to a gone pairing held the tab")
+	}
+}

@@ -29,7 +29,7 @@ func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 				if c.tab != nil && c.tab.Equal(tab) {
 					c.msg.Redelivery++
 					p.cfg.Metrics.Redeliveries.Inc()
-					ctx.Send(tab, toTab(c.msg))
+					sendTab(ctx, tab, c.msg)
 				}
 			}
 		}
@@ -87,7 +87,7 @@ func (p *pairing) moveCalls(ctx actor.Context, from, to *actor.PID) {
 				c.asking = false
 				p.cfg.Metrics.Redeliveries.Inc()
 				c.tab = to
-				ctx.Send(to, toTab(c.msg))
+				sendTab(ctx, to, c.msg)
 			}
 		}
 	}
@@ -234,7 +234,7 @@ func keyOf(pid *actor.PID) pidKey { return pidKey{pid.GetAddress(), pid.GetId()}
 // removeTab forgets a tab; its calls in flight go to the tab focused
 // before it, or wait for the next tab to register. They keep their ids,
 // so the tab side runs each at most once (SPEC §3).
-// alive is false when the tab actor has stopped already.
+// alive is false when the tab has stopped already.
 func (p *pairing) removeTab(ctx actor.Context, pid *actor.PID, alive bool) {
 	i := p.tabIndex(pid)
 	if i < 0 {

@@ -1029,7 +1029,7 @@ func TestAnAnswerHeldDuringAMoveIsNotRunAgain(t *testing.T) {
 	r.handOff(adopterOf(r, other, gate))
 	<-gate.asked
 	a.answer(c.ID, "from a")
-	if err := r.system.Root.PoisonFuture(a.tab.pid).Wait(); err != nil { // as Close, and the tab actor has stopped
+	if err := r.system.Root.PoisonFuture(a.tab.pid).Wait(); err != nil { // as Close, and the tab has stopped
 		t.Fatal(err)
 	}
 	close(gate.release)

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -11,7 +13,7 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// Outbox is the tab socket as its tab actor sees it.
+// Outbox is the tab socket as its tab sees it.
 type Outbox interface {
 	// Send queues a message for the tab and never blocks. It reports false
 	// when the tab is gone or too slow to read (the socket then closes
@@ -28,7 +30,7 @@ type TabInfo struct {
 	FocusedAt time.Time
 }
 
-// Hub accepts proven tab sockets as tab actors.
+// Hub accepts proven tab sockets as tabs.
 type Hub struct {
 	system *actor.ActorSystem
 	router Router
@@ -40,181 +42,135 @@ func NewHub(system *actor.ActorSystem, router Router, cfg Config) *Hub {
 	return &Hub{system: system, router: router, cfg: cfg.withDefaults()}
 }
 
-// Tab is a tab socket's handle on its tab actor.
+// registerAttempts bounds how often a tab looks its pairing up again in a
+// row before it gives up and closes its socket (the tab will reconnect).
+const registerAttempts = 5
+
+// registerWait bounds the wait for a registration's answer.
+const registerWait = 10 * time.Second
+
+// Tab is one tab socket on the node that holds it, as the actors see it: a
+// protoactor process under a pid of its own, which its pairing (on any
+// node) watches and sends the socket's messages to. It is not an actor
+// (issue 13): what reaches it goes to the socket in the sender's goroutine,
+// and what the socket reads goes straight to the pairing with the tab's pid
+// as the sender, so a call passes no tab actor's mailbox either way, and an
+// idle tab holds no mailbox. It keeps the tab's last focus time so that it
+// can register again, as the rebuild of SPEC §3 asks, whenever its pairing
+// actor goes away.
 type Tab struct {
+	hub  *Hub
 	pid  *actor.PID
-	root *actor.RootContext
+	out  Outbox
+	info TabInfo // FocusedAt is read under mu
+
+	mu       sync.Mutex  // guards the fields below
+	pairing  *actor.PID  // the pairing actor it registered with; nil while it looks one up
+	failures int         // lookups in a row that did not end registered
+	confirm  clock.Timer // the next confirmation of the registration
+	watchers []*actor.PID
+	// closed: the tab ended. Set under mu, read without it where a
+	// message may come back at once from a send made under mu (a dead
+	// letter's answer).
+	closed atomic.Bool
 }
 
-// Accept starts the tab actor of one socket; it registers with its pairing.
+// Accept makes the tab of one socket and registers it with its pairing
+// (the lookup runs in the caller's goroutine; the answer is waited for in
+// another).
 func (h *Hub) Accept(info TabInfo, out Outbox) *Tab {
-	a := &tabActor{hub: h, info: info, out: out}
-	pid := h.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }))
-	return &Tab{pid: pid, root: h.system.Root}
+	t := &Tab{hub: h, out: out, info: info}
+	t.pid, _ = h.system.ProcessRegistry.Add(t, "tab"+h.system.ProcessRegistry.NextId())
+	t.lookUp(nil)
+	return t
 }
 
 // Focus reports that the person focused the tab at at.
-func (t *Tab) Focus(at time.Time) { t.root.Send(t.pid, &wire.TabFocus{AtUnixNano: unixNano(at)}) }
+func (t *Tab) Focus(at time.Time) {
+	t.mu.Lock()
+	t.info.FocusedAt = at
+	t.mu.Unlock()
+	t.forward(&wire.TabFocus{AtUnixNano: unixNano(at)})
+}
 
 // Forward hands the pairing what the tab said (a result, asking, progress,
 // a step…, as the socket read and checked it); focus goes by Focus. It may
 // cross nodes: a result's JSON stays as the tab sent it, and only the front
 // end that waits for it decodes it.
-func (t *Tab) Forward(msg protocol.FromTab) { t.root.Send(t.pid, fromTab(msg)) }
+func (t *Tab) Forward(msg protocol.FromTab) { t.forward(fromTab(msg)) }
 
-// Close ends the tab actor: its socket is closed. Its calls in flight go to
-// the browser's other tabs, or wait for it to come back. It is a user
-// message (Poison, not Stop): what the tab said before it closed, a result
-// among them, still reaches the pairing first.
-func (t *Tab) Close() { t.root.Poison(t.pid) }
-
-// registerAttempts bounds how often a tab looks its pairing up again in a
-// row before it gives up and closes its socket (the tab will reconnect).
-const registerAttempts = 5
-
-// tabActor is one tab socket on the node that holds it. It keeps the tab's
-// last focus time so that it can register again, as the rebuild of SPEC §3
-// asks, whenever its pairing actor goes away.
-type tabActor struct {
-	hub      *Hub
-	info     TabInfo
-	out      Outbox
-	pairing  *actor.PID
-	failures int
-	confirm  clock.Timer // the next confirmation of the registration
+// forward sends what the tab said to its pairing, from the tab's pid. While
+// the tab looks its pairing up (the last one went away) it is dropped: the
+// actor it was for is gone, and with it the calls it was about.
+func (t *Tab) forward(m wire.FromTab) {
+	t.mu.Lock()
+	defer t.mu.Unlock() // sent under the lock, so that a registration (also sent under it) keeps its place
+	if t.pairing != nil && !t.closed.Load() {
+		t.hub.system.Root.RequestWithCustomSender(t.pairing, m, t.pid)
+	}
 }
 
-func (a *tabActor) Receive(ctx actor.Context) {
-	switch m := ctx.Message().(type) {
-	case *actor.Started:
-		a.register(ctx, nil)
-	case *actor.Stopping:
-		if a.pairing != nil {
-			ctx.Unwatch(a.pairing)
-		}
-		if a.confirm != nil {
-			a.confirm.Stop()
-		}
-	case *confirmTick:
-		if m.pairing.Equal(a.pairing) {
-			a.requestRegistration(ctx, a.pairing, false)
-		}
-	case *actor.DeadLetterResponse:
-		// A forwarded message reached a stopped pairing: it is lost with
-		// the pairing, whose Terminated makes the tab register anew.
-	case *actor.Terminated:
-		if a.pairing != nil && m.Who.Equal(a.pairing) {
-			a.register(ctx, m.Who) // the pairing went away: rebuild it
-		}
-	case *wire.PairingMoved:
-		// The pairing moved to another node (its node drains), this tab
-		// among its tabs: talk to the actor that holds it now.
-		if sender := ctx.Sender(); sender != nil && sender.Equal(a.pairing) {
-			ctx.Unwatch(a.pairing)
-			a.pairing = actor.NewPID(m.GetAddress(), m.GetId())
-			ctx.Watch(a.pairing)
-			a.confirmLater(ctx, a.pairing)
-		}
-	case *wire.TabFocus:
-		a.info.FocusedAt = fromUnixNano(m.GetAtUnixNano())
-		a.forward(ctx, m)
-	case wire.FromTab:
-		a.forward(ctx, m)
+// Close ends the tab: its socket is closed, and its pairing hears that it
+// stopped. Its calls in flight go to the browser's other tabs, or wait for
+// it to come back. What the tab said before reached the pairing first.
+func (t *Tab) Close() {
+	t.mu.Lock()
+	if t.closed.Load() {
+		t.mu.Unlock()
+		return
+	}
+	t.closed.Store(true)
+	pairing, watchers := t.pairing, t.watchers
+	t.pairing, t.watchers = nil, nil
+	t.stopConfirmLocked()
+	t.mu.Unlock()
+	t.hub.system.ProcessRegistry.Remove(t.pid)
+	if pairing != nil {
+		t.systemMessage(pairing, &actor.Unwatch{Watcher: t.pid})
+	}
+	for _, w := range watchers {
+		t.systemMessage(w, &actor.Terminated{Who: t.pid, Why: actor.TerminatedReason_Stopped})
+	}
+}
+
+// SendUserMessage takes a message for the tab (actor.Process), in the
+// sender's goroutine: it never blocks.
+func (t *Tab) SendUserMessage(pid *actor.PID, message any) {
+	if t.closed.Load() {
+		// As to a stopped actor (a pid keeps its process once it found
+		// it): a dead letter, and a request's sender hears so.
+		t.hub.system.DeadLetter.SendUserMessage(pid, message)
+		return
+	}
+	_, msg, sender := actor.UnwrapEnvelope(message)
+	switch m := msg.(type) {
 	case *wire.ToTab:
-		a.send(m)
+		t.send(m)
+	case protocol.ToTab:
+		t.out.Send(m) // from a pairing in this process: nothing to decode
 	case *wire.CloseTab:
-		a.out.Close(protocol.CloseCode(m.GetCode()))
-	}
-}
-
-// register looks the pairing up and registers with it; stale is the
-// pairing actor this tab found gone, if any.
-func (a *tabActor) register(ctx actor.Context, stale *actor.PID) {
-	a.failures++
-	if a.failures > registerAttempts {
-		a.hub.cfg.Logger.Warn("tab could not register with its pairing", "pairing", a.info.Pairing)
-		a.out.Close(protocol.CloseUnavailable)
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if a.pairing != nil {
-		ctx.Unwatch(a.pairing)
-	}
-	pid, err := a.hub.router.Pairing(rctx, a.info.Pairing, stale)
-	if err != nil {
-		a.out.Close(protocol.CloseUnavailable)
-		return
-	}
-	a.pairing = pid
-	ctx.Watch(pid)
-	a.requestRegistration(ctx, pid, true)
-}
-
-// requestRegistration asks pid to hold this tab. Accepted, the tab asks
-// again every Config.ConfirmEvery: a pairing on another node may have dropped it
-// (a broken connection between the nodes looks to protoactor like every
-// actor there stopping) while the tab itself heard nothing.
-func (a *tabActor) requestRegistration(ctx actor.Context, pid *actor.PID, lookedUp bool) {
-	self := ctx.Self()
-	f := ctx.RequestFuture(pid, &wire.TabRegister{TabId: a.info.TabID, FocusedAtUnixNano: unixNano(a.info.FocusedAt),
-		TabAddress: self.Address, TabActor: self.Id, LookedUp: lookedUp}, registerWait)
-	ctx.ReenterAfter(f, func(res any, err error) {
-		if !pid.Equal(a.pairing) {
-			return // an answer to an earlier registration
+		t.out.Close(protocol.CloseCode(m.GetCode()))
+	case *wire.PairingMoved:
+		t.moved(sender, actor.NewPID(m.GetAddress(), m.GetId()))
+	case *actor.Touch:
+		// A pairing asks whether the tab lives (a lost link took it away).
+		if sender != nil {
+			t.hub.system.Root.Send(sender, &actor.Touched{Who: t.pid})
 		}
-		switch r := res.(type) {
-		case *wire.TabRegistered:
-			if !r.GetAccepted() {
-				a.out.Close(protocol.CloseTooManyTabs)
-				return
-			}
-			a.failures = 0
-			a.confirmLater(ctx, pid)
-		default:
-			// A dead letter (the pairing had stopped), or no answer in
-			// time (lost on the way): look it up again, past that actor.
-			a.register(ctx, pid)
-		}
-	})
-}
-
-// confirmLater arms the next confirmation of the registration with pid,
-// when pid is on another node. A pairing in this process cannot drop the
-// tab unseen: it keeps its tabs until it stops (a panic stops it too, see
-// Activations.stop), and its stop reaches the tab as Terminated, so an
-// idle tab of a local pairing costs no timer (issue 13). A pairing that
-// moves away (PairingMoved) is confirmed from then on.
-func (a *tabActor) confirmLater(ctx actor.Context, pid *actor.PID) {
-	if a.confirm != nil {
-		a.confirm.Stop()
-		a.confirm = nil
-	}
-	self, root := ctx.Self(), ctx.ActorSystem().Root
-	if pid.Address == self.Address && !a.hub.cfg.confirmLocal {
-		return
-	}
-	a.confirm = a.hub.cfg.Clock.AfterFunc(a.hub.cfg.ConfirmEvery, func() { root.Send(self, &confirmTick{pairing: pid}) })
-}
-
-// confirmTick is the tab actor's note to itself to confirm its
-// registration with pairing.
-type confirmTick struct{ pairing *actor.PID }
-
-// registerWait bounds the wait for a registration's answer.
-const registerWait = 10 * time.Second
-
-func (a *tabActor) forward(ctx actor.Context, m wire.FromTab) {
-	if a.pairing != nil {
-		ctx.Request(a.pairing, m)
+	case *actor.PoisonPill:
+		t.Close()
+	case *actor.DeadLetterResponse:
+		// Something the tab forwarded reached a stopped pairing: it is
+		// lost with the pairing, whose Terminated makes the tab register
+		// anew.
 	}
 }
 
-// send hands the socket a message of the pairing's: a call, or any other
-// message as the JSON the pairing made of it (on its own node).
-func (a *tabActor) send(m *wire.ToTab) {
+// send hands the socket a message of a pairing on another node: a call,
+// or any other message as the JSON the pairing made of it.
+func (t *Tab) send(m *wire.ToTab) {
 	if c := m.GetCall(); c != nil {
-		a.out.Send(fromWireCall(c))
+		t.out.Send(fromWireCall(c))
 		return
 	}
 	env, err := protocol.DecodeType(m.GetJson())
@@ -224,8 +180,184 @@ func (a *tabActor) send(m *wire.ToTab) {
 	}
 	if err != nil {
 		// A message a newer build sends, or none the relay makes.
-		a.hub.cfg.Logger.Warn("message for a tab dropped: not one this relay sends", "pairing", a.info.Pairing, "err", err)
+		t.hub.cfg.Logger.Warn("message for a tab dropped: not one this relay sends", "pairing", t.info.Pairing, "err", err)
 		return
 	}
-	a.out.Send(msg)
+	t.out.Send(msg)
+}
+
+// SendSystemMessage takes protoactor's watches (actor.Process): its pairing
+// watches the tab, and the tab hears when its pairing stopped.
+func (t *Tab) SendSystemMessage(pid *actor.PID, message any) {
+	switch m := message.(type) {
+	case *actor.Watch:
+		t.mu.Lock()
+		if !t.closed.Load() {
+			t.watchers = append(t.watchers, m.Watcher)
+			t.mu.Unlock()
+			return
+		}
+		t.mu.Unlock()
+		t.hub.system.DeadLetter.SendSystemMessage(pid, m) // answers with Terminated
+	case *actor.Unwatch:
+		t.mu.Lock()
+		for i, w := range t.watchers {
+			if w.Equal(m.Watcher) {
+				t.watchers = append(t.watchers[:i], t.watchers[i+1:]...)
+				break
+			}
+		}
+		t.mu.Unlock()
+	case *actor.Terminated:
+		t.pairingGone(m.Who)
+	case *actor.Stop:
+		t.Close()
+	}
+}
+
+// Stop ends the tab (actor.Process).
+func (t *Tab) Stop(*actor.PID) { t.Close() }
+
+func (t *Tab) systemMessage(pid *actor.PID, msg any) {
+	p, _ := t.hub.system.ProcessRegistry.Get(pid)
+	p.SendSystemMessage(pid, msg)
+}
+
+// pairingGone looks the pairing up again when the actor the tab registered
+// with went away: it rebuilds it.
+func (t *Tab) pairingGone(who *actor.PID) {
+	t.mu.Lock()
+	gone := !t.closed.Load() && t.pairing != nil && t.pairing.Equal(who)
+	if gone {
+		t.pairing = nil // what the socket reads meanwhile has no actor to go to
+		t.stopConfirmLocked()
+	}
+	t.mu.Unlock()
+	if gone {
+		go t.lookUp(who)
+	}
+}
+
+// lookUp finds the pairing's actor and registers with it; stale is the
+// actor this tab found gone, if any.
+func (t *Tab) lookUp(stale *actor.PID) {
+	t.mu.Lock()
+	if t.closed.Load() {
+		t.mu.Unlock()
+		return
+	}
+	t.failures++
+	failed := t.failures > registerAttempts
+	t.mu.Unlock()
+	if stale != nil {
+		t.systemMessage(stale, &actor.Unwatch{Watcher: t.pid})
+	}
+	if failed {
+		t.hub.cfg.Logger.Warn("tab could not register with its pairing", "pairing", t.info.Pairing)
+		t.out.Close(protocol.CloseUnavailable)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	pid, err := t.hub.router.Pairing(ctx, t.info.Pairing, stale)
+	cancel()
+	if err != nil {
+		t.out.Close(protocol.CloseUnavailable)
+		return
+	}
+	t.mu.Lock()
+	if t.closed.Load() {
+		t.mu.Unlock()
+		return
+	}
+	t.pairing = pid
+	f := t.requestLocked(pid, true)
+	t.mu.Unlock()
+	t.systemMessage(pid, &actor.Watch{Watcher: t.pid}) // unlocked: a pid that is gone answers at once
+	go t.answered(pid, f)
+}
+
+// requestLocked asks pid to hold this tab. lookedUp: the tab looked the
+// pairing up, rather than confirming its registration.
+func (t *Tab) requestLocked(pid *actor.PID, lookedUp bool) *actor.Future {
+	return t.hub.system.Root.RequestFuture(pid, &wire.TabRegister{TabId: t.info.TabID, FocusedAtUnixNano: unixNano(t.info.FocusedAt),
+		TabAddress: t.pid.Address, TabActor: t.pid.Id, LookedUp: lookedUp}, registerWait)
+}
+
+// answered waits for pid's answer to a registration. Accepted, the tab
+// confirms it later (confirmLater); refused, the socket closes; no answer
+// in time or a dead letter (the pairing had stopped, or the request was
+// lost on the way): the tab looks the pairing up again, past that actor.
+func (t *Tab) answered(pid *actor.PID, f *actor.Future) {
+	res, _ := f.Result()
+	t.mu.Lock()
+	if t.closed.Load() || !pid.Equal(t.pairing) {
+		t.mu.Unlock()
+		return // an answer to an earlier registration
+	}
+	switch r := res.(type) {
+	case *wire.TabRegistered:
+		if !r.GetAccepted() {
+			t.mu.Unlock()
+			t.out.Close(protocol.CloseTooManyTabs)
+			return
+		}
+		t.failures = 0
+		t.confirmLaterLocked(pid)
+		t.mu.Unlock()
+	default:
+		t.pairing = nil
+		t.mu.Unlock()
+		t.lookUp(pid)
+	}
+}
+
+// moved follows a pairing that moved to another node (its node drains),
+// this tab among its tabs: the tab talks to the actor that holds it now.
+func (t *Tab) moved(from, to *actor.PID) {
+	t.mu.Lock()
+	if t.closed.Load() || from == nil || !from.Equal(t.pairing) {
+		t.mu.Unlock()
+		return
+	}
+	t.pairing = to
+	t.confirmLaterLocked(to)
+	t.mu.Unlock()
+	t.systemMessage(from, &actor.Unwatch{Watcher: t.pid})
+	t.systemMessage(to, &actor.Watch{Watcher: t.pid})
+}
+
+// confirmLaterLocked arms the next confirmation of the registration with
+// pid, every Config.ConfirmEvery, when pid is on another node: a pairing
+// there may have dropped the tab (a broken connection between the nodes
+// looks to protoactor like every actor there stopping) while the tab
+// itself heard nothing. A pairing in this process cannot drop the tab
+// unseen: it keeps its tabs until it stops (a panic stops it too, see
+// Activations.stop), and its stop reaches the tab as Terminated, so an idle
+// tab of a local pairing costs no timer (issue 13). A pairing that moves
+// away (PairingMoved) is confirmed from then on.
+func (t *Tab) confirmLaterLocked(pid *actor.PID) {
+	t.stopConfirmLocked()
+	if pid.Address == t.pid.Address && !t.hub.cfg.confirmLocal {
+		return
+	}
+	t.confirm = t.hub.cfg.Clock.AfterFunc(t.hub.cfg.ConfirmEvery, func() { go t.confirmNow(pid) })
+}
+
+func (t *Tab) stopConfirmLocked() {
+	if t.confirm != nil {
+		t.confirm.Stop()
+		t.confirm = nil
+	}
+}
+
+// confirmNow asks pid again to hold the tab, if the tab is still its.
+func (t *Tab) confirmNow(pid *actor.PID) {
+	t.mu.Lock()
+	if t.closed.Load() || !pid.Equal(t.pairing) {
+		t.mu.Unlock()
+		return
+	}
+	f := t.requestLocked(pid, false)
+	t.mu.Unlock()
+	t.answered(pid, f)
 }

@@ -83,7 +83,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 	deadline.Stop()
 	c.schedulePing()
 	// The welcome goes first: a call waiting for this browser may be sent
-	// as soon as the tab actor exists.
+	// as soon as the tab exists.
 	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
 		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
 	tab := c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)

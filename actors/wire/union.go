@@ -11,8 +11,8 @@ import "google.golang.org/protobuf/proto"
 // test of the move (TestAMovedPairingPassesEveryMessageOn): a new message
 // fails there until it is in a union or in that list.
 
-// FromTab is what a tab actor tells its pairing: what its tab said. The
-// sender is the tab actor.
+// FromTab is what a tab tells its pairing: what the tab said. The sender
+// is the tab (actors.Tab, a protoactor process).
 type FromTab interface {
 	proto.Message
 	fromTab()

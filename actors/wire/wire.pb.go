@@ -1,4 +1,4 @@
-// The messages between front ends, pairing actors and tab actors, and
+// The messages between front ends, pairing actors and tabs, and
 // between nodes' placement: everything an actor may send to an actor on
 // another node. Protobuf, because protoactor's remote carries nothing else
 // (reference/protoactor.md); every type here is registered on every node by
@@ -713,7 +713,7 @@ func (x *CallDone) GetWaitMs() int64 {
 	return 0
 }
 
-// TabRegister (tab → pairing), as a request; the tab actor is named in
+// TabRegister (tab → pairing), as a request; the tab is named in
 // the message (the request's sender is a future, so that the tab can tell
 // this answer from a bounced message).
 type TabRegister struct {
@@ -843,7 +843,7 @@ func (x *TabRegistered) GetAccepted() bool {
 
 // TabFocus, TabResult, TabAsking, TabStep, TabEvent, TabPermissions,
 // TabMessage (tab → pairing) carry what the tab said; the sender is the tab
-// actor (wire.FromTab, union.go).
+// (wire.FromTab, union.go).
 type TabFocus struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AtUnixNano    int64                  `protobuf:"varint,1,opt,name=at_unix_nano,json=atUnixNano,proto3" json:"at_unix_nano,omitempty"`
@@ -1180,10 +1180,11 @@ func (x *TabMessage) GetJson() []byte {
 	return nil
 }
 
-// ToTab (pairing → tab): a message for the socket: a call (encoded by the
-// tab actor, on the socket's node: a call's arguments can be large, and
-// the pairing must not spend its time encoding them), or any other
-// message as JSON.
+// ToTab (pairing → tab, across nodes): a message for the socket: a call
+// (encoded by the socket's writer, on the socket's node: a call's
+// arguments can be large, and the pairing must not spend its time encoding
+// them), or any other message as JSON. A pairing on the tab's own node
+// sends the tab-protocol message itself.
 type ToTab struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Json          []byte                 `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
