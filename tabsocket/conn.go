@@ -236,28 +236,27 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 	})
 }
 
-// run reads until the socket ends, and returns once it is closed and its
-// writer, if one ran, is done.
-func (c *conn) run() {
-	defer func() {
-		c.end(endRelayClose, protocol.CloseInternal) // a no-op when the end was decided, as it always should be
-		<-c.ctx.Done()
-		c.writers.Wait() // no Add after qclosed, which end set before ctx ended
-	}()
+// hello reads and checks the tab's hello within the hello deadline. It
+// reports whether the tab was proven; when not, the socket's end was
+// decided (wait returns once it is done).
+func (c *conn) hello() bool {
 	c.touch()
-	hello := c.s.cfg.Clock.AfterFunc(c.s.cfg.HelloTimeout, func() {
+	deadline := c.s.cfg.Clock.AfterFunc(c.s.cfg.HelloTimeout, func() {
 		if !c.proven.Load() {
 			c.close(protocol.CloseNoHello)
 		}
 	})
-	defer c.stopPing() // pings start with the welcome
 	c.ws.SetReadLimit(helloReadLimit)
-	ok := c.readHello(hello)
-	hello.Stop()
-	if !ok {
-		return
+	ok := c.readHello(deadline)
+	deadline.Stop()
+	if ok {
+		c.ws.SetReadLimit(protocol.MaxMessageBytes)
 	}
-	c.ws.SetReadLimit(protocol.MaxMessageBytes)
+	return ok
+}
+
+// serve reads a proven tab until the socket ends.
+func (c *conn) serve() {
 	defer c.release()
 	c.s.cfg.Metrics.Tabs.Inc()
 	defer c.s.cfg.Metrics.Tabs.Dec()
@@ -277,6 +276,16 @@ func (c *conn) run() {
 			return
 		}
 	}
+}
+
+// wait returns once the socket is closed and its writer, if one ran, is
+// done; its end was decided before, as it always should be (else it ends
+// now, as internal).
+func (c *conn) wait() {
+	c.stopPing()
+	c.end(endRelayClose, protocol.CloseInternal)
+	<-c.ctx.Done()
+	c.writers.Wait() // no Add after qclosed, which end set before ctx ended
 }
 
 // readFailed ends the socket after a failed read. When the relay had

@@ -8,9 +8,11 @@ package tabsocket
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -225,13 +227,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}
-	// The socket is read in a goroutine of its own and the handler returns:
-	// nothing of the upgrade request, its response or net/http's connection
-	// (but the buffers the library took over) stays with an idle tab, and the
-	// reader's stack is shallow (issue 13). Drain waits for s.conns.
+	// The hello is read here; a proven socket is then read in a goroutine
+	// of its own and the handler returns: nothing of the upgrade request,
+	// its response or net/http's connection stays with an idle tab, and the
+	// reader's stack never held the hello's work (the store, the actors), so
+	// it stays small (issue 13). Drain waits for s.conns.
+	if !c.hello() {
+		c.wait()
+		s.untrack(c)
+		s.cfg.Metrics.Open.Dec()
+		return
+	}
 	go func() {
 		defer s.cfg.Metrics.Open.Dec()
-		c.run() // returns once the socket is closed and its goroutines are done
+		c.serve()
+		c.wait()
 		s.untrack(c)
 	}()
 }
@@ -251,6 +261,11 @@ func (s *Server) logRefusedOrigin(origin string) {
 	}
 }
 
+// socketBuffer is the size of a socket's read and write buffers. A frame
+// larger than that is read or written through with one more system call;
+// the relay's messages and most of a tab's are smaller.
+const socketBuffer = 1 << 10
+
 // hijacked keeps the TCP connection websocket.Accept takes over, so that
 // a socket's end can close it when the library's close handshake does not
 // return (DefaultCloseTimeout).
@@ -259,10 +274,30 @@ type hijacked struct {
 	conn net.Conn
 }
 
+// Hijack hands the library the connection with buffers of its own, of
+// socketBuffer bytes: net/http's are 4 KiB each, and the library keeps
+// them for the socket's life (issue 13: the largest part of an idle tab).
+// What net/http had read ahead, if anything, stays first in line.
 func (h *hijacked) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return c, brw, err
+	}
 	h.conn = c
-	return c, brw, err
+	if err := brw.Writer.Flush(); err != nil { // nothing is left there; never lose it
+		return c, brw, err
+	}
+	ahead, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	if len(ahead) == 0 {
+		return c, bufio.NewReadWriter(bufio.NewReaderSize(c, socketBuffer), bufio.NewWriterSize(c, socketBuffer)), nil
+	}
+	ahead = bytes.Clone(ahead)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(ahead), c), max(socketBuffer, len(ahead)))
+	// In the buffer, where the library looks for what was read ahead.
+	if _, err := r.Peek(len(ahead)); err != nil {
+		return c, brw, err
+	}
+	return c, bufio.NewReadWriter(r, bufio.NewWriterSize(c, socketBuffer)), nil
 }
 
 func (h *hijacked) Unwrap() http.ResponseWriter { return h.ResponseWriter }
