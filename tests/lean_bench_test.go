@@ -259,6 +259,10 @@ func sourceDialer() *http.Client {
 // most inflight connecting at once; it returns the seconds it took.
 func (r *benchRelay) addTabs(n, inflight int) float64 {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// One bundle for every tab: each would otherwise decode and check its
+	// own, which cost the benchmark's process a quarter of its CPU (a tab's
+	// cost, not the relay's, on the cores they share).
+	bundle := protocol.ProbeBundle()
 	sem := make(chan struct{}, inflight)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -270,7 +274,8 @@ func (r *benchRelay) addTabs(n, inflight int) float64 {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: sourceDialer()})
+			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: sourceDialer(),
+				Bundle: bundle})
 			if err != nil {
 				errs.add("%v", err)
 				return
