@@ -43,6 +43,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Disconnects.WithLabelValues("tab_closed")
 	m.Refused.WithLabelValues("origin")
 	m.Refused.WithLabelValues("draining")
+	m.Refused.WithLabelValues("busy")
 	if reg != nil {
 		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects, m.Open, m.Ends, m.Rekeyed)
 	}

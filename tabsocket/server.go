@@ -80,6 +80,12 @@ type Config struct {
 	CloseTimeout time.Duration // real time, as the library's own waits
 	RatePerSec   int           // messages a tab may send per second, sustained
 	RateBurst    int
+	// MaxHandshakes bounds the upgrades worked on at once (0:
+	// DefaultMaxHandshakes, negative: no bound); one over it waits up to
+	// HandshakeWait (0: DefaultHandshakeWait) for its turn, and is then
+	// refused with 503 and Retry-After.
+	MaxHandshakes int
+	HandshakeWait time.Duration
 	// NewPairingsPerHour bounds the hellos of browsers the relay does not
 	// know from one address (0: DefaultNewPairingsPerHour, negative: no
 	// limit). Over it, such a hello is closed with CloseUnavailable; known
@@ -96,6 +102,7 @@ type Server struct {
 	origins map[string]bool
 
 	newPairings newPairings
+	handshakes  gate
 	// pings and writes are the sockets' shared schedules (schedule.go).
 	pings, writes *schedule
 
@@ -142,6 +149,10 @@ func NewServer(cfg Config) (*Server, error) {
 	def(&cfg.PingInterval, DefaultPingInterval)
 	def(&cfg.WriteTimeout, DefaultWriteTimeout)
 	def(&cfg.CloseTimeout, DefaultCloseTimeout)
+	def(&cfg.HandshakeWait, DefaultHandshakeWait)
+	if cfg.MaxHandshakes == 0 {
+		cfg.MaxHandshakes = DefaultMaxHandshakes
+	}
 	if cfg.SendQueue <= 0 {
 		cfg.SendQueue = DefaultSendQueue
 	}
@@ -167,6 +178,7 @@ func NewServer(cfg Config) (*Server, error) {
 		pushes: map[string]bool{}}
 	s.idle = sync.NewCond(&s.mu)
 	s.newSchedules()
+	s.handshakes = newGate(cfg.MaxHandshakes, cfg.HandshakeWait, cfg.Clock)
 	s.newPairings = newPairings{perHour: float64(cfg.NewPairingsPerHour), buckets: map[string]*tokenBucket{}}
 	return s, nil
 }
@@ -215,6 +227,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "This relay node is shutting down; connect again.", http.StatusServiceUnavailable)
 		return
 	}
+	if !s.handshakes.enter(r.Context()) {
+		s.cfg.Metrics.Refused.WithLabelValues("busy").Inc()
+		w.Header().Set("Connection", "close") // the next try may reach another node
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "This relay node is busy connecting tabs; connect again.", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.handshakes.leave() // the handler returns once the tab is welcomed (or refused)
 	// The Origin was compared exactly above; the library's own check
 	// matches host patterns, which is not what SPEC §6 asks.
 	hw := &hijacked{ResponseWriter: w}
