@@ -12,7 +12,7 @@ import (
 func (n *Node) newMCP() (*mcp.Server, error) {
 	return mcp.NewServer(mcp.Config{
 		PublicURL: n.cfg.PublicURL, ResourceMetadataURL: n.oauth.ResourceMetadataURL(), Version: n.cfg.Version,
-		Bundle: n.cfg.Bundle, Verifier: n.oauth, Caller: n, Events: n.events,
+		Bundle: n.cfg.Bundle, Verifier: n.oauth, Caller: n, Events: n.events, JSONWait: n.cfg.JSONWait,
 		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, Logger: n.log,
 		CancelElsewhere: n.cancelElsewhere(),

@@ -52,10 +52,14 @@ type Config struct {
 	AllowedOrigins []string
 	AppURL         string
 	// Demo serves the demo app (web/demo) at /demo/ on the public listener.
-	Demo        bool
-	Bundle      *protocol.Bundle // nil: the demo app's
-	CallWait    time.Duration
-	TurnIdle    time.Duration
+	Demo     bool
+	Bundle   *protocol.Bundle // nil: the demo app's
+	CallWait time.Duration
+	TurnIdle time.Duration
+	// JSONWait is how long a tools/call of a host that accepts both shapes
+	// waits for its answer before it opens the event stream
+	// (mcp.Config.JSONWait; 0: its default).
+	JSONWait    time.Duration
 	DrainWindow time.Duration // tabs reconnect spread over this window
 	Grace       time.Duration // a shutdown ends within this
 	Version     string

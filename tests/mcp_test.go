@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/node"
 )
 
 // mcpClient speaks MCP over HTTP with a bearer token, in either era.
@@ -45,7 +46,13 @@ func (c *mcpClient) send(method string, params map[string]any, sse bool, tweak f
 		params = map[string]any{}
 	}
 	if c.modern {
-		params["_meta"] = c.meta()
+		meta := c.meta()
+		if own, ok := params["_meta"].(map[string]any); ok { // the request's own (a progress token) beside the era's
+			for k, v := range own {
+				meta[k] = v
+			}
+		}
+		params["_meta"] = meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(string(body)))
@@ -132,7 +139,12 @@ func tryReadReply(resp *http.Response) (rpcReply, error) {
 
 // connectedMCP returns a relay, a tab and an MCP client with a real token.
 func connectedMCP(t *testing.T) (*relay, *browser, *mcpClient) {
-	r := startRelay(t, nil)
+	return connectedMCPWith(t, nil)
+}
+
+// connectedMCPWith is connectedMCP on a relay whose config tweak changes.
+func connectedMCPWith(t *testing.T, tweak func(*node.Config)) (*relay, *browser, *mcpClient) {
+	r := startRelay(t, tweak)
 	b, _ := pairedBrowser(t, r)
 	h := newHost(t, r.url)
 	_, tokens := connect(t, r, b, h)

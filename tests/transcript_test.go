@@ -10,8 +10,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/tabrelay/tabrelay/node"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/ from what the relay answers now")
@@ -19,12 +22,15 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts in testd
 // TestTranscripts fixes the exact JSON-RPC exchanges of both eras. Each
 // testdata/mcp-*.txtar holds requests ("-- N request --", with a line of
 // headers "Era: legacy|modern" and an optional "Accept: sse"), and the
-// answer the relay must give ("-- N response --"): its status and body,
-// with what changes from run to run (ids of turns and calls, versions)
-// written as placeholders. go test ./tests -run TestTranscripts -update
+// answer the relay must give ("-- N response --"): its status, the shape
+// it chose when the request accepted both (JSON or the event stream), and
+// its body, with what changes from run to run (ids of turns and calls,
+// versions) written as placeholders. go test ./tests -run TestTranscripts -update
 // writes the answers anew.
 func TestTranscripts(t *testing.T) {
-	_, _, c := connectedMCP(t)
+	// An answer that comes first is JSON whatever the machine's load: the
+	// stream opens only when something comes to stream (the person asked).
+	_, _, c := connectedMCPWith(t, func(cfg *node.Config) { cfg.JSONWait = time.Minute })
 	replayTranscripts(t, "testdata/mcp-*.txtar", "TestTranscripts", func(t *testing.T, files []txtar.File) []txtar.File {
 		var out []txtar.File
 		for _, f := range files {
@@ -80,9 +86,18 @@ func (c *mcpClient) replay(t *testing.T, req []byte) []byte {
 	}
 	c.modern = bytes.Contains(head, []byte("Era: modern"))
 	c.id = 0 // every request of a transcript has id 1
-	rep := c.send(msg.Method, msg.Params, bytes.Contains(head, []byte("Accept: sse")), nil)
+	sse := bytes.Contains(head, []byte("Accept: sse"))
+	rep := c.send(msg.Method, msg.Params, sse, nil)
 	var b strings.Builder
-	b.WriteString("Status: " + http.StatusText(rep.status) + "\n\n")
+	b.WriteString("Status: " + http.StatusText(rep.status) + "\n")
+	if sse {
+		// A host that accepts both shapes gets the one the relay chose: JSON
+		// when the answer came first, the event stream when something came
+		// to stream (issue 13).
+		mediaType, _, _ := strings.Cut(rep.header.Get("Content-Type"), ";")
+		b.WriteString("Content-Type: " + mediaType + "\n")
+	}
+	b.WriteString("\n")
 	for _, e := range rep.events {
 		b.WriteString(normalize(e) + "\n")
 	}
