@@ -83,6 +83,7 @@ import (
 type Store struct {
 	rdb    goredis.UniversalClient
 	prefix string
+	hellos *touchBatch // the pairings of hellos, in pipelines (batch.go)
 	// now is the clock TTLs are computed on: the wall clock but in tests
 	// that run records dated by a fixed clock.
 	now func() time.Time
@@ -97,7 +98,7 @@ func New(client goredis.UniversalClient, prefix string) *Store {
 	if strings.ContainsAny(prefix, "{}") {
 		panic(fmt.Sprintf("redis store: key prefix %q holds a brace", prefix))
 	}
-	return &Store{rdb: client, prefix: prefix, now: time.Now}
+	return &Store{rdb: client, prefix: prefix, now: time.Now, hellos: &touchBatch{rdb: client}}
 }
 
 // Hash-tagged key families (see the package doc).
@@ -211,9 +212,43 @@ func getJSON(ctx context.Context, c getter, key, what string, v any) (found bool
 
 // TouchPairing returns the pairing's record, creating it when new, and
 // records now as its last use: its TTL runs pairing.IdleTTL from there.
+// One command finds or makes it, in a pipeline with the other hellos of
+// the moment (batch.go); only the hourly renewal of a known pairing's last
+// use is a transaction of its own.
 func (s *Store) TouchPairing(ctx context.Context, id string, secretHash []byte, now time.Time) (pairing.Record, error) {
-	return touch(ctx, s, s.plainKey("pairing", id), "pairing "+id, pairing.Touch(id, secretHash, now),
-		func(p pairing.Record) time.Time { return p.LastSeen.Add(pairing.IdleTTL) })
+	key, what := s.plainKey("pairing", id), "pairing "+id
+	renew := pairing.Touch(id, secretHash, now)
+	end := func(p pairing.Record) time.Time { return p.LastSeen.Add(pairing.IdleTTL) }
+	var fresh pairing.Record
+	if _, err := renew(&fresh, false); err != nil {
+		return pairing.Record{}, err
+	}
+	raw, err := json.Marshal(fresh)
+	ttl := s.ttl(end(fresh))
+	if err != nil || ttl == 0 {
+		return touch(ctx, s, key, what, renew, end)
+	}
+	op := &touchOp{key: key, val: raw, ttl: ttl}
+	if err := s.hellos.getOrCreate(ctx, op); err != nil {
+		return pairing.Record{}, fmt.Errorf("redis store: find or make %s: %w", what, err)
+	}
+	if !op.found {
+		return fresh, nil
+	}
+	var rec pairing.Record
+	if err := json.Unmarshal(op.old, &rec); err != nil {
+		return pairing.Record{}, fmt.Errorf("redis store: %s does not decode: %w", what, err)
+	}
+	if probe := rec; !mustWrite(renew, &probe) {
+		return rec, nil
+	}
+	return touch(ctx, s, key, what, renew, end)
+}
+
+// mustWrite reports whether renew changes the record found.
+func mustWrite(renew func(*pairing.Record, bool) (bool, error), rec *pairing.Record) bool {
+	write, err := renew(rec, true)
+	return err != nil || write
 }
 
 // touch applies renew to the record at key, written alone (found: whether
