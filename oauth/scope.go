@@ -78,12 +78,22 @@ func (s *Server) ownScope(ctx context.Context, connection string) (entries []pro
 	if err != nil {
 		return nil, false, err
 	}
+	entries, hasOwn = s.parseOwnScope(connection, raw)
+	return entries, hasOwn, nil
+}
+
+// parseOwnScope reads a connection's own record as stored (nil: none). A
+// record that does not parse grants nothing, loudly.
+func (s *Server) parseOwnScope(connection string, raw []byte) (entries []protocol.ScopeEntry, hasOwn bool) {
+	if raw == nil {
+		return nil, false
+	}
 	sc, err := ParseScope(raw)
 	if err != nil {
 		s.cfg.Logger.Error("scope record unreadable: the connection gets no access", "connection", connection, "err", err)
-		return nil, true, nil
+		return nil, true
 	}
-	return sc.Entries, true, nil
+	return sc.Entries, true
 }
 
 func notFoundAsNil(err error) error {

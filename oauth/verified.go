@@ -122,7 +122,9 @@ func (s *Server) Verify(ctx context.Context, token string) (protocol.Grant, erro
 }
 
 // check reads a token, its family, its connection's chain and their
-// scope records.
+// scope records: the token, then its family with its connection and that
+// connection's scope (one round trip on a store that is a CheckReader),
+// then each ancestor with its scope, if any.
 func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *checkedEntry, error) {
 	t, err := s.accessTokenRecord(ctx, token)
 	if err != nil {
@@ -132,20 +134,17 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 	if now.After(t.ExpiresAt) || t.Resource != s.resource {
 		return protocol.Grant{}, nil, ErrInvalidToken
 	}
-	fam, err := s.cfg.Store.Family(ctx, t.FamilyID)
-	if err != nil || fam.Revoked {
+	first, err := s.checkRecords(ctx, t.FamilyID, t.ConnectionID)
+	if err != nil || first.Family.Revoked {
 		return protocol.Grant{}, nil, notFoundAsInvalid(err)
 	}
-	e := &checkedEntry{until: t.ExpiresAt, pairings: []string{fam.PairingID}}
+	e := &checkedEntry{until: t.ExpiresAt, pairings: []string{first.Family.PairingID}}
 	if age := s.verified.maxAge; age > 0 && now.Add(age).Before(e.until) {
 		e.until = now.Add(age)
 	}
-	var chain []Connection
-	for id := t.ConnectionID; ; {
-		c, err := s.cfg.Store.Connection(ctx, id)
-		if err != nil {
-			return protocol.Grant{}, nil, notFoundAsInvalid(err)
-		}
+	var chain []CheckRecords
+	for rec := first; ; {
+		c := rec.Connection
 		if c.Revoked || len(chain) > maxDerivation || now.After(c.End()) {
 			return protocol.Grant{}, nil, ErrInvalidToken
 		}
@@ -153,21 +152,20 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 			e.until = c.End()
 		}
 		e.pairings = appendNew(e.pairings, c.PairingID)
-		chain = append(chain, c)
+		chain = append(chain, rec)
 		if c.ParentID == "" {
 			break
 		}
-		id = c.ParentID
+		if rec, err = s.checkRecords(ctx, "", c.ParentID); err != nil {
+			return protocol.Grant{}, nil, notFoundAsInvalid(err)
+		}
 	}
 	// The resolved scope, from the root down (ResolvedScope's rule): the
 	// root's own entries, each derived connection's intersected with its
 	// own when it has any.
 	var scope []protocol.ScopeEntry
 	for i := len(chain) - 1; i >= 0; i-- {
-		own, hasOwn, err := s.ownScope(ctx, chain[i].ID)
-		if err != nil {
-			return protocol.Grant{}, nil, err
-		}
+		own, hasOwn := s.parseOwnScope(chain[i].Connection.ID, chain[i].Scope)
 		switch {
 		case i == len(chain)-1:
 			scope = own
@@ -175,9 +173,46 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 			scope = protocol.Intersect(scope, own)
 		}
 	}
-	conn := chain[0]
+	conn := chain[0].Connection
 	e.c = protocol.Grant{ConnectionID: conn.ID, ClientName: conn.ClientName, Host: conn.Host, PairingID: conn.PairingID, Scope: scope}
 	return e.c, e, nil
+}
+
+// CheckReader is a Store that reads what a bearer check needs beside the
+// token in one round trip (the Redis store: one pipeline). The embedded
+// store reads in memory and need not be one.
+type CheckReader interface {
+	// CheckRecords returns family familyID (when not empty), connection
+	// connectionID and its own scope record; ErrNotFound for a family or
+	// connection it does not hold.
+	CheckRecords(ctx context.Context, familyID, connectionID string) (CheckRecords, error)
+}
+
+// CheckRecords are what a bearer check reads of one connection.
+type CheckRecords struct {
+	Family     Family // when asked for
+	Connection Connection
+	Scope      []byte // the connection's own scope record as stored; nil: none
+}
+
+// checkRecords reads family familyID (when not empty), a connection and
+// its own scope record, in one round trip when the store can.
+func (s *Server) checkRecords(ctx context.Context, familyID, connectionID string) (CheckRecords, error) {
+	if cr, ok := s.cfg.Store.(CheckReader); ok {
+		return cr.CheckRecords(ctx, familyID, connectionID)
+	}
+	var r CheckRecords
+	var err error
+	if familyID != "" {
+		if r.Family, err = s.cfg.Store.Family(ctx, familyID); err != nil {
+			return r, err
+		}
+	}
+	if r.Connection, err = s.cfg.Store.Connection(ctx, connectionID); err != nil {
+		return r, err
+	}
+	r.Scope, err = s.cfg.Store.ScopeRecord(ctx, connectionID)
+	return r, notFoundAsNil(err)
 }
 
 func appendNew(list []string, s string) []string {

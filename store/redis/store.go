@@ -198,6 +198,12 @@ type getter interface {
 // what names the record in an error (never its key: keys hold hashes).
 func getJSON(ctx context.Context, c getter, key, what string, v any) (found bool, err error) {
 	raw, err := c.Get(ctx, key).Bytes()
+	return decodeJSON(raw, err, what, v)
+}
+
+// decodeJSON decodes into v what a GET answered (raw, err); found is
+// false for a key that is not there.
+func decodeJSON(raw []byte, err error, what string, v any) (found bool, _ error) {
 	if errors.Is(err, goredis.Nil) {
 		return false, nil
 	}
