@@ -29,9 +29,13 @@ func (n *Node) publicRoutes() http.Handler {
 }
 
 // adminRoutes are the admin listener's routes (loopback by default):
-// /metrics and /debug/check open, /admin/… behind RELAY_ADMIN_TOKEN.
+// /metrics, /debug/check, /health and /ready open, /admin/… behind
+// RELAY_ADMIN_TOKEN. The probes answer here too, where a storm of tabs on
+// the public listener (its accept queue, its handshakes) cannot hold them
+// up (issue 13).
 func (n *Node) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
+	httpserver.Probes(mux, n.cfg.Version, n.readiness)
 	admin.New(admin.Config{Token: n.cfg.AdminToken, Bundle: n.cfg.Bundle, Scopes: n.oauth, Connections: n.store,
 		Metrics: n.registry, Check: n.check, Logger: n.log}).Routes(mux)
 	return mux

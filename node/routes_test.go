@@ -31,14 +31,16 @@ func startAdminNode(t *testing.T, token string) (*Node, *syncbuf.Buffer) {
 	return n, logs
 }
 
-// TestTheAdminListener: /metrics stays open for Prometheus, with the
+// TestTheAdminListener: /metrics stays open for Prometheus, and the
+// probes answer there too (out of the public listener's storms), with the
 // admin API on or off; the admin API behind it needs the token (its own
 // tests are in package admin).
 func TestTheAdminListener(t *testing.T) {
 	for _, token := range []string{"", "0123456789abcdef-admin"} {
 		n, _ := startAdminNode(t, token)
-		for path, want := range map[string]int{"/metrics": http.StatusOK, "/admin/scopes/conn_x": http.StatusNotFound} {
-			if token != "" && path != "/metrics" {
+		for path, want := range map[string]int{"/metrics": http.StatusOK, "/health": http.StatusOK, "/ready": http.StatusOK,
+			"/admin/scopes/conn_x": http.StatusNotFound} {
+			if token != "" && strings.HasPrefix(path, "/admin/") {
 				want = http.StatusUnauthorized
 			}
 			resp, err := http.Get("http://" + n.AdminAddr() + path)
