@@ -65,7 +65,8 @@ func (sc *schedule) tick() {
 // newSchedules makes the Server's two schedules.
 func (s *Server) newSchedules() {
 	s.pings = &schedule{clock: s.cfg.Clock, step: min(pingStep, s.cfg.PingInterval), run: s.pingDue}
-	s.writes = &schedule{clock: clock.Real{}, step: min(time.Second, s.cfg.WriteTimeout/4), run: s.writesStuck}
+	// A stuck write is closed between WriteTimeout and 1.25 times that.
+	s.writes = &schedule{clock: clock.Real{}, step: max(s.cfg.WriteTimeout/4, 10*time.Millisecond), run: s.writesStuck}
 }
 
 // pingDue pings the tabs whose ping is due, and closes those that said
