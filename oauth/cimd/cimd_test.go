@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/testwait"
 )
 
 // docServer is a real https server on 127.0.0.1 that counts requests.
@@ -342,21 +343,12 @@ func TestConcurrentFetchMakesOneRequest(t *testing.T) {
 		})
 	}
 	// Hold the answer until every caller waits on the one fetch.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	testwait.Eventually(t, func() bool {
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		c := f.calls[srv.id()]
-		n := 0
-		if c != nil {
-			n = c.callers
-		}
-		f.mu.Unlock()
-		if n == callers {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers joined the fetch, want %d", n, callers)
-		}
-	}
+		return c != nil && c.callers == callers
+	}, "%d callers joining the one fetch", callers)
 	close(release)
 	wg.Wait()
 	close(errs)
