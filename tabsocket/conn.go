@@ -82,20 +82,18 @@ func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 // Send queues msg for the tab without blocking (actors.Outbox). A full
 // queue means the tab does not keep up: it is closed with CloseSlow.
 func (c *conn) Send(msg protocol.ToTab) bool {
-	if c.ending.Load() {
-		return false // closing: the backlog of a gone tab costs nothing
-	}
 	// The writer encodes the message: the sender (a pairing, for a call
 	// whose arguments may be large) only queues it.
 	_, call := msg.(protocol.Call)
 	return c.put(outgoing{msg: msg}, call)
 }
 
-// sendFrame queues a message encoded already (a call when call is set:
-// the tab may answer it outside the rate limit).
-func (c *conn) sendFrame(frame []byte, call bool) bool { return c.put(outgoing{frame: frame}, call) }
+// sendFrame queues a message encoded already (never a call).
+func (c *conn) sendFrame(frame []byte) bool { return c.put(outgoing{frame: frame}, false) }
 
-// put queues o; a call counts as a credit once queued.
+// put queues o; a call counts as a credit once queued (the tab may answer
+// it outside the rate limit). While the socket ends nothing is queued: the
+// backlog of a gone tab costs nothing.
 func (c *conn) put(o outgoing, call bool) bool {
 	if c.ending.Load() || !c.enqueue(o) {
 		return false

@@ -379,7 +379,7 @@ func (s *Server) push(pairing string) {
 			} else {
 				frame, _ := json.Marshal(protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list})
 				for _, c := range s.proven(pairing) {
-					c.sendFrame(frame, false)
+					c.sendFrame(frame)
 				}
 			}
 		}
