@@ -1,5 +1,6 @@
-// Package admin serves the admin listener (SPEC §2, §8, §9): /metrics
-// and /debug/check, open (the listener is loopback by default), and the
+// Package admin serves the admin listener (SPEC §2, §8, §9): /metrics,
+// /debug/check and Go's runtime profiles under /debug/pprof/, open (the
+// listener is loopback by default), and the
 // admin API under /admin/, which answers only a bearer token equal to
 // RELAY_ADMIN_TOKEN. The API is how an operator reads and writes a
 // connection's scope (`tabrelay scope …`); nothing an MCP request carries
@@ -24,6 +25,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -84,11 +86,32 @@ func (a *API) Routes(mux *http.ServeMux) {
 	if a.cfg.Check != nil {
 		mux.HandleFunc("GET /debug/check", a.debugCheck)
 	}
+	profiles(mux)
 	mux.Handle("/admin/", a.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, protocol.ErrNotFound.With("The admin API has no such route."))
 	})))
 	mux.Handle("/admin/scopes", a.auth(http.HandlerFunc(a.holders)))
 	mux.Handle("/admin/scopes/{conn}", a.auth(http.HandlerFunc(a.scope)))
+}
+
+// profiles mounts Go's runtime profiles (net/http/pprof), to see where a
+// running node spends its CPU and memory (docs/BENCHMARKS.md profiles the
+// idle relay so): /debug/pprof/ (the index, and heap, allocs, goroutine,
+// mutex, block… by name), /debug/pprof/profile?seconds=N (CPU) and
+// /debug/pprof/trace?seconds=N. Not /debug/pprof/cmdline: the command line
+// may carry a secret given as a flag (--signing-key). The handlers are
+// mounted on mux, never through net/http/pprof's init on
+// http.DefaultServeMux, which the public listener does not serve either.
+func profiles(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/debug/pprof/cmdline" {
+			http.NotFound(w, r)
+			return
+		}
+		pprof.Index(w, r)
+	})
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // debugCheck reports whether the node's actors, placement and gauges

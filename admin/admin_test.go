@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -44,6 +45,40 @@ func TestDebugCheck(t *testing.T) {
 			}
 			if tc.err == nil && (body["ok"] != tc.ok || body["pairingsActive"] != 2.0) {
 				t.Fatalf("report %v", body)
+			}
+		})
+	}
+}
+
+// TestProfiles: the admin listener serves Go's runtime profiles with no
+// token, but never the command line, which may carry a secret flag.
+func TestProfiles(t *testing.T) {
+	mux := http.NewServeMux()
+	New(Config{Token: testAdminToken}).Routes(mux)
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/debug/pprof/", http.StatusOK},
+		{"/debug/pprof/heap?debug=1", http.StatusOK},
+		{"/debug/pprof/goroutine?debug=1", http.StatusOK},
+		{"/debug/pprof/profile?seconds=1", http.StatusOK},
+		{"/debug/pprof/cmdline", http.StatusNotFound},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, err := http.Get(hs.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%s: %d, want %d", tc.path, resp.StatusCode, tc.status)
+			}
+			if tc.status == http.StatusOK && len(body) == 0 {
+				t.Fatalf("%s: empty profile", tc.path)
 			}
 		})
 	}
