@@ -53,7 +53,11 @@ import (
 // LEAN_BINARY runs another build of tabrelay instead of this tree's (a
 // baseline to compare with). LEAN_TABS (default 1000,10000,19000) sets the steps of the idle tabs;
 // the process's file limit here is 20,000, which the relay's sockets and
-// the tabs' ends (in this process) must each fit in.
+// the tabs' ends (in this process) must each fit in. LEAN_IDLE_ONLY=1 runs
+// the idle tabs alone (no latency, throughput or restart); LEAN_IDLE_ROUNDS
+// (default 1) measures the idle CPU that many times in a row, reporting
+// their mean; LEAN_PROFILE=FILE writes a 30 s CPU profile of the idle
+// relay, taken from its admin listener after the measured rounds.
 //
 // It runs only with TABRELAY_LEAN_BENCH=1 (make bench's second line), so
 // that `-bench .` over every package does not run it as well:
@@ -63,11 +67,13 @@ func BenchmarkLeanCallPath(b *testing.B) {
 	if os.Getenv("TABRELAY_LEAN_BENCH") != "1" {
 		b.Skip("set TABRELAY_LEAN_BENCH=1 (make bench does)")
 	}
-	peer := startGoSDKPeer(b)
-	a := startBenchRelay(b, b.TempDir())
-	latency(b, a, peer)
-	throughput(b, a)
-	a.stop()
+	if os.Getenv("LEAN_IDLE_ONLY") != "1" {
+		peer := startGoSDKPeer(b)
+		a := startBenchRelay(b, b.TempDir())
+		latency(b, a, peer)
+		throughput(b, a)
+		a.stop()
+	}
 	idleTabs(b, startBenchRelay(b, b.TempDir()))
 }
 
@@ -220,14 +226,20 @@ func (r *benchRelay) metric(series string) float64 {
 
 // cpuTicks is the relay's user+system CPU in clock ticks (1/100 s).
 func (r *benchRelay) cpuTicks() int64 {
+	ut, st := r.cpuSplit()
+	return ut + st
+}
+
+// cpuSplit is the relay's user and system CPU in clock ticks.
+func (r *benchRelay) cpuSplit() (user, system int64) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", r.cmd.Process.Pid))
 	if err != nil {
 		r.b.Fatal(err)
 	}
 	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return ut + st
+	user, _ = strconv.ParseInt(f[11], 10, 64)
+	system, _ = strconv.ParseInt(f[12], 10, 64)
+	return user, system
 }
 
 // rssKiB is the relay's resident set.
@@ -497,13 +509,58 @@ func idleTabs(b *testing.B, r *benchRelay) {
 	}
 	b.ReportMetric(admitted/admitSecs, "admit/s")
 	n := len(r.tabs)
-	t0 := r.cpuTicks()
-	const idle = 30 * time.Second
-	time.Sleep(idle)
-	pct := float64(r.cpuTicks()-t0) / idle.Seconds()
-	b.ReportMetric(pct, "idle-cpu%")
-	b.Logf("%d idle tabs: %.1f %% of a core over %v", n, pct, idle)
-	storm(b, r, n)
+	r.idleCPU(n)
+	if path := os.Getenv("LEAN_PROFILE"); path != "" {
+		r.profile(path, idleWindow)
+	}
+	if os.Getenv("LEAN_IDLE_ONLY") != "1" {
+		storm(b, r, n)
+	}
+}
+
+// idleWindow is how long the relay's idle CPU is measured, each round.
+const idleWindow = 30 * time.Second
+
+// idleCPU reports the relay's CPU with its n tabs idle: as % of a core
+// (the mean of LEAN_IDLE_ROUNDS rounds), and per ping and its pong, at
+// the relay's default interval (a ping to each tab every 25 s: what an
+// idle tab costs is mostly those).
+func (r *benchRelay) idleCPU(n int) {
+	rounds, _ := strconv.Atoi(os.Getenv("LEAN_IDLE_ROUNDS"))
+	rounds = max(rounds, 1)
+	pingsPerSec := float64(n) / (25 * time.Second).Seconds()
+	var sum float64
+	for i := range rounds {
+		u0, s0 := r.cpuSplit()
+		time.Sleep(idleWindow)
+		u1, s1 := r.cpuSplit()
+		pct := float64(u1-u0+s1-s0) / idleWindow.Seconds()
+		sum += pct
+		r.b.Logf("%d idle tabs, round %d: %.2f %% of a core over %v (user %.2f, system %.2f), %.1f µs of relay CPU per ping and pong (%.0f pings a second)",
+			n, i+1, pct, idleWindow, float64(u1-u0)/idleWindow.Seconds(), float64(s1-s0)/idleWindow.Seconds(), pct*1e4/pingsPerSec, pingsPerSec)
+	}
+	pct := sum / float64(rounds)
+	r.b.ReportMetric(pct, "idle-cpu%")
+	r.b.ReportMetric(pct*1e4/pingsPerSec, "idle-cpu-us/ping")
+}
+
+// profile writes a CPU profile of the relay over d to path, from its
+// admin listener (/debug/pprof/profile).
+func (r *benchRelay) profile(path string, d time.Duration) {
+	c := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := c.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", r.adminURL, int(d.Seconds())))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		r.b.Fatalf("profile: %d %v %q", resp.StatusCode, err, clip(string(raw), 200))
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		r.b.Fatal(err)
+	}
+	r.b.Logf("CPU profile of the idle relay over %v: %s", d, path)
 }
 
 // storm stops the relay under its tabs (SIGTERM: it drains them) and
