@@ -49,9 +49,10 @@ type conn struct {
 	code     atomic.Int32 // the close code the relay chose, if it chose one
 	lastRead atomic.Int64 // clock time of the last message read, Unix ns
 	// nextPing is when the ping schedule pings the tab next (clock time,
-	// Unix ns; 0: it does not); writingSince is when the write under way
-	// began (real time, Unix ns; 0: none runs). schedule.go reads both.
-	nextPing     atomic.Int64
+	// Unix ns; 0: it does not), guarded by the ping wheel's mu;
+	// writingSince is when the write under way began (real time, Unix ns;
+	// 0: none runs). schedule.go reads both.
+	nextPing     int64
 	writingSince atomic.Int64
 	credits      atomic.Int64               // calls sent that the tab has not answered yet
 	pairing      string                     // set once the hello is accepted, before proven
@@ -259,21 +260,36 @@ func (c *conn) serve() {
 	c.s.cfg.Metrics.Tabs.Inc()
 	defer c.s.cfg.Metrics.Tabs.Dec()
 	for {
-		typ, data, err := c.ws.Read(context.Background())
+		typ, r, err := c.ws.Reader(context.Background())
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		c.touch()
-		if typ != websocket.MessageText {
-			c.close(protocol.CloseBadMessage)
+		if code, err := c.readMessage(typ, r); err != nil {
+			c.readFailed(err)
 			return
-		}
-		if code := c.dispatch(data); code != 0 {
+		} else if code != 0 {
 			c.close(code)
 			return
 		}
 	}
+}
+
+// readMessage reads the message r holds into a pooled buffer, taken once
+// it arrived (a parked reader holds none), and dispatches it. The
+// library's Read allocated each message anew, one for every pong.
+func (c *conn) readMessage(typ websocket.MessageType, r io.Reader) (protocol.CloseCode, error) {
+	buf := frames.Get().(*bytes.Buffer)
+	defer putFrame(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r); err != nil {
+		return 0, err
+	}
+	c.touch()
+	if typ != websocket.MessageText {
+		return protocol.CloseBadMessage, nil
+	}
+	return c.dispatch(buf.Bytes()), nil
 }
 
 // wait returns once the socket is closed and its writer, if one ran, is
@@ -316,12 +332,10 @@ func isNetError(err error) bool {
 // what is queued next waits for the end instead of another try).
 func (c *conn) write() {
 	defer c.writers.Done()
+	c.s.writingConns.add(c) // the write schedule watches it while it runs
+	defer c.s.writingConns.remove(c)
 	buf := frames.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledFrame { // one that grew for a large call goes
-			frames.Put(buf)
-		}
-	}()
+	defer putFrame(buf)
 	for {
 		o, ok := c.next()
 		if !ok {
@@ -354,12 +368,20 @@ func (c *conn) write() {
 	}
 }
 
-// frames are the writers' buffers, taken while a writer runs: a frame is
-// encoded into one and copied into the socket's own buffer by the write.
+// frames are the sockets' buffers, taken while a writer runs (a frame is
+// encoded into one and copied into the socket's own buffer by the write)
+// or while a reader reads a message.
 var frames = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// maxPooledFrame bounds the buffers kept for the next writer.
+// maxPooledFrame bounds the buffers kept for the next writer or reader.
 const maxPooledFrame = 64 << 10
+
+// putFrame gives buf back, unless it grew for a large message.
+func putFrame(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledFrame {
+		frames.Put(buf)
+	}
+}
 
 // encode encodes msg as a frame into buf (its bytes are valid until the
 // next encode); false: it does not encode, which the relay's own messages
@@ -402,10 +424,10 @@ func (c *conn) touch() { c.lastRead.Store(c.s.cfg.Clock.Now().UnixNano()) }
 // schedulePing puts the tab on the node's ping schedule (schedule.go): it
 // is pinged every interval and closed when nothing came from it for two.
 func (c *conn) schedulePing() {
-	c.nextPing.Store(c.s.cfg.Clock.Now().Add(c.s.cfg.PingInterval).UnixNano())
+	c.s.pingWheel.add(c, c.s.cfg.Clock.Now().Add(c.s.cfg.PingInterval).UnixNano())
 }
 
-func (c *conn) stopPing() { c.nextPing.Store(0) }
+func (c *conn) stopPing() { c.s.pingWheel.remove(c) }
 
 // tokenBucket limits the messages a tab sends (SPEC §6). Only the reader
 // touches it.

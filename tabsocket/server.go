@@ -103,8 +103,12 @@ type Server struct {
 
 	newPairings newPairings
 	handshakes  gate
-	// pings and writes are the sockets' shared schedules (schedule.go).
+	// pings and writes are the sockets' shared schedules (schedule.go):
+	// the pings take the sockets due from pingWheel, the writes walk the
+	// sockets whose writer runs.
 	pings, writes *schedule
+	pingWheel     *pingWheel
+	writingConns  connSet
 
 	mu       sync.Mutex // guards the fields below
 	conns    map[*conn]struct{}

@@ -290,6 +290,50 @@ func TestPingTimeout(t *testing.T) {
 	}
 }
 
+// TestPongsAloneKeepATabOpen: a tab that says nothing but its pongs stays
+// open for as long as it answers the pings, its pong written as the tab
+// clients write it (read by its bytes) or spelled otherwise (decoded);
+// once it stops answering it is closed two intervals after its last pong
+// (tab-protocol §13).
+func TestPongsAloneKeepATabOpen(t *testing.T) {
+	for _, tc := range []struct{ name, pong string }{
+		{"as the clients write it", `{"type":"pong"}`},
+		{"spelled otherwise", `{ "type": "pong" }`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			c, _ := e.welcomed(newSecret(), "t1")
+			ping := func() {
+				t.Helper()
+				e.waitTimers(1)
+				e.clock.Advance(tabsocket.DefaultPingInterval)
+				if m, code := read(t, c); m == nil || m["type"] != protocol.TypePing {
+					t.Fatalf("got %v (close %d), want a ping", m, code)
+				}
+			}
+			for range 4 {
+				ping()
+				if err := c.Write(context.Background(), websocket.MessageText, []byte(tc.pong)); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, func() bool {
+					r := e.srv.LastReads()
+					return len(r) == 1 && r[0].Equal(e.clock.Now())
+				}, "the pong read")
+			}
+			ping() // unanswered: an interval of silence
+			e.waitTimers(1)
+			e.clock.Advance(tabsocket.DefaultPingInterval) // the second
+			if _, code := readEnd(t, c); code != -1 {
+				t.Fatalf("closed with a close frame %d; want the connection closed at once", code)
+			}
+			if n := testutil.ToFloat64(e.metrics.Disconnects.WithLabelValues("ping_timeout")); n != 1 {
+				t.Fatalf("ping_timeout disconnects = %v", n)
+			}
+		})
+	}
+}
+
 // readEnd reads until the socket ends and returns the close code the
 // relay sent, or -1 when the connection ended without a close frame.
 func readEnd(t *testing.T, c *websocket.Conn) (error, websocket.StatusCode) {
