@@ -85,6 +85,7 @@ func (s *Server) newSchedules() {
 func (s *Server) pingDue(now time.Time) {
 	interval := s.cfg.PingInterval
 	due := s.pingWheel.take(now, interval)
+	defer s.pingWheel.done(due)
 	if len(due) == 0 {
 		return
 	}
@@ -100,7 +101,6 @@ func (s *Server) pingDue(now time.Time) {
 		}
 		c.sendFrame(frame)
 	}
-	s.pingWheel.done(due)
 }
 
 // writesStuck closes the tabs whose write has waited WriteTimeout: a tab
