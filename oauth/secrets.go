@@ -49,7 +49,12 @@ func mac(key []byte, purpose, secret string) []byte {
 // way every token, code and secret is looked up.
 func lookup[T any](ctx context.Context, h *Hasher, purpose, secret string,
 	get func(context.Context, []byte) (T, error)) (T, []byte, error) {
-	for _, hash := range h.Candidates(purpose, secret) {
+	return lookupHashes(ctx, h.Candidates(purpose, secret), get)
+}
+
+// lookupHashes is lookup of a secret's candidate hashes.
+func lookupHashes[T any](ctx context.Context, hashes [][]byte, get func(context.Context, []byte) (T, error)) (T, []byte, error) {
+	for _, hash := range hashes {
 		v, err := get(ctx, hash)
 		if !errors.Is(err, ErrNotFound) {
 			return v, hash, err

@@ -122,11 +122,18 @@ func (s *Server) Verify(ctx context.Context, token string) (protocol.Grant, erro
 }
 
 // check reads a token, its family, its connection's chain and their
-// scope records: the token, then its family with its connection and that
-// connection's scope (one round trip on a store that is a CheckReader),
-// then each ancestor with its scope, if any.
+// scope records, from what the store read ahead in one round trip when it
+// is a CheckReader (the Redis store), else record by record.
 func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *checkedEntry, error) {
-	t, err := s.accessTokenRecord(ctx, token)
+	hashes := s.cfg.Hasher.Candidates(purposeAccess, token)
+	var rs CheckRecords = s.cfg.Store
+	if cr, ok := s.cfg.Store.(CheckReader); ok {
+		var err error
+		if rs, err = cr.ReadCheck(ctx, hashes, maxDerivation+2); err != nil {
+			return protocol.Grant{}, nil, err
+		}
+	}
+	t, _, err := lookupHashes(ctx, hashes, rs.AccessToken)
 	if err != nil {
 		return protocol.Grant{}, nil, notFoundAsInvalid(err)
 	}
@@ -134,7 +141,7 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 	if now.After(t.ExpiresAt) || t.Resource != s.resource {
 		return protocol.Grant{}, nil, ErrInvalidToken
 	}
-	first, err := s.checkRecords(ctx, t.FamilyID, t.ConnectionID)
+	first, err := checkRecords(ctx, rs, t.FamilyID, t.ConnectionID)
 	if err != nil || first.Family.Revoked {
 		return protocol.Grant{}, nil, notFoundAsInvalid(err)
 	}
@@ -142,7 +149,7 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 	if age := s.verified.maxAge; age > 0 && now.Add(age).Before(e.until) {
 		e.until = now.Add(age)
 	}
-	var chain []CheckRecords
+	var chain []checked
 	for rec := first; ; {
 		c := rec.Connection
 		if c.Revoked || len(chain) > maxDerivation || now.After(c.End()) {
@@ -156,7 +163,7 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 		if c.ParentID == "" {
 			break
 		}
-		if rec, err = s.checkRecords(ctx, "", c.ParentID); err != nil {
+		if rec, err = checkRecords(ctx, rs, "", c.ParentID); err != nil {
 			return protocol.Grant{}, nil, notFoundAsInvalid(err)
 		}
 	}
@@ -178,40 +185,46 @@ func (s *Server) check(ctx context.Context, token string) (protocol.Grant, *chec
 	return e.c, e, nil
 }
 
-// CheckReader is a Store that reads what a bearer check needs beside the
-// token in one round trip (the Redis store: one pipeline). The embedded
-// store reads in memory and need not be one.
+// CheckReader is a Store that reads ahead, in one round trip, what a
+// bearer check may read (issue 13): the access token under the first of
+// hashes it holds, the token's family, its connection and that
+// connection's ancestors, up to connections of them, and their own scope
+// records. The embedded store reads in memory and need not be one.
 type CheckReader interface {
-	// CheckRecords returns family familyID (when not empty), connection
-	// connectionID and its own scope record; ErrNotFound for a family or
-	// connection it does not hold.
-	CheckRecords(ctx context.Context, familyID, connectionID string) (CheckRecords, error)
+	ReadCheck(ctx context.Context, hashes [][]byte, connections int) (CheckRecords, error)
 }
 
-// CheckRecords are what a bearer check reads of one connection.
-type CheckRecords struct {
+// CheckRecords answers a bearer check's reads as the Store's methods of
+// the same names do: from what a CheckReader read ahead, and for anything
+// else from the store. A Store is one.
+type CheckRecords interface {
+	AccessToken(ctx context.Context, hash []byte) (AccessToken, error)
+	Family(ctx context.Context, id string) (Family, error)
+	Connection(ctx context.Context, id string) (Connection, error)
+	ScopeRecord(ctx context.Context, connection string) ([]byte, error)
+}
+
+// checked is what a bearer check read of one connection.
+type checked struct {
 	Family     Family // when asked for
 	Connection Connection
 	Scope      []byte // the connection's own scope record as stored; nil: none
 }
 
 // checkRecords reads family familyID (when not empty), a connection and
-// its own scope record, in one round trip when the store can.
-func (s *Server) checkRecords(ctx context.Context, familyID, connectionID string) (CheckRecords, error) {
-	if cr, ok := s.cfg.Store.(CheckReader); ok {
-		return cr.CheckRecords(ctx, familyID, connectionID)
-	}
-	var r CheckRecords
+// its own scope record.
+func checkRecords(ctx context.Context, rs CheckRecords, familyID, connectionID string) (checked, error) {
+	var r checked
 	var err error
 	if familyID != "" {
-		if r.Family, err = s.cfg.Store.Family(ctx, familyID); err != nil {
+		if r.Family, err = rs.Family(ctx, familyID); err != nil {
 			return r, err
 		}
 	}
-	if r.Connection, err = s.cfg.Store.Connection(ctx, connectionID); err != nil {
+	if r.Connection, err = rs.Connection(ctx, connectionID); err != nil {
 		return r, err
 	}
-	r.Scope, err = s.cfg.Store.ScopeRecord(ctx, connectionID)
+	r.Scope, err = rs.ScopeRecord(ctx, connectionID)
 	return r, notFoundAsNil(err)
 }
 

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/internal/testwait"
-	"github.com/tabrelay/tabrelay/oauth"
-	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // pipelines counts the pipelines of SETs and GETs a client sends and
@@ -101,48 +98,5 @@ func TestHellosOfNewBrowsersShareRoundTrips(t *testing.T) {
 	again, err := s.TouchPairing(context.Background(), "p7", []byte{7}, now.Add(time.Minute))
 	if err != nil || !again.CreatedAt.Equal(now.UTC()) || len(again.SecretHash) != 1 || again.SecretHash[0] != 7 {
 		t.Fatalf("p7 found again as %+v, %v; want it as it was made", again, err)
-	}
-}
-
-// TestACheckReadsTheRestInOnePipeline: what a bearer check needs beside
-// the token (the family, the connection, its own scope) comes in one
-// pipeline, and reads as the one-by-one reads do.
-func TestACheckReadsTheRestInOnePipeline(t *testing.T) {
-	client := redistest.Start(t).Client()
-	counted := &pipelines{}
-	client.AddHook(counted)
-	ctx := context.Background()
-	s := newStore(client)
-	fam := oauth.Family{ID: "f1", ConnectionID: "conn-a", PairingID: "p1", CreatedAt: suiteNow, LastUsed: suiteNow,
-		AbsoluteExpiry: suiteNow.Add(time.Hour)}
-	scope := oauth.Scope{Entries: []protocol.ScopeEntry{{Tool: "counter", Actions: []string{"get"}}}}
-	for _, err := range []error{
-		s.PutConnection(ctx, oauth.Connection{ID: "conn-a", PairingID: "p1", CreatedAt: suiteNow}),
-		s.PutConnection(ctx, oauth.Connection{ID: "conn-b", PairingID: "p1", CreatedAt: suiteNow}),
-		s.PutScope(ctx, "conn-a", scope), s.PutFamily(ctx, fam),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	before, _ := counted.counts()
-	r, err := s.CheckRecords(ctx, "f1", "conn-a")
-	if err != nil || r.Family.ID != "f1" || r.Connection.ID != "conn-a" {
-		t.Fatalf("read %+v, %v", r, err)
-	}
-	if want, _ := s.ScopeRecord(ctx, "conn-a"); string(r.Scope) != string(want) {
-		t.Fatalf("scope %s, want %s", r.Scope, want)
-	}
-	if r, err := s.CheckRecords(ctx, "", "conn-b"); err != nil || r.Family.ID != "" || r.Scope != nil {
-		t.Fatalf("a connection without a scope, no family asked: %+v, %v", r, err)
-	}
-	if _, err := s.CheckRecords(ctx, "f1", "conn-gone"); !errors.Is(err, oauth.ErrNotFound) {
-		t.Fatalf("a connection not held: %v, want not found", err)
-	}
-	if _, err := s.CheckRecords(ctx, "f-gone", "conn-a"); !errors.Is(err, oauth.ErrNotFound) {
-		t.Fatalf("a family not held: %v, want not found", err)
-	}
-	if after, _ := counted.counts(); after-before != 4 {
-		t.Fatalf("4 checks sent %d pipelines of GETs, want one each", after-before)
 	}
 }

@@ -16,10 +16,7 @@ import (
 	"github.com/tabrelay/tabrelay/oauth"
 )
 
-var (
-	_ oauth.Store       = (*Store)(nil)
-	_ oauth.CheckReader = (*Store)(nil)
-)
+var _ oauth.Store = (*Store)(nil)
 
 // Index entries name their record; a reader also checks that the record
 // still holds what it was found by, so an entry left behind (by a Put
@@ -426,50 +423,6 @@ func (s *Store) PutAccessToken(ctx context.Context, t oauth.AccessToken) error {
 }
 
 // AccessToken reads an access token by its hash.
-// CheckRecords reads a family (when familyID is not empty), a connection
-// and its own scope record in one pipeline: a bearer check's round trip
-// after the token's (oauth.CheckReader). Their keys are in three slots; on
-// Redis Cluster go-redis sends each its part.
-func (s *Store) CheckRecords(ctx context.Context, familyID, connectionID string) (oauth.CheckRecords, error) {
-	var r oauth.CheckRecords
-	pipe := s.rdb.Pipeline()
-	var fam *goredis.StringCmd
-	if familyID != "" {
-		fam = pipe.Get(ctx, s.familyKey(familyID))
-	}
-	conn := pipe.Get(ctx, s.connKey(connectionID))
-	scope := pipe.Get(ctx, s.scopeKey(connectionID))
-	_, _ = pipe.Exec(ctx) // each command holds its own answer
-	if fam != nil {
-		if err := decodeRead(fam, "family "+familyID, &r.Family); err != nil {
-			return r, err
-		}
-	}
-	if err := decodeRead(conn, "connection "+connectionID, &r.Connection); err != nil {
-		return r, err
-	}
-	raw, err := scope.Bytes()
-	switch {
-	case errors.Is(err, goredis.Nil):
-	case err != nil:
-		return r, fmt.Errorf("redis store: read scope %s: %w", connectionID, err)
-	default:
-		r.Scope = raw
-	}
-	return r, nil
-}
-
-// decodeRead decodes into v what a GET of a pipeline answered, or
-// answers oauth.ErrNotFound for a key that is not there.
-func decodeRead(cmd *goredis.StringCmd, what string, v any) error {
-	raw, err := cmd.Bytes()
-	found, err := decodeJSON(raw, err, what, v)
-	if err == nil && !found {
-		return oauth.ErrNotFound
-	}
-	return err
-}
-
 func (s *Store) AccessToken(ctx context.Context, h []byte) (t oauth.AccessToken, err error) {
 	return t, s.read(ctx, s.rdb, s.accessKey(h), "access token", &t)
 }

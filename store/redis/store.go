@@ -81,9 +81,10 @@ import (
 // Store is the Redis store. It holds no state of its own: any number of
 // Stores on any number of nodes may share one Redis and prefix.
 type Store struct {
-	rdb    goredis.UniversalClient
-	prefix string
-	hellos *touchBatch // the pairings of hellos, in pipelines (batch.go)
+	rdb     goredis.UniversalClient
+	cluster bool // rdb is a Redis Cluster's client: no script spans slots
+	prefix  string
+	hellos  *touchBatch // the pairings of hellos, in pipelines (batch.go)
 	// now is the clock TTLs are computed on: the wall clock but in tests
 	// that run records dated by a fixed clock.
 	now func() time.Time
@@ -98,7 +99,8 @@ func New(client goredis.UniversalClient, prefix string) *Store {
 	if strings.ContainsAny(prefix, "{}") {
 		panic(fmt.Sprintf("redis store: key prefix %q holds a brace", prefix))
 	}
-	return &Store{rdb: client, prefix: prefix, now: time.Now, hellos: &touchBatch{rdb: client}}
+	_, cluster := client.(*goredis.ClusterClient)
+	return &Store{rdb: client, cluster: cluster, prefix: prefix, now: time.Now, hellos: &touchBatch{rdb: client}}
 }
 
 // Hash-tagged key families (see the package doc).
