@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tabrelay/tabrelay/headless"
+	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -40,7 +41,8 @@ import (
 //     instant tab, the two servers called in turn in one loop;
 //   - calls/cpu-s, allocs/call, B/call: 32 callers over 1,000 pairings,
 //     the relay's CPU from /proc/PID/stat, its allocations from its own
-//     Go metrics;
+//     Go metrics; cold-calls/cpu-s: 4,000 more, each with an access token
+//     never used before (a refresh's), whose check reads the store;
 //   - KiB/tab@N: the relay's RSS per idle tab at N tabs (each a browser of
 //     its own, spread over 127.0.0.x source addresses), less the RSS
 //     before the first tab; idle-cpu%: the relay's CPU over 30 s with the
@@ -49,6 +51,9 @@ import (
 //     restart of the relay (SIGTERM, drain, a new process on the same ports
 //     and data), the time until every tab is back, and the longest /ready
 //     took meanwhile on the public listener and on the admin one.
+//
+// LEAN_STORE=redis runs the relay on a redis-server of the benchmark's
+// own (one node of a cluster) instead of the embedded store.
 //
 // LEAN_BINARY runs another build of tabrelay instead of this tree's (a
 // baseline to compare with). LEAN_TABS (default 1000,10000,19000) sets the steps of the idle tabs;
@@ -138,6 +143,9 @@ type benchRelay struct {
 	listen, admin, dir string
 	key                string
 	url, adminURL      string
+	redis              *redistest.Server // LEAN_STORE=redis: the relay's store
+	clusterListen      string            // with redis: the node's RELAY_CLUSTER_LISTEN
+	host               *host             // connectHosts's client, which refreshes
 	http               *http.Client
 	cmd                *exec.Cmd
 	exited             chan struct{}
@@ -177,11 +185,31 @@ func (r *benchRelay) spawn() {
 		r.b.Fatal(err)
 	}
 	cmd.Stderr = logf
+	cmd.Env = append(cmd.Env, r.storeEnv()...)
 	if err := cmd.Start(); err != nil {
 		r.b.Fatal(err)
 	}
 	r.cmd, r.exited = cmd, make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(r.exited) }()
+}
+
+// storeEnv is the relay's store: the embedded one, or with
+// LEAN_STORE=redis a redis-server of the benchmark's own on a free
+// loopback port (one node of a cluster), started at the relay's first
+// spawn and kept across its restarts.
+func (r *benchRelay) storeEnv() []string {
+	switch v := os.Getenv("LEAN_STORE"); v {
+	case "", "embedded":
+		return nil
+	case "redis":
+		if r.redis == nil {
+			r.redis, r.clusterListen = redistest.Start(r.b), freePort(r.b)
+		}
+		return []string{"REDIS_URL=" + r.redis.URL(), "RELAY_CLUSTER_LISTEN=" + r.clusterListen}
+	default:
+		r.b.Fatalf("LEAN_STORE=%q: want embedded (the default) or redis", v)
+		return nil
+	}
 }
 
 // stop ends the tabs, then the relay (SIGTERM).
@@ -380,6 +408,7 @@ func (r *benchRelay) connectHosts(n int) {
 	if err != nil {
 		r.b.Fatal(err)
 	}
+	r.host = h
 	r.tokens = make([]tokens, n)
 	errs := &errorList{}
 	var wg sync.WaitGroup
@@ -442,7 +471,7 @@ func throughput(b *testing.B, r *benchRelay) {
 	r.addTabs(pairings, 64)
 	r.connectHosts(pairings)
 	ctx := context.Background()
-	run := func(calls int) {
+	run := func(calls int, token func(k int) string) {
 		var wg sync.WaitGroup
 		errs := &errorList{}
 		for c := 0; c < callers; c++ {
@@ -450,8 +479,7 @@ func throughput(b *testing.B, r *benchRelay) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < calls; i++ {
-					tok := r.tokens[(c*calls+i)%pairings].Access
-					if err := benchCall(ctx, r.http, r.url, tok, i); err != nil {
+					if err := benchCall(ctx, r.http, r.url, token(c*calls+i), i); err != nil {
 						errs.add("%v", err)
 						return
 					}
@@ -463,9 +491,10 @@ func throughput(b *testing.B, r *benchRelay) {
 			b.Fatal(err)
 		}
 	}
-	run(50) // every pairing active, connections warm
+	reused := func(k int) string { return r.tokens[k%pairings].Access }
+	run(50, reused) // every pairing active, connections warm
 	m0, a0, t0, w0 := r.metric("go_memstats_mallocs_total"), r.metric("go_memstats_alloc_bytes_total"), r.cpuTicks(), time.Now()
-	run(perCaller)
+	run(perCaller, reused)
 	wall, ticks := time.Since(w0), r.cpuTicks()-t0
 	m1, a1 := r.metric("go_memstats_mallocs_total"), r.metric("go_memstats_alloc_bytes_total")
 	calls := float64(callers * perCaller)
@@ -475,6 +504,54 @@ func throughput(b *testing.B, r *benchRelay) {
 	b.ReportMetric((a1-a0)/calls, "B/call")
 	b.Logf("load: %d calls by %d callers over %d pairings in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call), %.0f allocations and %.1f KiB per call",
 		int(calls), callers, pairings, wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls, (m1-m0)/calls, (a1-a0)/calls/1024)
+
+	// Cold: each call's token is new (a refresh's), so no check of it is
+	// kept and the relay reads the store for it, as for a host's first
+	// call after each refresh.
+	const coldPerCaller = 125
+	fresh := r.freshTokens(callers * coldPerCaller)
+	t0, w0 = r.cpuTicks(), time.Now()
+	run(coldPerCaller, func(k int) string { return fresh[k] })
+	wall, ticks = time.Since(w0), r.cpuTicks()-t0
+	calls = float64(callers * coldPerCaller)
+	cps = calls / (float64(ticks) / 100)
+	b.ReportMetric(cps, "cold-calls/cpu-s")
+	b.Logf("cold: %d calls with tokens never used before in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call)",
+		int(calls), wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls)
+}
+
+// freshTokens mints n access tokens by refreshing the connections'
+// families in turn, 16 refreshes at once, each family's one after the
+// other; the k-th token is of connection k % len(r.tokens).
+func (r *benchRelay) freshTokens(n int) []string {
+	out := make([]string, n)
+	errs := &errorList{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for p := range r.tokens {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			for k := p; k < n; k += len(r.tokens) {
+				rep, err := r.host.tryRefresh(r.tokens[p].Refresh)
+				if err == nil && (rep.access() == "" || rep.refresh() == "") {
+					err = fmt.Errorf("refresh: %d %s", rep.status, clip(rep.raw, 300))
+				}
+				if err != nil {
+					errs.add("%v", err)
+					return
+				}
+				out[k], r.tokens[p].Refresh = rep.access(), rep.refresh()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errs.err(); err != nil {
+		r.b.Fatal(err)
+	}
+	return out
 }
 
 func tabSteps() []int {
