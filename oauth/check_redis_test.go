@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,6 +234,8 @@ func TestACheckOnRedisThatFailsSaysSo(t *testing.T) {
 // BenchmarkVerifyColdOnRedis is a bearer check that reads Redis every
 // time (each op drops the checks kept for the browser first, as any of
 // its events does): a direct connection's token, and a derived one's.
+// cpu-us/op is this process's CPU (the relay's side), redis-cpu-us/op
+// the Redis server's (INFO cpu).
 func BenchmarkVerifyColdOnRedis(b *testing.B) {
 	ctx := context.Background()
 	client := redistest.Start(b).Client()
@@ -249,12 +253,40 @@ func BenchmarkVerifyColdOnRedis(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			self0, redis0 := selfCPU(), redisCPU(b, client)
 			for b.Loop() {
 				h.as.DropVerified(g.PairingID)
 				if _, err := h.as.Verify(ctx, tc.token); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(selfCPU()-self0)/1e3/float64(b.N), "cpu-us/op")
+			b.ReportMetric(float64(redisCPU(b, client)-redis0)/1e3/float64(b.N), "redis-cpu-us/op")
 		})
 	}
+}
+
+// selfCPU is this process's user+system CPU.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// redisCPU is the Redis server's user+system CPU (INFO cpu).
+func redisCPU(b *testing.B, client *goredis.Client) time.Duration {
+	info, err := client.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, f := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(line, f); ok {
+				secs, _ := strconv.ParseFloat(v, 64)
+				total += time.Duration(secs * float64(time.Second))
+			}
+		}
+	}
+	return total
 }
