@@ -18,6 +18,7 @@ type Metrics struct {
 	Redeliveries   prometheus.Counter
 	TabsTakenBack  prometheus.Counter
 	Moves          *prometheus.CounterVec // by result: moved, stayed
+	Confirms       *prometheus.CounterVec // by way: node, tab
 }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not
@@ -46,14 +47,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tabrelay_pairing_moves_total",
 			Help: "Pairings with calls in flight that a draining node moved to another (moved), or kept because no other took them (stayed)."},
 			[]string{"result"}),
+		Confirms: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_tab_confirms_total",
+			Help: "Confirms of this node's tabs' registrations with pairings on other nodes sent: one message per node for all its tabs (node), or one per tab, to a node of an older build or a pairing that has just moved (tab)."},
+			[]string{"way"}),
 	}
 	m.Moves.WithLabelValues("moved")
 	m.Moves.WithLabelValues("stayed")
+	m.Confirms.WithLabelValues("node")
+	m.Confirms.WithLabelValues("tab")
 	for k := protocol.Answered; k <= protocol.TabClosed; k++ {
 		m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {
-		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.TabsTakenBack, m.Moves)
+		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.TabsTakenBack, m.Moves, m.Confirms)
 	}
 	return m
 }

@@ -11,14 +11,16 @@ import (
 )
 
 // onRegister adds a tab (a new one, or one that reconnected: same tab id,
-// new actor) and hands it the calls that wait for a tab.
+// new actor) and hands it the calls that wait for a tab. A registration
+// without a sender is a confirm that the tab's node sent with its others
+// (confirms.go): it is answered only when refused, by closing the tab.
 func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 	if m.GetTabActor() == "" {
 		return
 	}
 	tab := actor.NewPID(m.GetTabAddress(), m.GetTabActor())
 	if i := p.tabIndex(tab); i >= 0 {
-		ctx.Respond(&wire.TabRegistered{Accepted: true}) // registered already (a retried request, a confirmation)
+		registered(ctx, tab, true) // registered already (a retried request, a confirmation)
 		if m.GetLookedUp() {
 			// The tab found its pairing actor gone, and this one held it
 			// already (it moved here): what the tab answered meanwhile
@@ -42,11 +44,11 @@ func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 		}
 	}
 	if old == nil && len(p.tabs) >= p.cfg.MaxTabs {
-		ctx.Respond(&wire.TabRegistered{Accepted: false})
+		registered(ctx, tab, false)
 		return
 	}
 	p.addTab(ctx, &tabEntry{pid: tab, tabID: m.GetTabId(), focusedAt: fromUnixNano(m.GetFocusedAtUnixNano()), joined: p.cfg.Clock.Now()})
-	ctx.Respond(&wire.TabRegistered{Accepted: true})
+	registered(ctx, tab, true)
 	if old != nil {
 		// The same tab on a new socket: the old socket is done, and the
 		// calls it had go back to this tab, which may hold their results.
@@ -55,6 +57,18 @@ func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 		p.removeTab(ctx, old.pid, true)
 	}
 	p.deliverWaiting(ctx)
+}
+
+// registered answers a tab's registration: its request, or, for a
+// confirm its node sent (no sender), a refusal by closing the tab, as the
+// tab closes itself when its request is refused.
+func registered(ctx actor.Context, tab *actor.PID, accepted bool) {
+	switch {
+	case ctx.Sender() != nil:
+		ctx.Respond(&wire.TabRegistered{Accepted: accepted, NodeConfirms: true})
+	case !accepted:
+		ctx.Send(tab, &wire.CloseTab{Code: int32(protocol.CloseTooManyTabs)})
+	}
 }
 
 // addTab holds t from now on.

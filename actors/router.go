@@ -64,7 +64,9 @@ var activationSeq atomic.Uint64
 // nil, is told of each pairing actor that stopped.
 func NewActivations(system *actor.ActorSystem, cfg Config, released func(id string, pid *actor.PID, handedOff bool)) *Activations {
 	stop := actor.NewOneForOneStrategy(0, 0, func(any) actor.Directive { return actor.StopDirective })
-	return &Activations{system: system, cfg: cfg.withDefaults(), stop: stop, released: released, active: map[string]*actor.PID{}}
+	cfg = cfg.withDefaults()
+	confirmsOf(system, cfg) // other nodes confirm their tabs with the pairings here there
+	return &Activations{system: system, cfg: cfg, stop: stop, released: released, active: map[string]*actor.PID{}}
 }
 
 // Active returns the pairing's actor when it is active here and alive.

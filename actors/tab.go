@@ -9,7 +9,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tabrelay/tabrelay/actors/wire"
-	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -32,14 +31,16 @@ type TabInfo struct {
 
 // Hub accepts proven tab sockets as tabs.
 type Hub struct {
-	system *actor.ActorSystem
-	router Router
-	cfg    Config
+	system   *actor.ActorSystem
+	router   Router
+	cfg      Config
+	confirms *confirms // the node's, where tabs of pairings on other nodes are confirmed
 }
 
 // NewHub returns a Hub that registers tabs with pairings found by router.
 func NewHub(system *actor.ActorSystem, router Router, cfg Config) *Hub {
-	return &Hub{system: system, router: router, cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	return &Hub{system: system, router: router, cfg: cfg, confirms: confirmsOf(system, cfg)}
 }
 
 // registerAttempts bounds how often a tab looks its pairing up again in a
@@ -64,11 +65,15 @@ type Tab struct {
 	out  Outbox
 	info TabInfo // FocusedAt is read under mu
 
-	mu       sync.Mutex  // guards the fields below
-	pairing  *actor.PID  // the pairing actor it registered with; nil while it looks one up
-	failures int         // lookups in a row that did not end registered
-	confirm  clock.Timer // the next confirmation of the registration
-	watchers []*actor.PID
+	mu       sync.Mutex // guards the fields below
+	pairing  *actor.PID // the pairing actor it registered with; nil while it looks one up
+	failures int        // lookups in a row that did not end registered
+	// confirmed: the registration is on the node's confirms (confirms.go);
+	// nodeConfirms: the pairing's node takes them in one message per node
+	// (else the tab is confirmed by a TabRegister of its own).
+	confirmed    bool
+	nodeConfirms bool
+	watchers     []*actor.PID
 	// closed: the tab ended. Set under mu, read without it where a
 	// message may come back at once from a send made under mu (a dead
 	// letter's answer).
@@ -122,7 +127,7 @@ func (t *Tab) Close() {
 	t.closed.Store(true)
 	pairing, watchers := t.pairing, t.watchers
 	t.pairing, t.watchers = nil, nil
-	t.stopConfirmLocked()
+	t.unconfirmLocked()
 	t.mu.Unlock()
 	t.hub.system.ProcessRegistry.Remove(t.pid)
 	if pairing != nil {
@@ -225,16 +230,33 @@ func (t *Tab) systemMessage(pid *actor.PID, msg any) {
 
 // pairingGone looks the pairing up again when the actor the tab registered
 // with went away: it rebuilds it.
-func (t *Tab) pairingGone(who *actor.PID) {
+func (t *Tab) pairingGone(who *actor.PID) { t.leave(who, true) }
+
+// confirmUnanswered looks the pairing up again, as a new tab does, when
+// the confirm of its registration with pid was not answered: the router
+// tells whether pid still holds the pairing, and the registration's own
+// answer (or its absence) what to do next. pid is not taken for gone: a
+// confirm lists many tabs, and one lost answer must not replace the actors
+// of all their pairings.
+func (t *Tab) confirmUnanswered(pid *actor.PID) { t.leave(pid, false) }
+
+// leave stops talking to the pairing actor pid, if the tab still does,
+// and looks the pairing up again: past pid when it is gone (stale).
+func (t *Tab) leave(pid *actor.PID, stale bool) {
 	t.mu.Lock()
-	gone := !t.closed.Load() && t.pairing != nil && t.pairing.Equal(who)
-	if gone {
+	mine := !t.closed.Load() && t.pairing != nil && t.pairing.Equal(pid)
+	if mine {
 		t.pairing = nil // what the socket reads meanwhile has no actor to go to
-		t.stopConfirmLocked()
+		t.unconfirmLocked()
 	}
 	t.mu.Unlock()
-	if gone {
-		go t.lookUp(who)
+	switch {
+	case !mine:
+	case stale:
+		go t.lookUp(pid)
+	default:
+		t.systemMessage(pid, &actor.Unwatch{Watcher: t.pid})
+		go t.lookUp(nil)
 	}
 }
 
@@ -279,14 +301,19 @@ func (t *Tab) lookUp(stale *actor.PID) {
 // requestLocked asks pid to hold this tab. lookedUp: the tab looked the
 // pairing up, rather than confirming its registration.
 func (t *Tab) requestLocked(pid *actor.PID, lookedUp bool) *actor.Future {
-	return t.hub.system.Root.RequestFuture(pid, &wire.TabRegister{TabId: t.info.TabID, FocusedAtUnixNano: unixNano(t.info.FocusedAt),
-		TabAddress: t.pid.Address, TabActor: t.pid.Id, LookedUp: lookedUp}, registerWait)
+	return t.hub.system.Root.RequestFuture(pid, t.registrationLocked(lookedUp), registerWait)
 }
 
-// answered waits for pid's answer to a registration. Accepted, the tab
-// confirms it later (confirmLater); refused, the socket closes; no answer
-// in time or a dead letter (the pairing had stopped, or the request was
-// lost on the way): the tab looks the pairing up again, past that actor.
+func (t *Tab) registrationLocked(lookedUp bool) *wire.TabRegister {
+	return &wire.TabRegister{TabId: t.info.TabID, FocusedAtUnixNano: unixNano(t.info.FocusedAt),
+		TabAddress: t.pid.Address, TabActor: t.pid.Id, LookedUp: lookedUp}
+}
+
+// answered waits for pid's answer to a registration. Accepted, the
+// registration is confirmed from then on (confirmLocked); refused, the
+// socket closes; no answer in time or a dead letter (the pairing had
+// stopped, or the request was lost on the way): the tab looks the pairing
+// up again, past that actor.
 func (t *Tab) answered(pid *actor.PID, f *actor.Future) {
 	res, _ := f.Result()
 	t.mu.Lock()
@@ -302,10 +329,12 @@ func (t *Tab) answered(pid *actor.PID, f *actor.Future) {
 			return
 		}
 		t.failures = 0
-		t.confirmLaterLocked(pid)
+		t.nodeConfirms = r.GetNodeConfirms()
+		t.confirmLocked(pid)
 		t.mu.Unlock()
 	default:
 		t.pairing = nil
+		t.unconfirmLocked()
 		t.mu.Unlock()
 		t.lookUp(pid)
 	}
@@ -320,37 +349,55 @@ func (t *Tab) moved(from, to *actor.PID) {
 		return
 	}
 	t.pairing = to
-	t.confirmLaterLocked(to)
+	t.nodeConfirms = false // to's build is not known yet: its first confirm's answer tells
+	t.confirmLocked(to)
 	t.mu.Unlock()
 	t.systemMessage(from, &actor.Unwatch{Watcher: t.pid})
 	t.systemMessage(to, &actor.Watch{Watcher: t.pid})
 }
 
-// confirmLaterLocked arms the next confirmation of the registration with
-// pid, every Config.ConfirmEvery, when pid is on another node: a pairing
-// there may have dropped the tab (a broken connection between the nodes
-// looks to protoactor like every actor there stopping) while the tab
-// itself heard nothing. A pairing in this process cannot drop the tab
-// unseen: it keeps its tabs until it stops (a panic stops it too, see
-// Activations.stop), and its stop reaches the tab as Terminated, so an idle
-// tab of a local pairing costs no timer (issue 13). A pairing that moves
-// away (PairingMoved) is confirmed from then on.
-func (t *Tab) confirmLaterLocked(pid *actor.PID) {
-	t.stopConfirmLocked()
+// confirmLocked puts the registration with pid on the node's confirms
+// (confirms.go) when pid is on another node: a pairing there may have
+// dropped the tab (a broken connection between the nodes looks to
+// protoactor like every actor there stopping) while the tab itself heard
+// nothing. A pairing in this process cannot drop the tab unseen: it keeps
+// its tabs until it stops (a panic stops it too, see Activations.stop),
+// and its stop reaches the tab as Terminated, so the registration of a
+// local pairing is not confirmed (issue 13). A pairing that moves away
+// (PairingMoved) is confirmed from then on.
+func (t *Tab) confirmLocked(pid *actor.PID) {
 	if pid.Address == t.pid.Address && !t.hub.cfg.confirmLocal {
+		t.unconfirmLocked()
 		return
 	}
-	t.confirm = t.hub.cfg.Clock.AfterFunc(t.hub.cfg.ConfirmEvery, func() { go t.confirmNow(pid) })
-}
-
-func (t *Tab) stopConfirmLocked() {
-	if t.confirm != nil {
-		t.confirm.Stop()
-		t.confirm = nil
+	if !t.confirmed {
+		t.confirmed = true
+		t.hub.confirms.add(t)
 	}
 }
 
-// confirmNow asks pid again to hold the tab, if the tab is still its.
+func (t *Tab) unconfirmLocked() {
+	if t.confirmed {
+		t.confirmed = false
+		t.hub.confirms.remove(t)
+	}
+}
+
+// confirmation is what the node's confirms send for the tab: the pairing
+// actor it is registered with (nil: none to confirm now), its
+// registration, and whether the pairing's node takes TabConfirms.
+func (t *Tab) confirmation() (*actor.PID, *wire.TabRegister, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed.Load() || t.pairing == nil || !t.confirmed {
+		return nil, nil, false
+	}
+	return t.pairing, t.registrationLocked(false), t.nodeConfirms
+}
+
+// confirmNow asks pid again, with a TabRegister of the tab's own, to hold
+// the tab, if the tab is still its: the confirm of a pairing whose node
+// does not take TabConfirms.
 func (t *Tab) confirmNow(pid *actor.PID) {
 	t.mu.Lock()
 	if t.closed.Load() || !pid.Equal(t.pairing) {

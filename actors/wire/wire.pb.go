@@ -796,10 +796,16 @@ func (x *TabRegister) GetLookedUp() bool {
 	return false
 }
 
-// TabRegistered (pairing → tab) answers TabRegister.
+// TabRegistered (pairing → tab) answers TabRegister. node_confirms: the
+// pairing's node answers TabConfirm, so the tab's node confirms this
+// registration with the others it holds there in one message; builds
+// before it do not set it, and their pairings are sent a TabRegister per
+// tab as before (a node never sends a message type the other does not
+// know: protoactor's remote crashes its reader on one).
 type TabRegistered struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Accepted      bool                   `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	NodeConfirms  bool                   `protobuf:"varint,2,opt,name=node_confirms,json=nodeConfirms,proto3" json:"node_confirms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -841,6 +847,180 @@ func (x *TabRegistered) GetAccepted() bool {
 	return false
 }
 
+func (x *TabRegistered) GetNodeConfirms() bool {
+	if x != nil {
+		return x.NodeConfirms
+	}
+	return false
+}
+
+// TabConfirm (a node's confirms → the confirms of a node that holds
+// pairings of its tabs), with the sender set: every 20 s, the tabs of the
+// sending node registered with pairings there, in one message (or a few,
+// each of at most a bounded number). The receiving node hands each
+// registration to its pairing as a TabRegister without a sender: a
+// pairing that dropped the tab unseen (a lost link) takes it back, or
+// closes it when it holds as many tabs as it may. A pairing is named by
+// its actor's id on the receiving node.
+type TabConfirm struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Tabs          []*ConfirmedTab        `protobuf:"bytes,2,rep,name=tabs,proto3" json:"tabs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TabConfirm) Reset() {
+	*x = TabConfirm{}
+	mi := &file_wire_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TabConfirm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TabConfirm) ProtoMessage() {}
+
+func (x *TabConfirm) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TabConfirm.ProtoReflect.Descriptor instead.
+func (*TabConfirm) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TabConfirm) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *TabConfirm) GetTabs() []*ConfirmedTab {
+	if x != nil {
+		return x.Tabs
+	}
+	return nil
+}
+
+// ConfirmedTab is one registration of a TabConfirm.
+type ConfirmedTab struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pairing       string                 `protobuf:"bytes,1,opt,name=pairing,proto3" json:"pairing,omitempty"`
+	Tab           *TabRegister           `protobuf:"bytes,2,opt,name=tab,proto3" json:"tab,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfirmedTab) Reset() {
+	*x = ConfirmedTab{}
+	mi := &file_wire_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmedTab) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmedTab) ProtoMessage() {}
+
+func (x *ConfirmedTab) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmedTab.ProtoReflect.Descriptor instead.
+func (*ConfirmedTab) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ConfirmedTab) GetPairing() string {
+	if x != nil {
+		return x.Pairing
+	}
+	return ""
+}
+
+func (x *ConfirmedTab) GetTab() *TabRegister {
+	if x != nil {
+		return x.Tab
+	}
+	return nil
+}
+
+// TabConfirmed answers TabConfirm: the pairing actors named in it that are
+// gone (their tabs look their pairing up again).
+type TabConfirmed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Gone          []string               `protobuf:"bytes,2,rep,name=gone,proto3" json:"gone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TabConfirmed) Reset() {
+	*x = TabConfirmed{}
+	mi := &file_wire_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TabConfirmed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TabConfirmed) ProtoMessage() {}
+
+func (x *TabConfirmed) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TabConfirmed.ProtoReflect.Descriptor instead.
+func (*TabConfirmed) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *TabConfirmed) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *TabConfirmed) GetGone() []string {
+	if x != nil {
+		return x.Gone
+	}
+	return nil
+}
+
 // TabFocus, TabResult, TabAsking, TabStep, TabEvent, TabPermissions,
 // TabMessage (tab → pairing) carry what the tab said; the sender is the tab
 // (wire.FromTab, union.go).
@@ -853,7 +1033,7 @@ type TabFocus struct {
 
 func (x *TabFocus) Reset() {
 	*x = TabFocus{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +1045,7 @@ func (x *TabFocus) String() string {
 func (*TabFocus) ProtoMessage() {}
 
 func (x *TabFocus) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1058,7 @@ func (x *TabFocus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabFocus.ProtoReflect.Descriptor instead.
 func (*TabFocus) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TabFocus) GetAtUnixNano() int64 {
@@ -898,7 +1078,7 @@ type TabResult struct {
 
 func (x *TabResult) Reset() {
 	*x = TabResult{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +1090,7 @@ func (x *TabResult) String() string {
 func (*TabResult) ProtoMessage() {}
 
 func (x *TabResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +1103,7 @@ func (x *TabResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabResult.ProtoReflect.Descriptor instead.
 func (*TabResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TabResult) GetId() string {
@@ -950,7 +1130,7 @@ type TabAsking struct {
 
 func (x *TabAsking) Reset() {
 	*x = TabAsking{}
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1142,7 @@ func (x *TabAsking) String() string {
 func (*TabAsking) ProtoMessage() {}
 
 func (x *TabAsking) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1155,7 @@ func (x *TabAsking) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabAsking.ProtoReflect.Descriptor instead.
 func (*TabAsking) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{13}
+	return file_wire_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TabAsking) GetId() string {
@@ -1001,7 +1181,7 @@ type TabStep struct {
 
 func (x *TabStep) Reset() {
 	*x = TabStep{}
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1193,7 @@ func (x *TabStep) String() string {
 func (*TabStep) ProtoMessage() {}
 
 func (x *TabStep) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1206,7 @@ func (x *TabStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabStep.ProtoReflect.Descriptor instead.
 func (*TabStep) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{14}
+	return file_wire_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TabStep) GetBy() string {
@@ -1045,7 +1225,7 @@ type TabEvent struct {
 
 func (x *TabEvent) Reset() {
 	*x = TabEvent{}
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1237,7 @@ func (x *TabEvent) String() string {
 func (*TabEvent) ProtoMessage() {}
 
 func (x *TabEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[15]
+	mi := &file_wire_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1070,7 +1250,7 @@ func (x *TabEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabEvent.ProtoReflect.Descriptor instead.
 func (*TabEvent) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{15}
+	return file_wire_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TabEvent) GetEvent() *Event {
@@ -1090,7 +1270,7 @@ type TabPermissions struct {
 
 func (x *TabPermissions) Reset() {
 	*x = TabPermissions{}
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1282,7 @@ func (x *TabPermissions) String() string {
 func (*TabPermissions) ProtoMessage() {}
 
 func (x *TabPermissions) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[16]
+	mi := &file_wire_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1295,7 @@ func (x *TabPermissions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabPermissions.ProtoReflect.Descriptor instead.
 func (*TabPermissions) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{16}
+	return file_wire_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TabPermissions) GetId() string {
@@ -1145,7 +1325,7 @@ type TabMessage struct {
 
 func (x *TabMessage) Reset() {
 	*x = TabMessage{}
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1337,7 @@ func (x *TabMessage) String() string {
 func (*TabMessage) ProtoMessage() {}
 
 func (x *TabMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[17]
+	mi := &file_wire_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1350,7 @@ func (x *TabMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabMessage.ProtoReflect.Descriptor instead.
 func (*TabMessage) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{17}
+	return file_wire_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TabMessage) GetJson() []byte {
@@ -1195,7 +1375,7 @@ type ToTab struct {
 
 func (x *ToTab) Reset() {
 	*x = ToTab{}
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1387,7 @@ func (x *ToTab) String() string {
 func (*ToTab) ProtoMessage() {}
 
 func (x *ToTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[18]
+	mi := &file_wire_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1400,7 @@ func (x *ToTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToTab.ProtoReflect.Descriptor instead.
 func (*ToTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{18}
+	return file_wire_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToTab) GetJson() []byte {
@@ -1253,7 +1433,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1445,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[19]
+	mi := &file_wire_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1458,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{19}
+	return file_wire_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Call) GetId() string {
@@ -1340,7 +1520,7 @@ type CloseTab struct {
 
 func (x *CloseTab) Reset() {
 	*x = CloseTab{}
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1532,7 @@ func (x *CloseTab) String() string {
 func (*CloseTab) ProtoMessage() {}
 
 func (x *CloseTab) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[20]
+	mi := &file_wire_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1545,7 @@ func (x *CloseTab) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTab.ProtoReflect.Descriptor instead.
 func (*CloseTab) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{20}
+	return file_wire_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CloseTab) GetCode() int32 {
@@ -1384,7 +1564,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1576,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[21]
+	mi := &file_wire_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +1589,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{21}
+	return file_wire_proto_rawDescGZIP(), []int{24}
 }
 
 type Snapshot struct {
@@ -1426,7 +1606,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1618,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[22]
+	mi := &file_wire_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1631,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{22}
+	return file_wire_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Snapshot) GetTabs() []string {
@@ -1507,7 +1687,7 @@ type PermissionsRequest struct {
 
 func (x *PermissionsRequest) Reset() {
 	*x = PermissionsRequest{}
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1699,7 @@ func (x *PermissionsRequest) String() string {
 func (*PermissionsRequest) ProtoMessage() {}
 
 func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[23]
+	mi := &file_wire_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1712,7 @@ func (x *PermissionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsRequest.ProtoReflect.Descriptor instead.
 func (*PermissionsRequest) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{23}
+	return file_wire_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PermissionsRequest) GetConnection() *Connection {
@@ -1560,7 +1740,7 @@ type PermissionsAnswer struct {
 
 func (x *PermissionsAnswer) Reset() {
 	*x = PermissionsAnswer{}
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1572,7 +1752,7 @@ func (x *PermissionsAnswer) String() string {
 func (*PermissionsAnswer) ProtoMessage() {}
 
 func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[24]
+	mi := &file_wire_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1585,7 +1765,7 @@ func (x *PermissionsAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PermissionsAnswer.ProtoReflect.Descriptor instead.
 func (*PermissionsAnswer) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{24}
+	return file_wire_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PermissionsAnswer) GetAnswered() bool {
@@ -1616,7 +1796,7 @@ type Activate struct {
 
 func (x *Activate) Reset() {
 	*x = Activate{}
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1628,7 +1808,7 @@ func (x *Activate) String() string {
 func (*Activate) ProtoMessage() {}
 
 func (x *Activate) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[25]
+	mi := &file_wire_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1641,7 +1821,7 @@ func (x *Activate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activate.ProtoReflect.Descriptor instead.
 func (*Activate) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{25}
+	return file_wire_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Activate) GetPairing() string {
@@ -1675,7 +1855,7 @@ type Superseded struct {
 
 func (x *Superseded) Reset() {
 	*x = Superseded{}
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1867,7 @@ func (x *Superseded) String() string {
 func (*Superseded) ProtoMessage() {}
 
 func (x *Superseded) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[26]
+	mi := &file_wire_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1880,7 @@ func (x *Superseded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Superseded.ProtoReflect.Descriptor instead.
 func (*Superseded) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{26}
+	return file_wire_proto_rawDescGZIP(), []int{29}
 }
 
 // Activated answers Activate: the pairing's actor, or why not.
@@ -1718,7 +1898,7 @@ type Activated struct {
 
 func (x *Activated) Reset() {
 	*x = Activated{}
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1910,7 @@ func (x *Activated) String() string {
 func (*Activated) ProtoMessage() {}
 
 func (x *Activated) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[27]
+	mi := &file_wire_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1923,7 @@ func (x *Activated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activated.ProtoReflect.Descriptor instead.
 func (*Activated) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{27}
+	return file_wire_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Activated) GetAddress() string {
@@ -1796,7 +1976,7 @@ type PairingState struct {
 
 func (x *PairingState) Reset() {
 	*x = PairingState{}
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1808,7 +1988,7 @@ func (x *PairingState) String() string {
 func (*PairingState) ProtoMessage() {}
 
 func (x *PairingState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[28]
+	mi := &file_wire_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1821,7 +2001,7 @@ func (x *PairingState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingState.ProtoReflect.Descriptor instead.
 func (*PairingState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{28}
+	return file_wire_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PairingState) GetPairing() string {
@@ -1906,7 +2086,7 @@ type TurnState struct {
 
 func (x *TurnState) Reset() {
 	*x = TurnState{}
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +2098,7 @@ func (x *TurnState) String() string {
 func (*TurnState) ProtoMessage() {}
 
 func (x *TurnState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[29]
+	mi := &file_wire_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2111,7 @@ func (x *TurnState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnState.ProtoReflect.Descriptor instead.
 func (*TurnState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{29}
+	return file_wire_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TurnState) GetConn() string {
@@ -1968,7 +2148,7 @@ type QueryState struct {
 
 func (x *QueryState) Reset() {
 	*x = QueryState{}
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2160,7 @@ func (x *QueryState) String() string {
 func (*QueryState) ProtoMessage() {}
 
 func (x *QueryState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[30]
+	mi := &file_wire_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2173,7 @@ func (x *QueryState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryState.ProtoReflect.Descriptor instead.
 func (*QueryState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{30}
+	return file_wire_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *QueryState) GetId() string {
@@ -2038,7 +2218,7 @@ type TabState struct {
 
 func (x *TabState) Reset() {
 	*x = TabState{}
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2050,7 +2230,7 @@ func (x *TabState) String() string {
 func (*TabState) ProtoMessage() {}
 
 func (x *TabState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[31]
+	mi := &file_wire_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2063,7 +2243,7 @@ func (x *TabState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TabState.ProtoReflect.Descriptor instead.
 func (*TabState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{31}
+	return file_wire_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TabState) GetAddress() string {
@@ -2123,7 +2303,7 @@ type CallState struct {
 
 func (x *CallState) Reset() {
 	*x = CallState{}
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2135,7 +2315,7 @@ func (x *CallState) String() string {
 func (*CallState) ProtoMessage() {}
 
 func (x *CallState) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[32]
+	mi := &file_wire_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2328,7 @@ func (x *CallState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallState.ProtoReflect.Descriptor instead.
 func (*CallState) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{32}
+	return file_wire_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CallState) GetCall() *Call {
@@ -2230,7 +2410,7 @@ type Adopt struct {
 
 func (x *Adopt) Reset() {
 	*x = Adopt{}
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2422,7 @@ func (x *Adopt) String() string {
 func (*Adopt) ProtoMessage() {}
 
 func (x *Adopt) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[33]
+	mi := &file_wire_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2435,7 @@ func (x *Adopt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adopt.ProtoReflect.Descriptor instead.
 func (*Adopt) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{33}
+	return file_wire_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Adopt) GetState() *PairingState {
@@ -2297,7 +2477,7 @@ type MoveDone struct {
 
 func (x *MoveDone) Reset() {
 	*x = MoveDone{}
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2489,7 @@ func (x *MoveDone) String() string {
 func (*MoveDone) ProtoMessage() {}
 
 func (x *MoveDone) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[34]
+	mi := &file_wire_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2502,7 @@ func (x *MoveDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveDone.ProtoReflect.Descriptor instead.
 func (*MoveDone) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{34}
+	return file_wire_proto_rawDescGZIP(), []int{37}
 }
 
 // PairingMoved (pairing → its tabs and waiters): the pairing's actor is
@@ -2337,7 +2517,7 @@ type PairingMoved struct {
 
 func (x *PairingMoved) Reset() {
 	*x = PairingMoved{}
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2349,7 +2529,7 @@ func (x *PairingMoved) String() string {
 func (*PairingMoved) ProtoMessage() {}
 
 func (x *PairingMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[35]
+	mi := &file_wire_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2362,7 +2542,7 @@ func (x *PairingMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PairingMoved.ProtoReflect.Descriptor instead.
 func (*PairingMoved) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{35}
+	return file_wire_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PairingMoved) GetAddress() string {
@@ -2433,9 +2613,20 @@ const file_wire_proto_rawDesc = "" +
 	"\vtab_address\x18\x03 \x01(\tR\n" +
 	"tabAddress\x12\x1b\n" +
 	"\ttab_actor\x18\x04 \x01(\tR\btabActor\x12\x1b\n" +
-	"\tlooked_up\x18\x05 \x01(\bR\blookedUp\"+\n" +
+	"\tlooked_up\x18\x05 \x01(\bR\blookedUp\"P\n" +
 	"\rTabRegistered\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\bR\baccepted\",\n" +
+	"\baccepted\x18\x01 \x01(\bR\baccepted\x12#\n" +
+	"\rnode_confirms\x18\x02 \x01(\bR\fnodeConfirms\"R\n" +
+	"\n" +
+	"TabConfirm\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x122\n" +
+	"\x04tabs\x18\x02 \x03(\v2\x1e.tabrelay.wire.v1.ConfirmedTabR\x04tabs\"Y\n" +
+	"\fConfirmedTab\x12\x18\n" +
+	"\apairing\x18\x01 \x01(\tR\apairing\x12/\n" +
+	"\x03tab\x18\x02 \x01(\v2\x1d.tabrelay.wire.v1.TabRegisterR\x03tab\"4\n" +
+	"\fTabConfirmed\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
+	"\x04gone\x18\x02 \x03(\tR\x04gone\",\n" +
 	"\bTabFocus\x12 \n" +
 	"\fat_unix_nano\x18\x01 \x01(\x03R\n" +
 	"atUnixNano\"3\n" +
@@ -2587,7 +2778,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_wire_proto_goTypes = []any{
 	(EventKind)(0),             // 0: tabrelay.wire.v1.EventKind
 	(OutcomeKind)(0),           // 1: tabrelay.wire.v1.OutcomeKind
@@ -2602,56 +2793,61 @@ var file_wire_proto_goTypes = []any{
 	(*CallDone)(nil),           // 10: tabrelay.wire.v1.CallDone
 	(*TabRegister)(nil),        // 11: tabrelay.wire.v1.TabRegister
 	(*TabRegistered)(nil),      // 12: tabrelay.wire.v1.TabRegistered
-	(*TabFocus)(nil),           // 13: tabrelay.wire.v1.TabFocus
-	(*TabResult)(nil),          // 14: tabrelay.wire.v1.TabResult
-	(*TabAsking)(nil),          // 15: tabrelay.wire.v1.TabAsking
-	(*TabStep)(nil),            // 16: tabrelay.wire.v1.TabStep
-	(*TabEvent)(nil),           // 17: tabrelay.wire.v1.TabEvent
-	(*TabPermissions)(nil),     // 18: tabrelay.wire.v1.TabPermissions
-	(*TabMessage)(nil),         // 19: tabrelay.wire.v1.TabMessage
-	(*ToTab)(nil),              // 20: tabrelay.wire.v1.ToTab
-	(*Call)(nil),               // 21: tabrelay.wire.v1.Call
-	(*CloseTab)(nil),           // 22: tabrelay.wire.v1.CloseTab
-	(*SnapshotRequest)(nil),    // 23: tabrelay.wire.v1.SnapshotRequest
-	(*Snapshot)(nil),           // 24: tabrelay.wire.v1.Snapshot
-	(*PermissionsRequest)(nil), // 25: tabrelay.wire.v1.PermissionsRequest
-	(*PermissionsAnswer)(nil),  // 26: tabrelay.wire.v1.PermissionsAnswer
-	(*Activate)(nil),           // 27: tabrelay.wire.v1.Activate
-	(*Superseded)(nil),         // 28: tabrelay.wire.v1.Superseded
-	(*Activated)(nil),          // 29: tabrelay.wire.v1.Activated
-	(*PairingState)(nil),       // 30: tabrelay.wire.v1.PairingState
-	(*TurnState)(nil),          // 31: tabrelay.wire.v1.TurnState
-	(*QueryState)(nil),         // 32: tabrelay.wire.v1.QueryState
-	(*TabState)(nil),           // 33: tabrelay.wire.v1.TabState
-	(*CallState)(nil),          // 34: tabrelay.wire.v1.CallState
-	(*Adopt)(nil),              // 35: tabrelay.wire.v1.Adopt
-	(*MoveDone)(nil),           // 36: tabrelay.wire.v1.MoveDone
-	(*PairingMoved)(nil),       // 37: tabrelay.wire.v1.PairingMoved
-	nil,                        // 38: tabrelay.wire.v1.TabPermissions.ToolsEntry
-	nil,                        // 39: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	(*TabConfirm)(nil),         // 13: tabrelay.wire.v1.TabConfirm
+	(*ConfirmedTab)(nil),       // 14: tabrelay.wire.v1.ConfirmedTab
+	(*TabConfirmed)(nil),       // 15: tabrelay.wire.v1.TabConfirmed
+	(*TabFocus)(nil),           // 16: tabrelay.wire.v1.TabFocus
+	(*TabResult)(nil),          // 17: tabrelay.wire.v1.TabResult
+	(*TabAsking)(nil),          // 18: tabrelay.wire.v1.TabAsking
+	(*TabStep)(nil),            // 19: tabrelay.wire.v1.TabStep
+	(*TabEvent)(nil),           // 20: tabrelay.wire.v1.TabEvent
+	(*TabPermissions)(nil),     // 21: tabrelay.wire.v1.TabPermissions
+	(*TabMessage)(nil),         // 22: tabrelay.wire.v1.TabMessage
+	(*ToTab)(nil),              // 23: tabrelay.wire.v1.ToTab
+	(*Call)(nil),               // 24: tabrelay.wire.v1.Call
+	(*CloseTab)(nil),           // 25: tabrelay.wire.v1.CloseTab
+	(*SnapshotRequest)(nil),    // 26: tabrelay.wire.v1.SnapshotRequest
+	(*Snapshot)(nil),           // 27: tabrelay.wire.v1.Snapshot
+	(*PermissionsRequest)(nil), // 28: tabrelay.wire.v1.PermissionsRequest
+	(*PermissionsAnswer)(nil),  // 29: tabrelay.wire.v1.PermissionsAnswer
+	(*Activate)(nil),           // 30: tabrelay.wire.v1.Activate
+	(*Superseded)(nil),         // 31: tabrelay.wire.v1.Superseded
+	(*Activated)(nil),          // 32: tabrelay.wire.v1.Activated
+	(*PairingState)(nil),       // 33: tabrelay.wire.v1.PairingState
+	(*TurnState)(nil),          // 34: tabrelay.wire.v1.TurnState
+	(*QueryState)(nil),         // 35: tabrelay.wire.v1.QueryState
+	(*TabState)(nil),           // 36: tabrelay.wire.v1.TabState
+	(*CallState)(nil),          // 37: tabrelay.wire.v1.CallState
+	(*Adopt)(nil),              // 38: tabrelay.wire.v1.Adopt
+	(*MoveDone)(nil),           // 39: tabrelay.wire.v1.MoveDone
+	(*PairingMoved)(nil),       // 40: tabrelay.wire.v1.PairingMoved
+	nil,                        // 41: tabrelay.wire.v1.TabPermissions.ToolsEntry
+	nil,                        // 42: tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: tabrelay.wire.v1.CallRequest.connection:type_name -> tabrelay.wire.v1.Connection
 	0,  // 1: tabrelay.wire.v1.Event.kind:type_name -> tabrelay.wire.v1.EventKind
 	8,  // 2: tabrelay.wire.v1.CallEvent.event:type_name -> tabrelay.wire.v1.Event
 	1,  // 3: tabrelay.wire.v1.CallDone.kind:type_name -> tabrelay.wire.v1.OutcomeKind
-	8,  // 4: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
-	38, // 5: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
-	21, // 6: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
-	2,  // 7: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
-	2,  // 8: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
-	39, // 9: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
-	33, // 10: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
-	34, // 11: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
-	32, // 12: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
-	31, // 13: tabrelay.wire.v1.PairingState.turns:type_name -> tabrelay.wire.v1.TurnState
-	21, // 14: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
-	30, // 15: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	14, // 4: tabrelay.wire.v1.TabConfirm.tabs:type_name -> tabrelay.wire.v1.ConfirmedTab
+	11, // 5: tabrelay.wire.v1.ConfirmedTab.tab:type_name -> tabrelay.wire.v1.TabRegister
+	8,  // 6: tabrelay.wire.v1.TabEvent.event:type_name -> tabrelay.wire.v1.Event
+	41, // 7: tabrelay.wire.v1.TabPermissions.tools:type_name -> tabrelay.wire.v1.TabPermissions.ToolsEntry
+	24, // 8: tabrelay.wire.v1.ToTab.call:type_name -> tabrelay.wire.v1.Call
+	2,  // 9: tabrelay.wire.v1.Call.connection:type_name -> tabrelay.wire.v1.Connection
+	2,  // 10: tabrelay.wire.v1.PermissionsRequest.connection:type_name -> tabrelay.wire.v1.Connection
+	42, // 11: tabrelay.wire.v1.PermissionsAnswer.tools:type_name -> tabrelay.wire.v1.PermissionsAnswer.ToolsEntry
+	36, // 12: tabrelay.wire.v1.PairingState.tabs:type_name -> tabrelay.wire.v1.TabState
+	37, // 13: tabrelay.wire.v1.PairingState.calls:type_name -> tabrelay.wire.v1.CallState
+	35, // 14: tabrelay.wire.v1.PairingState.queries:type_name -> tabrelay.wire.v1.QueryState
+	34, // 15: tabrelay.wire.v1.PairingState.turns:type_name -> tabrelay.wire.v1.TurnState
+	24, // 16: tabrelay.wire.v1.CallState.call:type_name -> tabrelay.wire.v1.Call
+	33, // 17: tabrelay.wire.v1.Adopt.state:type_name -> tabrelay.wire.v1.PairingState
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -2665,7 +2861,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   38,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
