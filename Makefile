@@ -16,14 +16,15 @@ build:
 run: build
 	$(RUN_ENV) ./$(BIN) serve
 
-# Every test, race detector on; then the tests of several nodes in one
-# process, which only run without it (tests/cluster_inproc_test.go says why). Tests that need programs beyond Go install
+# Every test, race detector on; then the tests of several nodes (or actor
+# systems with protoactor's remote) in one process, which only run without
+# it (tests/cluster_inproc_test.go says why). Tests that need programs beyond Go install
 # them through scripts/ensure-deps.sh and fail with one line when they cannot.
 test:
 	@bash scripts/ensure-deps.sh
 	bash scripts/web-test.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -timeout 10m -run InProcess ./tests
+	$(GO) test -count=1 -timeout 10m -run InProcess ./tests ./actors
 	GO=$(GO) bash scripts/fuzz.sh $(FUZZBRIEF) $(FUZZ_TARGETS)
 
 # The in-process benchmarks, then issue 13's out-of-process one (relay vs
@@ -57,6 +58,8 @@ clean:
 	rm -rf bin
 
 # Regenerate the protobuf messages between actors (generated code is
-# committed; needs protoc and protoc-gen-go).
+# committed; needs protoc, Debian's protobuf-compiler (3.21.12 made the
+# committed file), and protoc-gen-go at go.mod's google.golang.org/protobuf
+# version: go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12).
 proto:
 	cd actors/wire && protoc --go_out=. --go_opt=paths=source_relative wire.proto

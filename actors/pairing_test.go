@@ -628,26 +628,6 @@ func TestACallWaitsForATabThatWentAwayLately(t *testing.T) {
 	}
 }
 
-// TestATabDroppedByItsPairingRegistersAgain: between nodes, a broken
-// connection looks to the pairing like its tab stopping, while the tab
-// heard nothing. The tab confirms its registration now and then, and so
-// comes back.
-func TestATabDroppedByItsPairingRegistersAgain(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.ConfirmEvery, c.confirmLocal = time.Second, true }) // within the tab grace; the pairing as if remote
-	a := r.connect("p1", "tab-a", epoch)
-	pid, err := r.caller.router.Pairing(context.Background(), "p1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.system.Root.Send(pid, &actor.Terminated{Who: a.tab.pid}) // as protoactor says when the nodes' connection breaks
-	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "the pairing dropped the tab")
-	r.clock.Advance(time.Second)
-	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 1 }, "the tab registered again")
-	if got := testutil.ToFloat64(r.cfg.Metrics.TabsConnected); got != 1 {
-		t.Fatalf("tabs connected %v, want 1", got)
-	}
-}
-
 // lossyPairing answers every probe that it does not hold the call. With
 // accepts, it takes calls and loses their ends: what a broken connection
 // between two nodes does to a call. Without, it has not got the call
