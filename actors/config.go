@@ -49,8 +49,9 @@ type Config struct {
 	// call. It runs on Clock, as every timer of the actors does (a test's
 	// fake clock fires it only when the test moves the clock).
 	ProbeEvery time.Duration
-	// ConfirmEvery is how often a registered tab confirms its registration
-	// with its pairing on another node (on Clock too, for the same reason).
+	// ConfirmEvery is how often the node confirms the registrations of its
+	// tabs with pairings on other nodes, in one message per node
+	// (confirms.go; on Clock too, for the same reason).
 	ConfirmEvery time.Duration
 	// Clock is what every timer and time of the actors reads (default the
 	// real one).

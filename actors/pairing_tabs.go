@@ -139,8 +139,8 @@ func (p *pairing) onTabGone(ctx actor.Context, m *tabGone) {
 // itself. protoactor sends it to every watcher here of every actor at that
 // address when its connection there breaks, and when a member that left
 // had that address, even though a node restarted on the same address holds
-// it now, with tabs registered here (issue 17: a live tab dropped until its
-// 20 s confirm). The pairing drops such a tab as any other, so that its
+// it now, with tabs registered here (issue 17: a live tab dropped until
+// its node's 20 s confirm, confirms.go). The pairing drops such a tab as any other, so that its
 // calls do not wait on a node that may be dead, and asks it whether it
 // lives: protoactor's Touch, which every actor answers by itself (so a
 // node of any build does). A tab that answers is taken back at once.
