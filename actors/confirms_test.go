@@ -279,3 +279,31 @@ func TestATabOfAnOlderBuildsPairingIsConfirmedByItself(t *testing.T) {
 		t.Fatalf("confirms sent: %v for the node, %v by tabs; want 4 by tabs", node, tab)
 	}
 }
+
+// TestATabFollowingAMovedPairingIsConfirmedByItselfOnce: the actor its
+// pairing moved to may be of another build, so the tab's next confirm is
+// a TabRegister of its own; its answer says the node takes TabConfirms,
+// and the rounds after list the tab with the node's others.
+func TestATabFollowingAMovedPairingIsConfirmedByItselfOnce(t *testing.T) {
+	r := confirmsRig(t, nil)
+	a := r.connect("p1", "tab-a", epoch)
+	r.confirming(1)
+	from, _ := r.hub.router.(*LocalRouter).Active("p1")
+	to, err := NewActivations(r.system, r.cfg, nil).Activate("p1", false) // where p1 moved
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.system.Root.RequestWithCustomSender(a.tab.pid, &wire.PairingMoved{Address: to.Address, Id: to.Id}, from)
+	r.eventually(func() bool { pid, _, _ := a.tab.confirmation(); return pid.Equal(to) }, "the tab follows its pairing")
+
+	r.clock.Advance(DefaultConfirmEvery)
+	r.eventually(func() bool { return len(r.snapshotOf(to).GetTabs()) == 1 }, "the actor it moved to holds the tab")
+	if node, tab := r.confirmsSent(); node != 0 || tab != 1 {
+		t.Fatalf("first round: %v for the node, %v by the tab; want one by the tab", node, tab)
+	}
+	r.eventually(func() bool { _, _, node := a.tab.confirmation(); return node }, "the answer says the node takes TabConfirms")
+	r.clock.Advance(DefaultConfirmEvery)
+	if node, tab := r.confirmsSent(); node != 1 || tab != 1 {
+		t.Fatalf("second round: %v for the node, %v by the tab; want one for the node", node, tab)
+	}
+}
