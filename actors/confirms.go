@@ -37,7 +37,10 @@ import (
 // registration is answered, or not, by itself. A pairing of a build before
 // the confirms (its TabRegistered says nothing of node_confirms), or one
 // that has just moved (its build is not known yet), is confirmed with a
-// TabRegister of its own from the same schedule, as before.
+// TabRegister of its own from the same schedule, as before. (A node that
+// restarted on the same address with an older build holds none of the
+// actors named; the tab hears that its link there was lost, and if it
+// did not, the TabConfirm goes unanswered and the tab looks up again.)
 
 // confirmsName is the confirms' actor id on every node.
 const confirmsName = "tabrelay-confirms"
