@@ -58,6 +58,10 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if err := redisstore.CheckVersion(ctx, n.redis); err != nil {
+		n.redis.Close()
+		return nil, nil, err
+	}
 	cl, err := placement.Join(ctx, n.system, placement.Config{
 		Client: n.redis, Prefix: cfg.RedisPrefix, Listen: cfg.ClusterListen, Advertise: cfg.ClusterAdvertise,
 		LeaseTTL: cfg.LeaseTTL, Lost: lost, Actors: acfg, Registerer: n.registry, Logger: cfg.Logger,
@@ -158,16 +162,8 @@ func masterID(ctx context.Context, client goredis.UniversalClient) (string, erro
 
 // runID reads a server's run id, which changes when it restarts.
 func runID(ctx context.Context, c goredis.Cmdable) (string, error) {
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if id, ok := strings.CutPrefix(line, "run_id:"); ok {
-			return id, nil
-		}
-	}
-	return "", nil
+	s, err := redisstore.ReadServer(ctx, c)
+	return s.RunID, err
 }
 
 // ping asks Redis whether it answers. A Redis Cluster is asked on every

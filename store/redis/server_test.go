@@ -1,0 +1,52 @@
+package redis
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/internal/redistest"
+)
+
+func TestAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		version string
+		want    bool
+	}{
+		{"7.0.0", true}, {"7.0.15", true}, {"7.2.4", true}, {"8.0.1", true}, {"7.10.0", true}, {"7.0", true},
+		{"6.2.14", false}, {"6.9.99", false}, {"5.0.7", false}, {"", false}, {"seven", false}, {"7.x.1", false},
+	} {
+		if got := atLeast(c.version, MinVersion); got != c.want {
+			t.Errorf("atLeast(%q, %q) = %v, want %v", c.version, MinVersion, got, c.want)
+		}
+	}
+}
+
+// TestCheckVersionOfARealServer: the Redis the tests run (Debian's, 7.0
+// or later) passes, and says its version and run id.
+func TestCheckVersionOfARealServer(t *testing.T) {
+	client := redistest.Start(t).Client()
+	ctx := context.Background()
+	if err := CheckVersion(ctx, client); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadServer(ctx, client)
+	if err != nil || s.Version == "" || s.RunID == "" {
+		t.Fatalf("ReadServer = %+v, %v; want a version and a run id", s, err)
+	}
+}
+
+// TestCheckVersionWaitsForAnAnswer: a Redis that does not answer is asked
+// until the start-up's time ends, then the error says what was asked.
+func TestCheckVersionWaitsForAnAnswer(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	srv.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	err := CheckVersion(ctx, client)
+	if err == nil || !strings.Contains(err.Error(), "read the server's version") {
+		t.Fatalf("CheckVersion of a stopped Redis = %v; want the read's error", err)
+	}
+}
