@@ -307,3 +307,38 @@ func TestATabFollowingAMovedPairingIsConfirmedByItselfOnce(t *testing.T) {
 		t.Fatalf("second round: %v for the node, %v by the tab; want one for the node", node, tab)
 	}
 }
+
+// TestAStaleConfirmDoesNotReplaceTheTabsNewSocket: a pairing dropped a
+// tab's socket unseen, and the tab came back on a new socket, while the
+// old socket (which nothing told) still confirms its registration. The
+// confirm is the old socket's: it must not replace the new one, which
+// the browser uses; the old socket is the one closed, as replaced.
+func TestAStaleConfirmDoesNotReplaceTheTabsNewSocket(t *testing.T) {
+	r := confirmsRig(t, func(c *Config) { c.ConfirmEvery = time.Second })
+	old := r.connect("p1", "tab-a", epoch)
+	r.confirming(1)
+	r.dropUnseen(old)
+	r.eventually(func() bool { return len(r.inspect("p1").Tabs) == 0 }, "the pairing dropped the old socket")
+	fresh := r.connect("p1", "tab-a", epoch.Add(time.Second))
+	r.confirming(2)
+	r.clock.Advance(time.Second)
+	select {
+	case code := <-old.closed:
+		if code != protocol.CloseReplaced {
+			t.Fatalf("the old socket closed with %v, want %v", code, protocol.CloseReplaced)
+		}
+	case <-time.After(patience):
+		t.Fatal("the old socket's confirm did not close it")
+	}
+	select {
+	case code := <-fresh.closed:
+		t.Fatalf("the new socket closed with %v: a stale confirm replaced it", code)
+	default:
+	}
+	if got := r.inspect("p1").Tabs; len(got) != 1 || got[0] != "tab-a" {
+		t.Fatalf("tabs %v, want the new socket of tab-a alone", got)
+	}
+	p := r.call("p1", "conn-1", "counter") // the call goes to the new socket
+	defer p.cancel()
+	fresh.nextCall()
+}

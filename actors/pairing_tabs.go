@@ -43,6 +43,16 @@ func (p *pairing) onRegister(ctx actor.Context, m *wire.TabRegister) {
 			old = t
 		}
 	}
+	if old != nil && !m.GetLookedUp() {
+		// A confirm from a socket this pairing no longer holds, while it
+		// holds another socket of the same tab: the pairing dropped the
+		// confirming one unseen (a lost link) and the tab came back on a
+		// new socket since, which the browser uses. The confirm is stale:
+		// its socket is the one replaced, not the new one.
+		registered(ctx, tab, true)
+		ctx.Send(tab, &wire.CloseTab{Code: int32(protocol.CloseReplaced)})
+		return
+	}
 	if old == nil && len(p.tabs) >= p.cfg.MaxTabs {
 		registered(ctx, tab, false)
 		return
