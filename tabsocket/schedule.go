@@ -29,8 +29,16 @@ type schedule struct {
 
 	mu      sync.Mutex // guards the fields below
 	timer   clock.Timer
-	on      bool // sockets are open: keep ticking
-	running bool // a tick runs, and re-arms the timer after it if on
+	gen     uint64 // the armed timer's generation: a tick of another is stale
+	on      bool   // sockets are open: keep ticking
+	running bool   // a tick runs, and re-arms the timer after it if on
+}
+
+// armLocked arms the next tick, of a new generation.
+func (sc *schedule) armLocked() {
+	sc.gen++
+	gen := sc.gen
+	sc.timer = sc.clock.AfterFunc(sc.step, func() { sc.tick(gen) })
 }
 
 // start arms the schedule if it is not armed.
@@ -39,33 +47,41 @@ func (sc *schedule) start() {
 	defer sc.mu.Unlock()
 	sc.on = true
 	if sc.timer == nil && !sc.running {
-		sc.timer = sc.clock.AfterFunc(sc.step, sc.tick)
+		sc.armLocked()
 	}
 }
 
-// stop disarms it after the last socket.
+// stop disarms it after the last socket. A timer that fired already and
+// waits for the lock is stale from now on: a start right after arms a
+// timer of its own, and the stale tick must not arm a second one.
 func (sc *schedule) stop() {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	sc.on = false
+	sc.gen++
 	if sc.timer != nil {
 		sc.timer.Stop()
 		sc.timer = nil
 	}
 }
 
-// tick runs the schedule once; one runs at a time (a start while it runs
-// does not arm a second timer).
-func (sc *schedule) tick() {
+// tick runs the schedule once, for the timer of generation gen; one runs
+// at a time (a start while it runs does not arm a second timer), and a
+// stale timer's tick does nothing.
+func (sc *schedule) tick(gen uint64) {
 	sc.mu.Lock()
+	if gen != sc.gen {
+		sc.mu.Unlock()
+		return
+	}
 	sc.running, sc.timer = true, nil
 	sc.mu.Unlock()
 	sc.run(sc.clock.Now())
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	sc.running = false
-	if sc.on {
-		sc.timer = sc.clock.AfterFunc(sc.step, sc.tick)
+	if sc.on && sc.timer == nil {
+		sc.armLocked()
 	}
 }
 

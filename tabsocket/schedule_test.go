@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -66,5 +67,32 @@ func TestPingWheelTakesWhatIsDue(t *testing.T) {
 		if len(s) != 0 {
 			t.Fatalf("slot %d holds %d sockets after every one was removed", i, len(s))
 		}
+	}
+}
+
+// TestAStaleTickArmsNoSecondTimer: a timer that fired while the last
+// socket left (stop) and a new one came (start) runs its tick after them;
+// that tick is stale. Before generations, it dropped the new timer from
+// sight and armed one more: two timers ticked from then on, and stop
+// stopped one.
+func TestAStaleTickArmsNoSecondTimer(t *testing.T) {
+	c := clock.NewFake(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	runs := 0
+	sc := &schedule{clock: c, step: time.Second, run: func(time.Time) { runs++ }}
+	sc.start()
+	fired := sc.gen // the timer armed now, which fires…
+	sc.stop()       // …as the last socket leaves,
+	sc.start()      // and a new one comes, before its tick takes the lock
+	sc.tick(fired)
+	if runs != 0 || c.Pending() != 1 {
+		t.Fatalf("after the stale tick: %d runs, %d timers; want 0 runs, 1 timer", runs, c.Pending())
+	}
+	c.Advance(3 * time.Second)
+	if runs != 3 || c.Pending() != 1 {
+		t.Fatalf("after three steps: %d runs, %d timers; want 3 runs, 1 timer", runs, c.Pending())
+	}
+	sc.stop()
+	if c.Pending() != 0 {
+		t.Fatalf("after stop: %d timers armed, want none", c.Pending())
 	}
 }
