@@ -37,10 +37,16 @@ import (
 // registration is answered, or not, by itself. A pairing of a build before
 // the confirms (its TabRegistered says nothing of node_confirms), or one
 // that has just moved (its build is not known yet), is confirmed with a
-// TabRegister of its own from the same schedule, as before. (A node that
-// restarted on the same address with an older build holds none of the
-// actors named; the tab hears that its link there was lost, and if it
-// did not, the TabConfirm goes unanswered and the tab looks up again.)
+// TabRegister of its own from the same schedule, as before. An older
+// build cannot decode a TabConfirm: protoactor's reader there ends the
+// link on it, dropping what else came in that batch, and every actor
+// behind the link looks gone to both ends. A node restarted on the same
+// address with an older build is sent none in the normal course: the
+// old process's link broke first, which reached its tabs here as their
+// pairings' Terminated, and they leave the confirms until a registration
+// with the new process answers again whether it takes them. Should one
+// still reach it (a confirm written in the moment between), the link
+// ends as any lost link does, and the tabs look their pairings up again.
 
 // confirmsName is the confirms' actor id on every node.
 const confirmsName = "tabrelay-confirms"
