@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -58,7 +59,10 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := redisstore.CheckVersion(ctx, n.redis); err != nil {
+	switch err := redisstore.CheckVersion(ctx, n.redis); {
+	case errors.Is(err, redisstore.ErrVersionUnknown):
+		n.log.Warn("Redis does not say its version: the relay needs "+redisstore.MinVersion+" or later", "err", err)
+	case err != nil:
 		n.redis.Close()
 		return nil, nil, err
 	}

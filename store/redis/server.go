@@ -43,13 +43,13 @@ func ReadServer(ctx context.Context, c goredis.Cmdable) (Server, error) {
 }
 
 // CheckVersion fails when the Redis of client (every master of a Redis
-// Cluster) is older than MinVersion, or does not say its version. A
-// Redis that does not answer is asked again until ctx ends, as joining
-// the cluster waits for it too.
+// Cluster) is older than MinVersion, or answers ErrVersionUnknown when it
+// refuses to say. A Redis that does not answer is asked again until ctx
+// ends, as joining the cluster waits for it too.
 func CheckVersion(ctx context.Context, client goredis.UniversalClient) error {
 	for {
 		err := checkVersion(ctx, client)
-		if err == nil || errors.Is(err, errTooOld) {
+		if err == nil || errors.Is(err, errFinal) || errors.Is(err, ErrVersionUnknown) {
 			return err
 		}
 		select {
@@ -60,16 +60,26 @@ func CheckVersion(ctx context.Context, client goredis.UniversalClient) error {
 	}
 }
 
-var errTooOld = errors.New("redis store: the server is too old")
+// errFinal marks an answer that asking again will not change: a server
+// too old.
+var errFinal = errors.New("redis store: the server cannot be used")
+
+// ErrVersionUnknown is CheckVersion's answer when the server refuses INFO
+// (an ACL without it, a renamed command): its version cannot be known,
+// which is no reason not to run on it.
+var ErrVersionUnknown = errors.New("redis store: the server's version is unknown")
 
 func checkVersion(ctx context.Context, client goredis.UniversalClient) error {
 	check := func(ctx context.Context, c goredis.Cmdable) error {
 		s, err := ReadServer(ctx, c)
-		if err != nil {
+		var refused goredis.Error
+		switch {
+		case errors.As(err, &refused):
+			return fmt.Errorf("%w: it refused INFO server: %v", ErrVersionUnknown, err)
+		case err != nil:
 			return fmt.Errorf("redis store: read the server's version (is Redis reachable?): %w", err)
-		}
-		if !atLeast(s.Version, MinVersion) {
-			return fmt.Errorf("%w: Redis %s or later is needed; the server says it is %q", errTooOld, MinVersion, s.Version)
+		case !atLeast(s.Version, MinVersion):
+			return fmt.Errorf("%w: Redis %s or later is needed; the server says it is %q", errFinal, MinVersion, s.Version)
 		}
 		return nil
 	}
@@ -81,7 +91,7 @@ func checkVersion(ctx context.Context, client goredis.UniversalClient) error {
 	var old error
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error {
 		err := check(ctx, c)
-		if errors.Is(err, errTooOld) {
+		if errors.Is(err, errFinal) || errors.Is(err, ErrVersionUnknown) {
 			mu.Lock()
 			old = err
 			mu.Unlock()

@@ -2,9 +2,12 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tabrelay/tabrelay/internal/redistest"
 )
@@ -48,5 +51,24 @@ func TestCheckVersionWaitsForAnAnswer(t *testing.T) {
 	err := CheckVersion(ctx, client)
 	if err == nil || !strings.Contains(err.Error(), "read the server's version") {
 		t.Fatalf("CheckVersion of a stopped Redis = %v; want the read's error", err)
+	}
+}
+
+// TestCheckVersionOfAServerThatRefusesINFO: an ACL without INFO is said at
+// once, as a version unknown (the node warns and runs), not waited on as
+// an unreachable Redis.
+func TestCheckVersionOfAServerThatRefusesINFO(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	if err := srv.Client().Do(ctx, "ACL", "SETUSER", "relay", "on", ">pw", "~*", "&*", "+@all", "-info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	client := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), Username: "relay", Password: "pw"})
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := CheckVersion(ctx, client)
+	if !errors.Is(err, ErrVersionUnknown) || !strings.Contains(err.Error(), "refused INFO server") || ctx.Err() != nil {
+		t.Fatalf("CheckVersion without INFO = %v (start-up time left: %v); want the refusal at once", err, ctx.Err() == nil)
 	}
 }
