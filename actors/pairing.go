@@ -19,7 +19,6 @@ import (
 type pairing struct {
 	id  string
 	cfg Config
-	log *slog.Logger
 
 	tabs  []*tabEntry         // focused last first
 	lost  map[pidKey]*lostTab // tabs a lost link took away, asked whether they live
@@ -92,7 +91,7 @@ type turn struct {
 // way back, and calls wait TabGrace for them.
 func newPairing(id string, cfg Config, rebuilt bool, adopted *wire.PairingState, released func(string, *actor.PID, bool)) actor.Producer {
 	return func() actor.Actor {
-		p := &pairing{id: id, cfg: cfg, log: cfg.Logger.With("pairing", id), calls: map[string]*call{}, orphans: map[string]*call{},
+		p := &pairing{id: id, cfg: cfg, calls: map[string]*call{}, orphans: map[string]*call{},
 			queries: map[string]pendingQuery{}, turns: map[string]*turn{},
 			released: released, adopted: adopted}
 		if rebuilt {
@@ -101,6 +100,11 @@ func newPairing(id string, cfg Config, rebuilt bool, adopted *wire.PairingState,
 		return p
 	}
 }
+
+// logger is the pairing's: its lines name it. Made when a line is logged,
+// not at each activation (a new browser's cost, issue 13; a pairing logs
+// seldom).
+func (p *pairing) logger() *slog.Logger { return p.cfg.Logger.With("pairing", p.id) }
 
 // Receive handles one message at a time: the actor's state needs no lock.
 func (p *pairing) Receive(ctx actor.Context) {
@@ -171,7 +175,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 	case *wire.Superseded:
 		// Another actor holds this pairing's record (this one was taken
 		// for gone): stop, and the tabs and callers follow the record.
-		p.log.Info("pairing superseded by another activation; stopping", "calls", len(p.calls), "tabs", len(p.tabs))
+		p.logger().Info("pairing superseded by another activation; stopping", "calls", len(p.calls), "tabs", len(p.tabs))
 		ctx.Stop(ctx.Self())
 	}
 }
@@ -185,7 +189,7 @@ func (p *pairing) onTabMessage(m *wire.TabMessage) {
 	if err == nil {
 		_, err = protocol.DecodeFromTab(env, m.GetJson())
 	}
-	p.log.Debug("tab message dropped: the pairing does not read it", "type", clip(env.Type), "err", err)
+	p.logger().Debug("tab message dropped: the pairing does not read it", "type", clip(env.Type), "err", err)
 }
 
 // clip shortens what a tab wrote for a log line.
@@ -426,7 +430,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"})
 		}
 		p.cfg.Metrics.LateAnswers.Inc()
-		p.log.Debug("late answer of a call whose tab had closed dropped", "call", m.GetId())
+		p.logger().Debug("late answer of a call whose tab had closed dropped", "call", m.GetId())
 		return
 	}
 	c, ok := p.calls[m.GetId()]
@@ -439,7 +443,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 		// Detached, timed out, cancelled, or from before a restart: the
 		// answer has nobody to go to.
 		p.cfg.Metrics.LateAnswers.Inc()
-		p.log.Debug("late answer dropped", "call", m.GetId(), "detached", p.wasDetached(m.GetId()))
+		p.logger().Debug("late answer dropped", "call", m.GetId(), "detached", p.wasDetached(m.GetId()))
 		return
 	}
 	p.end(ctx, c, protocol.Outcome{Kind: protocol.Answered}, m.GetResult())
@@ -551,7 +555,7 @@ func (p *pairing) onIdleCheck(ctx actor.Context, m *idleCheck) {
 	if len(p.tabs) > 0 || len(p.calls) > 0 {
 		return
 	}
-	p.log.Debug("pairing passivates", "idle", p.cfg.Clock.Now().Sub(m.Since))
+	p.logger().Debug("pairing passivates", "idle", p.cfg.Clock.Now().Sub(m.Since))
 	ctx.Stop(ctx.Self())
 }
 
@@ -568,7 +572,7 @@ func (p *pairing) stopTimers() {
 // tabs, watching it, register again and activate it on their own node.
 func (p *pairing) stopWhenIdle(ctx actor.Context) {
 	if len(p.calls) == 0 {
-		p.log.Debug("pairing handed off")
+		p.logger().Debug("pairing handed off")
 		ctx.Stop(ctx.Self())
 	}
 }

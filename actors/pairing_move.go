@@ -146,7 +146,7 @@ func (p *pairing) askAdopter(ctx actor.Context, ask *wire.Adopt, adopters []*act
 		}
 		p.moving = false
 		p.cfg.Metrics.Moves.WithLabelValues("stayed").Inc()
-		p.log.Warn("pairing could not move; it stays until its calls end", "calls", len(p.calls), "why", why)
+		p.logger().Warn("pairing could not move; it stays until its calls end", "calls", len(p.calls), "why", why)
 		p.replay(ctx)
 		p.stopWhenIdle(ctx)
 	})
@@ -187,7 +187,7 @@ func (p *pairing) handOver(ctx actor.Context) {
 		}
 	}
 	p.unwatchWaiters(ctx)
-	p.log.Info("pairing moved with its calls", "to", p.movedTo.Address, "calls", len(p.calls), "tabs", len(p.tabs))
+	p.logger().Info("pairing moved with its calls", "to", p.movedTo.Address, "calls", len(p.calls), "tabs", len(p.tabs))
 	p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
 	p.stopTimers()
 	p.held, p.tabs, p.calls = nil, nil, map[string]*call{}

@@ -236,7 +236,7 @@ func (p *pairing) onTouched(ctx actor.Context, who *actor.PID) {
 		return
 	}
 	p.cfg.Metrics.TabsTakenBack.Inc()
-	p.log.Debug("tab taken back after its node's link was lost", "tab", l.entry.tabID)
+	p.logger().Debug("tab taken back after its node's link was lost", "tab", l.entry.tabID)
 	t := l.entry
 	p.addTab(ctx, &t)
 	p.deliverWaiting(ctx)

@@ -25,11 +25,14 @@ import (
 // way the socket ends, the WebSocket and its TCP connection are closed
 // exactly once and run returns only after the reader and any writer did.
 type conn struct {
-	s    *Server
-	ws   *websocket.Conn
-	raw  net.Conn                    // the TCP connection under ws, closed when ws.Close takes too long
-	log  atomic.Pointer[slog.Logger] // gains the pairing once proven; read by timers too
-	addr string                      // the tab's network address, host only (wrong-code limits)
+	s   *Server
+	ws  *websocket.Conn
+	raw net.Conn // the TCP connection under ws, closed when ws.Close takes too long
+	// names is what the socket's log lines name once the hello did (the
+	// tab, then its pairing; never the secret); read by timers too. The
+	// logger is made when a line is logged (logger), not per hello.
+	names atomic.Pointer[socketNames]
+	addr  string // the tab's network address, host only (wrong-code limits)
 
 	qmu     sync.Mutex     // guards the fields below
 	queue   []outgoing     // waiting for the writer; at most cfg.SendQueue; nil when empty
@@ -62,6 +65,22 @@ type conn struct {
 	bucket       tokenBucket
 }
 
+// socketNames are the names of a socket's log lines.
+type socketNames struct{ tab, pairing string }
+
+// logger is the socket's logger: the server's, naming the tab and its
+// pairing once the hello named them.
+func (c *conn) logger() *slog.Logger {
+	n := c.names.Load()
+	switch {
+	case n == nil:
+		return c.s.cfg.Logger
+	case n.pairing == "":
+		return c.s.cfg.Logger.With("tab", n.tab)
+	}
+	return c.s.cfg.Logger.With("tab", n.tab, "pairing", n.pairing)
+}
+
 // outgoing is one queued message (msg, encoded by the writer, or frame,
 // encoded already), or (closeWith != 0) the order to close the socket once
 // everything queued before it is written.
@@ -74,7 +93,6 @@ type outgoing struct {
 func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{s: s, ws: ws, raw: raw, addr: addr, ctx: ctx, cancel: cancel}
-	c.log.Store(s.cfg.Logger)
 	c.bucket = tokenBucket{rate: float64(s.cfg.RatePerSec), burst: float64(s.cfg.RateBurst),
 		tokens: float64(s.cfg.RateBurst), last: s.cfg.Clock.Now()}
 	return c
@@ -205,7 +223,7 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 			m.Disconnects.WithLabelValues("tab_closed").Inc()
 		}
 		if code.Stop() || code == protocol.CloseSlow || code == protocol.ClosePingTimeout {
-			c.log.Load().Info("tab disconnected", "code", int(code), "reason", code.Reason())
+			c.logger().Info("tab disconnected", "code", int(code), "reason", code.Reason())
 		}
 		go func() {
 			defer c.cancel()
@@ -390,7 +408,7 @@ func (c *conn) encode(buf *bytes.Buffer, msg protocol.ToTab) ([]byte, bool) {
 	buf.Reset()
 	enc := json.NewEncoder(buf)
 	if err := enc.Encode(msg); err != nil {
-		c.log.Load().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
+		c.logger().Error("tab message not encodable", "type", fmt.Sprintf("%T", msg), "err", err)
 		return nil, false
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true

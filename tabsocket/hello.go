@@ -47,7 +47,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		c.close(protocol.CloseBadSecret)
 		return false
 	}
-	c.log.Store(c.log.Load().With("tab", h.TabID))
+	c.names.Store(&socketNames{tab: h.TabID})
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()
 	p, code := c.pairingOf(ctx, secret, c.s.cfg.Clock.Now())
@@ -56,7 +56,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		return false
 	}
 	id := p.ID
-	c.log.Store(c.log.Load().With("pairing", id))
+	c.names.Store(&socketNames{tab: h.TabID, pairing: id})
 	if c.ending.Load() {
 		return false // the hello deadline passed meanwhile
 	}
@@ -73,7 +73,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		// The app and the relay's catalogue disagree (one was deployed
 		// before the other): hosts should list the tools anew, operators
 		// should know.
-		c.log.Load().Info("tab runs another bundle than the relay", "tab_bundle", clipVersion(h.Bundle), "relay_bundle", v)
+		c.logger().Info("tab runs another bundle than the relay", "tab_bundle", clipVersion(h.Bundle), "relay_bundle", v)
 		if c.s.cfg.ToolsChanged != nil {
 			c.s.cfg.ToolsChanged(id)
 		}
@@ -105,9 +105,8 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pairing.Record, protocol.CloseCode) {
 	cfg := &c.s.cfg
 	lookup, hash := pairing.Derive(cfg.SigningKey, secret)
-	log := c.log.Load().With("pairing", lookup)
 	failed := func(err error) (pairing.Record, protocol.CloseCode) {
-		log.Error("pairing store failed", "err", err)
+		c.logger().Error("pairing store failed", "pairing", lookup, "err", err)
 		return pairing.Record{}, protocol.CloseUnavailable
 	}
 	spent := c.s.newPairings.spent(c.addr, now)
@@ -127,14 +126,14 @@ func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pai
 			}
 			if moved {
 				cfg.Metrics.Rekeyed.Inc()
-				log.Debug("pairing re-keyed under the current signing key", "id", p.ID)
+				c.logger().Debug("pairing re-keyed under the current signing key", "pairing", lookup, "id", p.ID)
 				return p, 0
 			}
 		}
 		if spent && !known {
 			// The address made its new pairings for now: a browser the
 			// relay knows still gets in, a new one tries again later.
-			log.Debug("hello of a new pairing refused: too many from this address")
+			c.logger().Debug("hello of a new pairing refused: too many from this address", "pairing", lookup)
 			return pairing.Record{}, protocol.CloseUnavailable
 		}
 	}
