@@ -8,13 +8,16 @@
 package pairing
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/base64"
 	"errors"
-	"strings"
+	"hash"
+	"io"
+	"sync"
 	"time"
 )
 
@@ -108,14 +111,42 @@ func ParseSecret(s string) ([]byte, error) {
 // reveals the other or the secret. A pairing made under key has the lookup
 // id as its own ID.
 func Derive(key, secret []byte) (id string, secretHash []byte) {
-	idMAC := mac(key, "tabrelay pairing id", secret)
-	id = "p" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(idMAC[:15]))
-	return id, mac(key, "tabrelay tab secret", secret)
+	return deriveWith(hmac.New(sha256.New, key), secret)
 }
 
-func mac(key []byte, label string, data []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write([]byte(label))
+// Deriver is Derive under one key for a hello after another: it keeps
+// the key's HMAC states instead of keying one for each (issue 13: a new
+// browser's cost). Safe for concurrent use.
+type Deriver struct{ macs sync.Pool }
+
+// NewDeriver returns Derive under key.
+func NewDeriver(key []byte) *Deriver {
+	key = bytes.Clone(key)
+	return &Deriver{macs: sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
+}
+
+// Derive is Derive(key, secret) for the Deriver's key.
+func (d *Deriver) Derive(secret []byte) (id string, secretHash []byte) {
+	h := d.macs.Get().(hash.Hash)
+	defer d.macs.Put(h)
+	return deriveWith(h, secret)
+}
+
+// idEncoding writes lookup ids: lowercase base32, unpadded.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// deriveWith derives with h, an HMAC keyed with the signing key.
+func deriveWith(h hash.Hash, secret []byte) (string, []byte) {
+	idMAC := labelled(h, "tabrelay pairing id", secret)
+	id := make([]byte, 1+idEncoding.EncodedLen(15))
+	id[0] = 'p'
+	idEncoding.Encode(id[1:], idMAC[:15])
+	return string(id), labelled(h, "tabrelay tab secret", secret)
+}
+
+func labelled(h hash.Hash, label string, data []byte) []byte {
+	h.Reset()
+	io.WriteString(h, label)
 	h.Write([]byte{0})
 	h.Write(data)
 	return h.Sum(nil)

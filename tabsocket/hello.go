@@ -104,7 +104,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 // may go on.
 func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pairing.Record, protocol.CloseCode) {
 	cfg := &c.s.cfg
-	lookup, hash := pairing.Derive(cfg.SigningKey, secret)
+	lookup, hash := c.s.derive.Derive(secret)
 	failed := func(err error) (pairing.Record, protocol.CloseCode) {
 		c.logger().Error("pairing store failed", "pairing", lookup, "err", err)
 		return pairing.Record{}, protocol.CloseUnavailable

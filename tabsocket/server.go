@@ -102,6 +102,7 @@ type Server struct {
 	origins map[string]bool
 
 	newPairings newPairings
+	derive      *pairing.Deriver // under cfg.SigningKey
 	handshakes  gate
 	// pings and writes are the sockets' shared schedules (schedule.go):
 	// the pings take the sockets due from pingWheel, the writes walk the
@@ -181,6 +182,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{},
 		pushes: map[string]bool{}}
 	s.idle = sync.NewCond(&s.mu)
+	s.derive = pairing.NewDeriver(cfg.SigningKey)
 	s.newSchedules()
 	s.handshakes = newGate(cfg.MaxHandshakes, cfg.HandshakeWait, cfg.Clock)
 	s.newPairings = newPairings{perHour: float64(cfg.NewPairingsPerHour), buckets: map[string]*tokenBucket{}}
