@@ -104,6 +104,7 @@ type Server struct {
 	newPairings newPairings
 	derive      *pairing.Deriver // under cfg.SigningKey
 	handshakes  gate
+	upgrades    chan upgrade // to an idle handshake worker (handshake.go)
 	// pings and writes are the sockets' shared schedules (schedule.go):
 	// the pings take the sockets due from pingWheel, the writes walk the
 	// sockets whose writer runs.
@@ -180,7 +181,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Metrics = NewMetrics(nil)
 	}
 	s := &Server{cfg: cfg, origins: origins, conns: map[*conn]struct{}{}, refused: map[string]bool{},
-		pushes: map[string]bool{}}
+		pushes: map[string]bool{}, upgrades: make(chan upgrade)}
 	s.idle = sync.NewCond(&s.mu)
 	s.derive = pairing.NewDeriver(cfg.SigningKey)
 	s.newSchedules()
@@ -240,24 +241,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "This relay node is busy connecting tabs; connect again.", http.StatusServiceUnavailable)
 		return
 	}
-	defer s.handshakes.leave() // the handler returns once the tab is welcomed (or refused)
+	// A worker upgrades the socket and reads the hello (handshake.go); the
+	// handler returns once the upgrade is answered.
+	s.handOff(w, r)
+}
+
+// handshake upgrades u's request, reads the tab's hello and, once the tab
+// is proven, reads the socket in a goroutine of its own; it leaves the
+// handshake gate once the tab is welcomed (or refused). It closes u.done
+// as soon as the request and its writer are no longer used, which ends
+// the request's handler.
+func (s *Server) handshake(u upgrade) {
+	defer s.handshakes.leave()
 	// The Origin was compared exactly above; the library's own check
 	// matches host patterns, which is not what SPEC §6 asks.
-	hw := &hijacked{ResponseWriter: w}
-	ws, err := websocket.Accept(hw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	hw := &hijacked{ResponseWriter: u.w}
+	ws, err := websocket.Accept(hw, u.r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
+		close(u.done)
 		return // Accept has answered the request
 	}
+	addr := netaddr.Client(u.r, s.cfg.TrustProxy)
+	close(u.done)
 	s.cfg.Metrics.Open.Inc()
-	c := newConn(s, ws, hw.conn, netaddr.Client(r, s.cfg.TrustProxy))
+	c := newConn(s, ws, hw.conn, addr)
 	if !s.track(c) {
 		c.close(protocol.CloseShutdown)
 	}
 	// The hello is read here; a proven socket is then read in a goroutine
-	// of its own and the handler returns: nothing of the upgrade request,
-	// its response or net/http's connection stays with an idle tab, and the
-	// reader's stack never held the hello's work (the store, the actors), so
-	// it stays small (issue 13). Drain waits for s.conns.
+	// of its own: nothing of the upgrade request, its response or
+	// net/http's connection stays with an idle tab, and the reader's stack
+	// never held the hello's work (the store, the actors), so it stays
+	// small (issue 13). Drain waits for s.conns.
 	if !c.hello() {
 		c.wait()
 		s.untrack(c)
