@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -47,7 +48,9 @@ import (
 //     its own, spread over 127.0.0.x source addresses), less the RSS
 //     before the first tab; idle-cpu%: the relay's CPU over 30 s with the
 //     most tabs; admit/s: new browsers welcomed per second while the tabs
-//     connect; storm-s, ready-max-ms and admin-ready-max-ms: after a
+//     connect, and per new browser the relay's CPU (relay-us/admit) and heap
+//     allocations (B/admit) and the benchmark's own CPU (tab-us/admit; its
+//     tabs are leanTabs, or headless ones with LEAN_CLIENT=headless); storm-s, ready-max-ms and admin-ready-max-ms: after a
 //     restart of the relay (SIGTERM, drain, a new process on the same ports
 //     and data), the time until every tab is back, and the longest /ready
 //     took meanwhile on the public listener and on the admin one.
@@ -58,11 +61,14 @@ import (
 // LEAN_BINARY runs another build of tabrelay instead of this tree's (a
 // baseline to compare with). LEAN_TABS (default 1000,10000,19000) sets the steps of the idle tabs;
 // the process's file limit here is 20,000, which the relay's sockets and
-// the tabs' ends (in this process) must each fit in. LEAN_IDLE_ONLY=1 runs
-// the idle tabs alone (no latency, throughput or restart); LEAN_IDLE_ROUNDS
+// the tabs' ends (in this process) must each fit in. LEAN_PHASES (default
+// calls,tabs,idle,storm) picks the phases; LEAN_IDLE_ONLY=1 is
+// LEAN_PHASES=tabs,idle (no latency, throughput or restart); LEAN_IDLE_ROUNDS
 // (default 1) measures the idle CPU that many times in a row, reporting
 // their mean; LEAN_PROFILE=FILE writes a 30 s CPU profile of the idle
-// relay, taken from its admin listener after the measured rounds.
+// relay, taken from its admin listener after the measured rounds;
+// LEAN_ADMIT_PROFILE=FILE one of the relay while the step up to
+// LEAN_ADMIT_PROFILE_STEP tabs is admitted (profileAdmission).
 //
 // It runs only with TABRELAY_LEAN_BENCH=1 (make bench's second line), so
 // that `-bench .` over every package does not run it as well:
@@ -72,14 +78,44 @@ func BenchmarkLeanCallPath(b *testing.B) {
 	if os.Getenv("TABRELAY_LEAN_BENCH") != "1" {
 		b.Skip("set TABRELAY_LEAN_BENCH=1 (make bench does)")
 	}
-	if os.Getenv("LEAN_IDLE_ONLY") != "1" {
+	phases := leanPhases(b)
+	if phases["calls"] {
 		peer := startGoSDKPeer(b)
 		a := startBenchRelay(b, b.TempDir())
 		latency(b, a, peer)
 		throughput(b, a)
 		a.stop()
 	}
-	idleTabs(b, startBenchRelay(b, b.TempDir()))
+	if phases["tabs"] {
+		idleTabs(b, startBenchRelay(b, b.TempDir()), phases)
+	}
+}
+
+// leanPhases reads LEAN_PHASES, the phases to run (default all, or tabs
+// and idle with LEAN_IDLE_ONLY=1): calls (latency and throughput), tabs
+// (the idle tabs' steps: admission and RSS), idle (idle CPU) and storm
+// (the restart); idle and storm need tabs.
+func leanPhases(b *testing.B) map[string]bool {
+	v := os.Getenv("LEAN_PHASES")
+	switch {
+	case v == "" && os.Getenv("LEAN_IDLE_ONLY") == "1":
+		v = "tabs,idle"
+	case v == "":
+		v = "calls,tabs,idle,storm"
+	}
+	out := map[string]bool{}
+	for _, p := range strings.Split(v, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "calls", "tabs", "idle", "storm":
+			out[p] = true
+		default:
+			b.Fatalf("LEAN_PHASES: %q is none of calls, tabs, idle, storm", p)
+		}
+	}
+	if (out["idle"] || out["storm"]) && !out["tabs"] {
+		b.Fatal("LEAN_PHASES: idle and storm run on the idle tabs: add tabs")
+	}
+	return out
 }
 
 // The go-sdk peer: this test binary again, serving an echo tool.
@@ -152,6 +188,7 @@ type benchRelay struct {
 	tokens             []tokens
 	tabs               []*headless.Tab
 	stopTabs           []func()
+	idleErrs           *errorList // what the idle phases' tabs failed on (leanTab)
 }
 
 func startBenchRelay(b *testing.B, dir string) *benchRelay {
@@ -159,6 +196,7 @@ func startBenchRelay(b *testing.B, dir string) *benchRelay {
 	rand.Read(key)
 	r := &benchRelay{b: b, listen: freePort(b), admin: freePort(b), dir: dir, key: base64.StdEncoding.EncodeToString(key)}
 	r.url, r.adminURL, r.http = "http://"+r.listen, "http://"+r.admin, benchClient()
+	r.idleErrs = &errorList{}
 	r.start()
 	b.Cleanup(r.stop)
 	return r
@@ -569,29 +607,124 @@ func tabSteps() []int {
 	return out
 }
 
-// idleTabs grows the idle tabs by steps, then restarts the relay under them.
-func idleTabs(b *testing.B, r *benchRelay) {
+// idleTabs grows the idle tabs by steps, then (phases idle, storm)
+// measures them idle and restarts the relay under them.
+func idleTabs(b *testing.B, r *benchRelay, phases map[string]bool) {
 	time.Sleep(2 * time.Second)
 	rss0 := r.rssKiB()
-	var admitted, admitSecs float64
-	for _, n := range tabSteps() {
-		add := n - len(r.tabs)
-		secs := r.addTabs(add, 512)
-		admitted, admitSecs = admitted+float64(add), admitSecs+secs
-		b.Logf("%d new browsers admitted in %.2fs (%.0f/s)", add, secs, float64(add)/secs)
+	var admitted, admitSecs, relayTicks, selfUs, allocBytes float64
+	n := 0
+	for _, step := range tabSteps() {
+		add := step - n
+		t0, s0, a0 := r.cpuTicks(), selfCPUMicros(), r.metric("go_memstats_alloc_bytes_total")
+		profile := r.profileAdmission(step)
+		secs := r.addIdleTabs(add, 512)
+		ticks, self, bytes := float64(r.cpuTicks()-t0), selfCPUMicros()-s0, r.metric("go_memstats_alloc_bytes_total")-a0
+		profile()
+		n = step
+		admitted, admitSecs, relayTicks, selfUs = admitted+float64(add), admitSecs+secs, relayTicks+ticks, selfUs+self
+		allocBytes += bytes
+		b.Logf("%d new browsers admitted in %.2fs (%.0f/s): the relay's CPU %.0f µs and %.1f KiB allocated per browser, the tabs' CPU %.0f µs",
+			add, secs, float64(add)/secs, ticks*1e4/float64(add), bytes/1024/float64(add), self/float64(add))
 		time.Sleep(3 * time.Second)
-		per := (r.rssKiB() - rss0) / float64(n)
-		b.ReportMetric(per, fmt.Sprintf("KiB/tab@%d", n))
-		b.Logf("%d idle tabs: %.1f KiB RSS per tab", n, per)
+		per := (r.rssKiB() - rss0) / float64(step)
+		b.ReportMetric(per, fmt.Sprintf("KiB/tab@%d", step))
+		b.Logf("%d idle tabs: %.1f KiB RSS per tab", step, per)
 	}
 	b.ReportMetric(admitted/admitSecs, "admit/s")
-	n := len(r.tabs)
-	r.idleCPU(n)
-	if path := os.Getenv("LEAN_PROFILE"); path != "" {
-		r.profile(path, idleWindow)
+	b.ReportMetric(relayTicks*1e4/admitted, "relay-us/admit")
+	b.ReportMetric(selfUs/admitted, "tab-us/admit")
+	b.ReportMetric(allocBytes/admitted, "B/admit")
+	if phases["idle"] {
+		r.idleCPU(n)
+		if path := os.Getenv("LEAN_PROFILE"); path != "" {
+			r.profile(path, idleWindow)
+		}
 	}
-	if os.Getenv("LEAN_IDLE_ONLY") != "1" {
+	if phases["storm"] {
 		storm(b, r, n)
+	}
+	if err := r.idleErrs.err(); err != nil {
+		b.Fatal(err) // a tab that stopped reconnecting, or was sent what an idle tab never is
+	}
+}
+
+// addIdleTabs adds n idle tabs, each a new browser, at most inflight
+// connecting at once, and returns the seconds until the last was
+// welcomed. They are leanTabs, or headless tabs with LEAN_CLIENT=headless
+// (what the benchmark ran before: ~270 µs of its CPU per tab).
+func (r *benchRelay) addIdleTabs(n, inflight int) float64 {
+	if os.Getenv("LEAN_CLIENT") == "headless" {
+		return r.addTabs(n, inflight)
+	}
+	addr := strings.TrimPrefix(r.url, "http://")
+	bundle := protocol.ProbeBundle().Version // the relay's (RELAY_BUNDLE=probe), decoded once
+	tabs := make(chan *leanTab)
+	errs := &errorList{}
+	var wg sync.WaitGroup
+	start := time.Now()
+	// inflight openers: long-lived goroutines, which dial, shake hands and
+	// read the welcome; each tab's own goroutine then answers its pings.
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range tabs {
+				s := t.open()
+				go t.run(s)
+				if s.end != nil {
+					errs.add("a tab not welcomed: %v", s.end.err)
+				}
+			}
+		}()
+	}
+	for range n {
+		k := benchSource.Add(1)
+		t := newLeanTab(addr, origin, bundle, net.IPv4(127, 0, 0, byte(2+k%253)), r.idleErrs)
+		r.stopTabs = append(r.stopTabs, t.stop)
+		tabs <- t
+	}
+	close(tabs)
+	wg.Wait()
+	if err := errs.err(); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := r.idleErrs.err(); err != nil {
+		r.b.Fatal(err)
+	}
+	return time.Since(start).Seconds()
+}
+
+// selfCPUMicros is this process's user+system CPU: the benchmark's tabs
+// while they connect.
+func selfCPUMicros() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3
+}
+
+// profileAdmission takes a CPU profile of the relay while the tabs of the
+// step up to LEAN_ADMIT_PROFILE_STEP are admitted, into LEAN_ADMIT_PROFILE
+// (a file), for LEAN_ADMIT_PROFILE_SECS (default 3) seconds, and its
+// allocations before and after the step into LEAN_ADMIT_PROFILE.allocs0
+// and LEAN_ADMIT_PROFILE.allocs (go tool pprof -diff_base); the returned
+// func waits for them.
+func (r *benchRelay) profileAdmission(step int) func() {
+	path := os.Getenv("LEAN_ADMIT_PROFILE")
+	if path == "" || os.Getenv("LEAN_ADMIT_PROFILE_STEP") != strconv.Itoa(step) {
+		return func() {}
+	}
+	secs, _ := strconv.Atoi(os.Getenv("LEAN_ADMIT_PROFILE_SECS"))
+	secs = cmp.Or(secs, 3)
+	r.saveProfile("allocs?gc=1", path+".allocs0", time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.saveProfile(fmt.Sprintf("profile?seconds=%d", secs), path, time.Duration(secs+30)*time.Second)
+	}()
+	return func() {
+		<-done
+		r.saveProfile("allocs?gc=1", path+".allocs", time.Minute) // the step's: -diff_base …allocs0
 	}
 }
 
@@ -624,20 +757,31 @@ func (r *benchRelay) idleCPU(n int) {
 // profile writes a CPU profile of the relay over d to path, from its
 // admin listener (/debug/pprof/profile).
 func (r *benchRelay) profile(path string, d time.Duration) {
-	c := &http.Client{Timeout: d + 30*time.Second}
-	resp, err := c.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", r.adminURL, int(d.Seconds())))
+	r.saveProfile(fmt.Sprintf("profile?seconds=%d", int(d.Seconds())), path, d+30*time.Second)
+	r.b.Logf("CPU profile of the idle relay over %v: %s", d, path)
+}
+
+// saveProfile writes the relay's /debug/pprof/<name> (its admin
+// listener) to path, waiting at most within; a failure fails the
+// benchmark (Errorf: it may run in a goroutine of its own).
+func (r *benchRelay) saveProfile(name, path string, within time.Duration) {
+	c := &http.Client{Timeout: within}
+	resp, err := c.Get(r.adminURL + "/debug/pprof/" + name)
 	if err != nil {
-		r.b.Fatal(err)
+		r.b.Errorf("profile %s: %v", name, err)
+		return
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		r.b.Fatalf("profile: %d %v %q", resp.StatusCode, err, clip(string(raw), 200))
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%d %q", resp.StatusCode, clip(string(raw), 200))
 	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		r.b.Fatal(err)
+	if err == nil {
+		err = os.WriteFile(path, raw, 0o644)
 	}
-	r.b.Logf("CPU profile of the idle relay over %v: %s", d, path)
+	if err != nil {
+		r.b.Errorf("profile %s: %v", name, err)
+	}
 }
 
 // storm stops the relay under its tabs (SIGTERM: it drains them) and
