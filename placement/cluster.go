@@ -89,16 +89,24 @@ func Join(ctx context.Context, system *actor.ActorSystem, cfg Config) (*Cluster,
 		cluster.WithHeartbeatExpiration(20*cfg.LeaseTTL+20*time.Second),
 		cluster.WithRequestTimeout(5*time.Second))
 	cl := cluster.New(system, ccfg)
+	// StartMember panics when remote cannot listen, and otherwise sleeps a
+	// second once the member is started (protoactor's cluster.go:
+	// time.Sleep(1 * time.Second)), which every node's start, a restart
+	// under a storm of tabs included, waited out. Everything is set up
+	// before that sleep: Members (the provider) is started last, after
+	// remote listens, and its first lease closes Joined. So Join waits for
+	// Joined or for the panic, not for the sleep.
 	started := make(chan any, 1)
 	go func() {
 		defer func() { started <- recover() }()
-		cl.StartMember() // panics when remote cannot listen
+		cl.StartMember()
 	}()
 	select {
 	case p := <-started:
 		if p != nil {
 			return nil, fmt.Errorf("cluster remote on %s (RELAY_CLUSTER_LISTEN): %v", cfg.Listen, p)
 		}
+	case <-members.Joined():
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
