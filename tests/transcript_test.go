@@ -17,7 +17,7 @@ import (
 	"github.com/tabrelay/tabrelay/node"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/ from what the relay answers now")
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/ from what the relay answers now, and the README's picture docs/demo.png")
 
 // TestTranscripts fixes the exact JSON-RPC exchanges of both eras. Each
 // testdata/mcp-*.txtar holds requests ("-- N request --", with a line of
