@@ -240,9 +240,11 @@ func TestInProcessMembersTellListenersOnEveryNode(t *testing.T) {
 }
 
 // BenchmarkInProcessMCPToolsCallOnRedis is BenchmarkMCPToolsCall on one
-// cluster node: the same path with the Redis store (each tools/call reads
-// Redis five times: the access token, its connection, its family, the
-// connection again for the scope guard, and the scope).
+// cluster node: the same path with the Redis store. The bearer check is
+// kept for up to 1 s on a cluster (oauth.Config.VerifiedFor), so most
+// calls read nothing; a cold one reads the token, its family, its
+// connection's chain and their scopes in one round trip (the check
+// script, store/redis/check.go).
 func BenchmarkInProcessMCPToolsCallOnRedis(b *testing.B) {
 	srv := redistest.Start(b)
 	r := startMembers(b, srv, 1)[0]
