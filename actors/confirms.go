@@ -87,21 +87,10 @@ type confirmedTab struct {
 // (the hub and the activations of a node share them; so do several of
 // either in tests, with the first one's config).
 func confirmsOf(system *actor.ActorSystem, cfg Config) *confirms {
-	if p, ok := system.ProcessRegistry.GetLocal(confirmsName); ok {
-		if c, ok := p.(*confirms); ok {
-			return c
-		}
-	}
-	c := &confirms{system: system, every: cfg.ConfirmEvery, clock: cfg.Clock, log: cfg.Logger, metrics: cfg.Metrics,
-		tabs: map[*Tab]struct{}{}, pending: map[uint64]*sentConfirm{}}
-	if _, added := system.ProcessRegistry.Add(c, confirmsName); !added {
-		if p, ok := system.ProcessRegistry.GetLocal(confirmsName); ok {
-			if other, ok := p.(*confirms); ok {
-				return other
-			}
-		}
-	}
-	return c
+	return namedProcess(system, confirmsName, func() *confirms {
+		return &confirms{system: system, every: cfg.ConfirmEvery, clock: cfg.Clock, log: cfg.Logger, metrics: cfg.Metrics,
+			tabs: map[*Tab]struct{}{}, pending: map[uint64]*sentConfirm{}}
+	})
 }
 
 // add puts t on the schedule (its registration is with a pairing to

@@ -73,21 +73,31 @@ type watchedPairing struct {
 // switchboardOf returns system's switchboard, registering it on first use
 // (several Callers of one system, in tests, share it).
 func switchboardOf(system *actor.ActorSystem, cfg Config) *switchboard {
-	if p, ok := system.ProcessRegistry.GetLocal(switchboardName); ok {
-		if sb, ok := p.(*switchboard); ok {
-			return sb
+	return namedProcess(system, switchboardName, func() *switchboard {
+		return &switchboard{system: system, every: cfg.ProbeEvery, give: cfg.CallWait + safetyMargin, clock: cfg.Clock,
+			calls: map[string]*waiting{}, watched: map[pidKey]*watchedPairing{}}
+	})
+}
+
+// namedProcess returns the process of system registered under name (the
+// switchboard, the confirms: one per node, under a fixed name every node
+// knows), made and registered on first use; of two first uses at once,
+// the one registered first is the one both get.
+func namedProcess[T actor.Process](system *actor.ActorSystem, name string, build func() T) T {
+	if p, ok := system.ProcessRegistry.GetLocal(name); ok {
+		if t, ok := p.(T); ok {
+			return t
 		}
 	}
-	sb := &switchboard{system: system, every: cfg.ProbeEvery, give: cfg.CallWait + safetyMargin, clock: cfg.Clock,
-		calls: map[string]*waiting{}, watched: map[pidKey]*watchedPairing{}}
-	if _, added := system.ProcessRegistry.Add(sb, switchboardName); !added {
-		if p, ok := system.ProcessRegistry.GetLocal(switchboardName); ok {
-			if other, ok := p.(*switchboard); ok {
+	t := build()
+	if _, added := system.ProcessRegistry.Add(t, name); !added {
+		if p, ok := system.ProcessRegistry.GetLocal(name); ok {
+			if other, ok := p.(T); ok {
 				return other
 			}
 		}
 	}
-	return sb
+	return t
 }
 
 // pid is the switchboard's pid, under the system's address as it is now
