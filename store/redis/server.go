@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -49,7 +48,7 @@ func ReadServer(ctx context.Context, c goredis.Cmdable) (Server, error) {
 func CheckVersion(ctx context.Context, client goredis.UniversalClient) error {
 	for {
 		err := checkVersion(ctx, client)
-		if err == nil || errors.Is(err, errFinal) || errors.Is(err, ErrVersionUnknown) {
+		if !errors.Is(err, errUnreachable) {
 			return err
 		}
 		select {
@@ -60,9 +59,8 @@ func CheckVersion(ctx context.Context, client goredis.UniversalClient) error {
 	}
 }
 
-// errFinal marks an answer that asking again will not change: a server
-// too old.
-var errFinal = errors.New("redis store: the server cannot be used")
+// errUnreachable marks the one failure asking again may mend: no answer.
+var errUnreachable = errors.New("is Redis reachable?")
 
 // ErrVersionUnknown is CheckVersion's answer when the server refuses INFO
 // (an ACL without it, a renamed command): its version cannot be known,
@@ -77,32 +75,18 @@ func checkVersion(ctx context.Context, client goredis.UniversalClient) error {
 		case errors.As(err, &refused):
 			return fmt.Errorf("%w: it refused INFO server: %v", ErrVersionUnknown, err)
 		case err != nil:
-			return fmt.Errorf("redis store: read the server's version (is Redis reachable?): %w", err)
+			return fmt.Errorf("redis store: read the server's version (%w): %w", errUnreachable, err)
 		case !atLeast(s.Version, MinVersion):
-			return fmt.Errorf("%w: Redis %s or later is needed; the server says it is %q", errFinal, MinVersion, s.Version)
+			return fmt.Errorf("redis store: Redis %s or later is needed; the server says it is %q", MinVersion, s.Version)
 		}
 		return nil
 	}
-	cc, ok := client.(*goredis.ClusterClient)
-	if !ok {
-		return check(ctx, client)
+	if cc, ok := client.(*goredis.ClusterClient); ok {
+		// Each master; a master not answering is asked again with all
+		// of them, and one too old ends the start wherever it stands.
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return check(ctx, c) })
 	}
-	var mu sync.Mutex
-	var old error
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error {
-		err := check(ctx, c)
-		if errors.Is(err, errFinal) || errors.Is(err, ErrVersionUnknown) {
-			mu.Lock()
-			old = err
-			mu.Unlock()
-			return nil
-		}
-		return err
-	})
-	if old != nil {
-		return old
-	}
-	return err
+	return check(ctx, client)
 }
 
 // atLeast compares dotted versions number by number ("7.10" is after
