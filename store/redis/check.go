@@ -163,38 +163,32 @@ func (r *readAhead) fetch(ctx context.Context, what string, keys ...string) erro
 	return nil
 }
 
-// read decodes the record at key into v as Store.read does.
-func (r *readAhead) read(ctx context.Context, key, what string, v any) error {
+// Get answers a GET of key from what was read ahead (a key read ahead
+// and not there as go-redis's Nil), and reads any other key: with it the
+// check's reads are the Store's own (getter), on what was read ahead.
+func (r *readAhead) Get(ctx context.Context, key string) *goredis.StringCmd {
 	raw, ok := r.got[key]
-	if !ok {
-		return r.s.read(ctx, r.s.rdb, key, what, v)
+	switch {
+	case !ok:
+		return r.s.rdb.Get(ctx, key)
+	case raw == nil:
+		return goredis.NewStringResult("", goredis.Nil)
 	}
-	if raw == nil {
-		return oauth.ErrNotFound
-	}
-	_, err := decodeJSON(raw, nil, what, v)
-	return err
+	return goredis.NewStringResult(string(raw), nil)
 }
 
-func (r *readAhead) AccessToken(ctx context.Context, h []byte) (t oauth.AccessToken, err error) {
-	return t, r.read(ctx, r.s.accessKey(h), "access token", &t)
+func (r *readAhead) AccessToken(ctx context.Context, h []byte) (oauth.AccessToken, error) {
+	return r.s.accessToken(ctx, r, h)
 }
 
-func (r *readAhead) Family(ctx context.Context, id string) (f oauth.Family, err error) {
-	return f, r.read(ctx, r.s.familyKey(id), "family "+id, &f)
+func (r *readAhead) Family(ctx context.Context, id string) (oauth.Family, error) {
+	return r.s.family(ctx, r, id)
 }
 
-func (r *readAhead) Connection(ctx context.Context, id string) (c oauth.Connection, err error) {
-	return c, r.read(ctx, r.s.connKey(id), "connection "+id, &c)
+func (r *readAhead) Connection(ctx context.Context, id string) (oauth.Connection, error) {
+	return r.s.connection(ctx, r, id)
 }
 
 func (r *readAhead) ScopeRecord(ctx context.Context, connection string) ([]byte, error) {
-	raw, ok := r.got[r.s.scopeKey(connection)]
-	switch {
-	case !ok:
-		return r.s.ScopeRecord(ctx, connection)
-	case raw == nil:
-		return nil, oauth.ErrNotFound
-	}
-	return raw, nil
+	return r.s.scopeRecord(ctx, r, connection)
 }

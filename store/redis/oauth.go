@@ -209,8 +209,12 @@ func extend(ctx context.Context, p goredis.Pipeliner, key string, ttl time.Durat
 }
 
 // Connection reads a connection.
-func (s *Store) Connection(ctx context.Context, id string) (c oauth.Connection, err error) {
-	return c, s.read(ctx, s.rdb, s.connKey(id), "connection "+id, &c)
+func (s *Store) Connection(ctx context.Context, id string) (oauth.Connection, error) {
+	return s.connection(ctx, s.rdb, id)
+}
+
+func (s *Store) connection(ctx context.Context, g getter, id string) (c oauth.Connection, err error) {
+	return c, s.read(ctx, g, s.connKey(id), "connection "+id, &c)
 }
 
 // UpdateConnection changes a connection in one optimistic transaction.
@@ -361,8 +365,12 @@ func (s *Store) writeFamily(ctx context.Context, p goredis.Pipeliner, f oauth.Fa
 }
 
 // Family reads a family.
-func (s *Store) Family(ctx context.Context, id string) (f oauth.Family, err error) {
-	return f, s.read(ctx, s.rdb, s.familyKey(id), "family "+id, &f)
+func (s *Store) Family(ctx context.Context, id string) (oauth.Family, error) {
+	return s.family(ctx, s.rdb, id)
+}
+
+func (s *Store) family(ctx context.Context, g getter, id string) (f oauth.Family, err error) {
+	return f, s.read(ctx, g, s.familyKey(id), "family "+id, &f)
 }
 
 // FamilyByRefresh finds the family holding a refresh hash.
@@ -423,8 +431,12 @@ func (s *Store) PutAccessToken(ctx context.Context, t oauth.AccessToken) error {
 }
 
 // AccessToken reads an access token by its hash.
-func (s *Store) AccessToken(ctx context.Context, h []byte) (t oauth.AccessToken, err error) {
-	return t, s.read(ctx, s.rdb, s.accessKey(h), "access token", &t)
+func (s *Store) AccessToken(ctx context.Context, h []byte) (oauth.AccessToken, error) {
+	return s.accessToken(ctx, s.rdb, h)
+}
+
+func (s *Store) accessToken(ctx context.Context, g getter, h []byte) (t oauth.AccessToken, err error) {
+	return t, s.read(ctx, g, s.accessKey(h), "access token", &t)
 }
 
 // DeleteAccessToken forgets an access token.

@@ -43,7 +43,11 @@ func scopeMembers(sc oauth.Scope) []string {
 
 // ScopeRecord returns a connection's own scope record as stored.
 func (s *Store) ScopeRecord(ctx context.Context, connection string) ([]byte, error) {
-	raw, err := s.rdb.Get(ctx, s.scopeKey(connection)).Bytes()
+	return s.scopeRecord(ctx, s.rdb, connection)
+}
+
+func (s *Store) scopeRecord(ctx context.Context, g getter, connection string) ([]byte, error) {
+	raw, err := g.Get(ctx, s.scopeKey(connection)).Bytes()
 	if errors.Is(err, goredis.Nil) {
 		return nil, oauth.ErrNotFound
 	}
