@@ -285,11 +285,19 @@ const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 // handshake sends the opening handshake and checks the answer (RFC 6455
 // §4.1); a refusal's Retry-After comes back with its error.
 func (t *leanTab) handshake(c net.Conn, br *bufio.Reader) (time.Duration, error) {
+	return clientHandshake(c, br, t.addr, t.origin)
+}
+
+// clientHandshake is a browser's opening handshake of /tab on c (RFC 6455
+// §4.1): a random key, and the 101's Upgrade, Connection and
+// Sec-WebSocket-Accept checked. Refused, it returns the Retry-After the
+// relay asked for, if any.
+func clientHandshake(c net.Conn, br *bufio.Reader, addr, origin string) (time.Duration, error) {
 	nonce := make([]byte, 16)
 	rand.Read(nonce)
 	key := base64.StdEncoding.EncodeToString(nonce)
-	req := "GET /tab HTTP/1.1\r\nHost: " + t.addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
-		"\r\nSec-WebSocket-Version: 13\r\nOrigin: " + t.origin + "\r\nUser-Agent: tabrelay-lean-bench\r\n\r\n"
+	req := "GET /tab HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + key +
+		"\r\nSec-WebSocket-Version: 13\r\nOrigin: " + origin + "\r\nUser-Agent: tabrelay-lean-bench\r\n\r\n"
 	if _, err := io.WriteString(c, req); err != nil {
 		return 0, err
 	}

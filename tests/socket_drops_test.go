@@ -125,17 +125,9 @@ func dropOne(addr string, end func(net.Conn, *bufio.Reader) error) error {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	key := make([]byte, 16)
-	rand.Read(key)
-	fmt.Fprintf(c, "GET /tab HTTP/1.1\r\nHost: %s\r\nOrigin: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: %s\r\n\r\n", addr, origin, base64.StdEncoding.EncodeToString(key))
 	r := bufio.NewReader(c)
-	resp, err := http.ReadResponse(r, nil)
-	if err != nil {
+	if _, err := clientHandshake(c, r, addr, origin); err != nil {
 		return err
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return fmt.Errorf("upgrade answered %d", resp.StatusCode)
 	}
 	return end(c, r)
 }
@@ -146,8 +138,7 @@ func welcomed(c net.Conn, r *bufio.Reader) error {
 	rand.Read(secret)
 	hello := fmt.Sprintf(`{"type":"hello","protocol":%d,"secret":%q,"tabId":"t1"}`, protocol.Version,
 		base64.RawURLEncoding.EncodeToString(secret))
-	frame := append([]byte{0x81, 0x80 | 126, byte(len(hello) >> 8), byte(len(hello)), 0, 0, 0, 0}, hello...) // zero mask
-	if _, err := c.Write(frame); err != nil {
+	if _, err := c.Write(clientFrame(0x1, []byte(hello))); err != nil {
 		return err
 	}
 	head := make([]byte, 2)
