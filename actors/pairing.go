@@ -29,7 +29,7 @@ type pairing struct {
 	// answer is late. Not moved with the pairing.
 	orphans  map[string]*call
 	queries  map[string]pendingQuery // permissions questions waiting for the tab
-	detached []string                // ids of detached calls, oldest first (bounded)
+	detached []detachedCall          // detached calls, oldest first (bounded)
 	turns    map[string]*turn        // each connection's turn, by connection id (SPEC §1)
 	waiters  map[pidKey]*heldWaiter  // waiters on other nodes, watched (pairing_schedule.go)
 	sched    clock.Timer             // the calls' schedule (pairing_schedule.go)
@@ -58,6 +58,14 @@ type pairing struct {
 	held         []held
 	movedTo      *actor.PID
 	movedSettles bool // movedTo waits for a MoveDone
+}
+
+// detachedCall is a call answered with the detach sentence: its late
+// answer is counted, and logged with what it was. One that moved here
+// with the pairing knows only its id.
+type detachedCall struct {
+	id, connection, tool string
+	started              time.Time
 }
 
 type tabEntry struct {
@@ -413,7 +421,7 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		// The tab keeps its question open; the relay stops waiting, and a
 		// late answer is dropped and counted (SPEC §3).
 		p.cfg.Metrics.Detaches.Inc()
-		p.rememberDetached(id)
+		p.rememberDetached(c)
 		p.end(ctx, c, protocol.Outcome{Kind: protocol.Detached}, nil)
 		return
 	}
@@ -430,7 +438,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"})
 		}
 		p.cfg.Metrics.LateAnswers.Inc()
-		p.logger().Debug("late answer of a call whose tab had closed dropped", "call", m.GetId())
+		p.logLate(detachedCall{id: o.msg.ID, connection: o.msg.Connection.ID, tool: o.msg.Tool, started: o.started}, "tab_closed")
 		return
 	}
 	c, ok := p.calls[m.GetId()]
@@ -443,7 +451,11 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 		// Detached, timed out, cancelled, or from before a restart: the
 		// answer has nobody to go to.
 		p.cfg.Metrics.LateAnswers.Inc()
-		p.logger().Debug("late answer dropped", "call", m.GetId(), "detached", p.wasDetached(m.GetId()))
+		if d, ok := p.wasDetached(m.GetId()); ok {
+			p.logLate(d, "detached")
+		} else {
+			p.logger().Debug("late answer of a call not waited for dropped", "call", m.GetId())
+		}
 		return
 	}
 	p.end(ctx, c, protocol.Outcome{Kind: protocol.Answered}, m.GetResult())
@@ -486,20 +498,32 @@ func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protoc
 	ctx.Send(waiter, done(o, result))
 }
 
-func (p *pairing) rememberDetached(id string) {
-	p.detached = append(p.detached, id)
+func (p *pairing) rememberDetached(c *call) {
+	p.detached = append(p.detached, detachedCall{id: c.msg.ID, connection: c.msg.Connection.ID, tool: c.msg.Tool, started: c.started})
 	if len(p.detached) > p.cfg.DetachedKept {
 		p.detached = p.detached[len(p.detached)-p.cfg.DetachedKept:]
 	}
 }
 
-func (p *pairing) wasDetached(id string) bool {
+func (p *pairing) wasDetached(id string) (detachedCall, bool) {
 	for _, d := range p.detached {
-		if d == id {
-			return true
+		if d.id == id {
+			return d, true
 		}
 	}
-	return false
+	return detachedCall{}, false
+}
+
+// logLate tells the operator of a late answer, dropped: the tab answered
+// a call after the relay had answered its host (after: "detached" or
+// "tab_closed"). A call that moved here with its pairing has no start
+// time: no duration.
+func (p *pairing) logLate(d detachedCall, after string) {
+	var lasted time.Duration
+	if !d.started.IsZero() {
+		lasted = p.cfg.Clock.Now().Sub(d.started)
+	}
+	protocol.LogOutcome(p.logger(), protocol.LateAnswer, d.id, d.connection, d.tool, lasted, "after", after)
 }
 
 func (p *pairing) snapshot() *wire.Snapshot {

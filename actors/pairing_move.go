@@ -199,7 +199,10 @@ func (p *pairing) handOver(ctx actor.Context) {
 func (p *pairing) export() *wire.PairingState {
 	// Orphans (calls whose tab closed and whose waiter was answered) stay
 	// behind: nobody waits for them.
-	s := &wire.PairingState{Pairing: p.id, Detached: p.detached, TabsBackByUnixNano: unixNano(p.tabsBackBy)}
+	s := &wire.PairingState{Pairing: p.id, TabsBackByUnixNano: unixNano(p.tabsBackBy)}
+	for _, d := range p.detached {
+		s.Detached = append(s.Detached, d.id)
+	}
 	if conn, t := p.lastTurn(); t != nil {
 		s.TurnId, s.TurnConn, s.TurnLastUnixNano = t.id, conn, unixNano(t.last)
 	}
@@ -242,7 +245,9 @@ type settleOver struct{}
 // come before the news that the tab closed, or the call would go to
 // another tab, and before the call's deadline.
 func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
-	p.detached = s.GetDetached()
+	for _, id := range s.GetDetached() {
+		p.detached = append(p.detached, detachedCall{id: id})
+	}
 	if s.GetTurnId() != "" {
 		p.turns[s.GetTurnConn()] = &turn{id: s.GetTurnId(), last: fromUnixNano(s.GetTurnLastUnixNano())}
 	}

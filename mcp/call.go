@@ -20,6 +20,7 @@ import (
 // cancels the call (the tab is told). A result that comes first is answered
 // as JSON (issue 13: most calls, to an instant tab).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant) {
+	started := time.Now()
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -43,7 +44,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		return
 	}
 	p.Arguments = canonical
-	if !s.guardCall(w, r, req, e, g, tool, args) {
+	if !s.guardCall(w, req, e, g, tool, args, started) {
 		return
 	}
 	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}
@@ -51,16 +52,28 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	defer done()
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		o := s.cfg.Caller.Call(ctx, call, nil)
+		s.logOutcome(o, g, p.Name, started)
 		writeResult(w, req.ID, s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o)))
 		return
 	}
-	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait)
+	n := &notifier{tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
+	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait, n.heartbeat)
+	n.st = st
 	defer st.stop()
-	n := notifier{st: st, tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
 	o := s.cfg.Caller.Call(ctx, call, n.event)
+	s.logOutcome(o, g, p.Name, started)
 	out := s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
 		writeResult(w, req.ID, out) // the stream never opened
+	}
+}
+
+// logOutcome tells the operator of a call that ended without the tab's
+// result: the relay's own answer (no tab, a timeout, a detach, a restart,
+// too many calls, the tab closed, the host cancelled).
+func (s *Server) logOutcome(o protocol.Outcome, g protocol.Grant, tool string, started time.Time) {
+	if o.Kind != protocol.Answered {
+		protocol.LogOutcome(s.cfg.Logger, o.Kind.String(), o.CallID, g.ConnectionID, tool, time.Since(started))
 	}
 }
 
@@ -71,17 +84,28 @@ const (
 	maxLogChars      = 4_000
 )
 
+// The relay's own progress messages (plain: no words of the tab's).
+const (
+	askingMessage       = "The person is being asked about this call in their tab; waiting for their answer."
+	answeredMessage     = "The person answered in their tab."
+	stillAskingMessage  = "Still waiting for the person to answer in their tab."
+	stillRunningMessage = "Still running in the tab; waiting for its answer."
+)
+
 // notifier turns a call's events into the notifications the host asked
 // for, on the call's own stream. What the tab wrote reaches the host as
 // data between the data tags, like a result (SPEC §4); the relay's own
-// sentences (the person is being asked, answered) stay plain.
+// sentences (the person is being asked, answered, still waiting) stay
+// plain.
 type notifier struct {
 	st       *stream
 	tag      string          // the bundle's data tag
 	token    json.RawMessage // progress goes only to a host that sent a token
 	logLevel int             // lowest level sent; -1: no logs
-	mu       sync.Mutex      // guards last
+	mu       sync.Mutex      // guards the fields below
 	last     float64         // progress sent so far: it never goes back
+	total    float64         // the tab's last total (0: none said)
+	asking   bool            // the person is being asked now
 }
 
 func (n *notifier) event(e protocol.CallEvent) {
@@ -90,14 +114,22 @@ func (n *notifier) event(e protocol.CallEvent) {
 		n.log(e.Level, protocol.TagNote(n.tag, e.Data, maxLogChars))
 		return
 	case protocol.CallAsking:
-		e.Message = "The person is being asked about this call in their tab; waiting for their answer."
+		e.Message = askingMessage
 	case protocol.CallAnswered:
-		e.Message = "The person answered in their tab."
+		e.Message = answeredMessage
 	case protocol.CallProgress:
 		if e.Message != "" {
 			msg, _ := json.Marshal(e.Message)
 			e.Message = protocol.TagNote(n.tag, msg, maxProgressChars)
 		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if e.Kind == protocol.CallAsking || e.Kind == protocol.CallAnswered {
+		n.asking = e.Kind == protocol.CallAsking
+	}
+	if e.Kind == protocol.CallProgress {
+		n.total = e.Total // left out: unknown (again)
 	}
 	if len(n.token) == 0 {
 		// A host that sent no progress token still hears that the person is
@@ -107,20 +139,50 @@ func (n *notifier) event(e protocol.CallEvent) {
 		}
 		return
 	}
+	n.st.write(n.progressLocked(e.Kind == protocol.CallProgress, e.Progress, e.Message))
+}
+
+// heartbeat is the call stream's keep-alive when the host sent a progress
+// token: a progress notification that says what the call waits for, so
+// that a host whose request timeout is reset by progress (the TypeScript
+// SDK's resetTimeoutOnProgress) holds on while the person is asked or a
+// long tool runs (issue 25). false: no token, and a keep-alive comment
+// goes instead (no progress may reach such a host, and no client resets
+// its timeout on a comment).
+func (n *notifier) heartbeat(st *stream) bool {
+	if len(n.token) == 0 {
+		return false
+	}
 	n.mu.Lock()
-	// Progress must grow with every notification: the tab's own figures
-	// when they do, one more otherwise (the person asked, answered).
-	if e.Kind == protocol.CallProgress && e.Progress > n.last {
-		n.last = e.Progress
+	defer n.mu.Unlock() // held while it is written: progress goes out in the order it grows
+	msg := stillRunningMessage
+	if n.asking {
+		msg = stillAskingMessage
+	}
+	st.write(n.progressLocked(false, 0, msg))
+	return true
+}
+
+// progressLocked is the next notifications/progress message; n.mu is
+// held until it is written. Progress must grow with every
+// notification: the tab's own figure when it is higher (fromTab), else a
+// step of the relay's own — one, or half the way to the tab's total when
+// it said one, so that the relay never claims the call is done.
+func (n *notifier) progressLocked(fromTab bool, value float64, msg string) []byte {
+	if fromTab && value > n.last {
+		n.last = value
 	} else {
-		n.last++
+		next := n.last + 1
+		if half := n.last + (n.total-n.last)/2; half > n.last && half < next {
+			next = half
+		}
+		n.last = next
 	}
-	params := map[string]any{"progressToken": n.token, "progress": n.last, "message": e.Message}
-	if e.Total > 0 {
-		params["total"] = e.Total
+	params := map[string]any{"progressToken": n.token, "progress": n.last, "message": msg}
+	if n.total > 0 && n.total >= n.last {
+		params["total"] = n.total
 	}
-	n.mu.Unlock()
-	n.st.send(notification{JSONRPC: "2.0", Method: "notifications/progress", Params: params})
+	return message(notification{JSONRPC: "2.0", Method: "notifications/progress", Params: params})
 }
 
 // log sends a notifications/message at level (a name the tab sent; an
@@ -180,18 +242,21 @@ func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {
 // untouched, and sendLast leaves it to the handler to answer as JSON.
 type stream struct {
 	keepAlive time.Duration
-	mu        sync.Mutex // guards the fields below
-	w         http.ResponseWriter
-	flush     http.Flusher
-	opened    bool        // the headers are written
-	closed    bool        // stop ran (the handler may have returned), or sendLast found it unopened
-	wait      *time.Timer // opens a lazy stream when its call lasts
-	tick      *time.Ticker
-	done      chan struct{}
+	// beat, when set, writes the stream's keep-alive itself (a call's
+	// progress heartbeat) and says so; false: the comment goes.
+	beat   func(*stream) bool
+	mu     sync.Mutex // guards the fields below
+	w      http.ResponseWriter
+	flush  http.Flusher
+	opened bool        // the headers are written
+	closed bool        // stop ran (the handler may have returned), or sendLast ended it
+	wait   *time.Timer // opens a lazy stream when its call lasts
+	tick   *time.Ticker
+	done   chan struct{}
 }
 
-func newStream(w http.ResponseWriter, keepAlive time.Duration) *stream {
-	st := &stream{w: w, keepAlive: keepAlive, done: make(chan struct{})}
+func newStream(w http.ResponseWriter, keepAlive time.Duration, beat func(*stream) bool) *stream {
+	st := &stream{w: w, keepAlive: keepAlive, beat: beat, done: make(chan struct{})}
 	st.mu.Lock()
 	st.openLocked()
 	st.mu.Unlock()
@@ -199,12 +264,12 @@ func newStream(w http.ResponseWriter, keepAlive time.Duration) *stream {
 }
 
 // newLazyStream is a stream that opens after wait, or at its first
-// message; wait <= 0 opens it at once.
-func newLazyStream(w http.ResponseWriter, keepAlive, wait time.Duration) *stream {
+// message; wait <= 0 opens it at once. beat: as stream.beat.
+func newLazyStream(w http.ResponseWriter, keepAlive, wait time.Duration, beat func(*stream) bool) *stream {
 	if wait <= 0 {
-		return newStream(w, keepAlive)
+		return newStream(w, keepAlive, beat)
 	}
-	st := &stream{w: w, keepAlive: keepAlive, done: make(chan struct{})}
+	st := &stream{w: w, keepAlive: keepAlive, beat: beat, done: make(chan struct{})}
 	st.wait = time.AfterFunc(wait, func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
@@ -239,31 +304,38 @@ func (st *stream) keepAlives(tick *time.Ticker) {
 		case <-st.done:
 			return
 		case <-tick.C:
-			st.write([]byte(": keep-alive\n\n"))
+			if st.beat == nil || !st.beat(st) {
+				st.write([]byte(": keep-alive\n\n"))
+			}
 		}
 	}
 }
 
-// sendLast sends a call's answer on the stream if it opened; false: it
-// never did, and will not (the handler answers as JSON).
+// sendLast sends a call's answer on the stream if it opened, and nothing
+// after it (a heartbeat or a tab's event that comes later is dropped:
+// the host has forgotten the call's progress token); false: the stream
+// never opened, and will not (the handler answers as JSON).
 func (st *stream) sendLast(v any) bool {
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	if !st.opened {
 		st.closed = true
-		st.mu.Unlock()
 		return false
 	}
-	st.mu.Unlock()
-	st.send(v)
+	st.writeLocked(message(v))
+	st.closed = true
 	return true
 }
 
-func (st *stream) send(v any) {
+func (st *stream) send(v any) { st.write(message(v)) }
+
+// message is v as an SSE message (nil: v does not marshal).
+func message(v any) []byte {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return
+		return nil
 	}
-	st.write(fmt.Appendf(nil, "event: message\ndata: %s\n\n", data))
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", data)
 }
 
 // write writes chunk and flushes it (opening the stream first), unless
@@ -271,7 +343,11 @@ func (st *stream) send(v any) {
 func (st *stream) write(chunk []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed {
+	st.writeLocked(chunk)
+}
+
+func (st *stream) writeLocked(chunk []byte) {
+	if st.closed || chunk == nil {
 		return
 	}
 	st.openLocked()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -65,13 +66,13 @@ func canonicalArguments(raw json.RawMessage) (map[string]json.RawMessage, json.R
 // guardCall is the control of SPEC §8: a call the connection's scope does
 // not grant is refused here, before it reaches the pairing, with a tool
 // error the model reads. It answers and returns false when refused.
-func (s *Server) guardCall(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant, t *protocol.Tool, args map[string]json.RawMessage) bool {
+func (s *Server) guardCall(w http.ResponseWriter, req *request, e era, g protocol.Grant, t *protocol.Tool, args map[string]json.RawMessage, started time.Time) bool {
 	action := actionOf(t, args)
 	if protocol.Allows(g.Scope, t.Name, action) {
 		return true
 	}
 	s.cfg.Metrics.ScopeRefusals.Inc()
-	s.cfg.Logger.Info("scope refusal", "connection", g.ConnectionID, "tool", t.Name, "action", loggedAction(t, action))
+	protocol.LogOutcome(s.cfg.Logger, protocol.Refused, "", g.ConnectionID, t.Name, time.Since(started), "action", loggedAction(t, action))
 	writeResult(w, req.ID, s.finishCall(e, protocol.ToolResult{IsError: true, Content: []protocol.Content{{Type: "text",
 		Text: s.refusal(t.Name, action)}}}))
 	return false

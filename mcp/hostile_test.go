@@ -64,7 +64,7 @@ func TestAScopeRefusalLogsNoArgument(t *testing.T) {
 				t.Fatalf("not refused: %d %s", w.Code, w.Body.String())
 			}
 			line := logs.String()
-			if !strings.Contains(line, `"msg":"scope refusal"`) || !strings.Contains(line, tc.logged) {
+			if !strings.Contains(line, `"outcome":"refused"`) || !strings.Contains(line, tc.logged) {
 				t.Fatalf("the refusal's log line does not say %s: %.300s", tc.logged, line)
 			}
 			if strings.Contains(line, "someone.else") {

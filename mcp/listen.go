@@ -168,7 +168,7 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e 
 	defer release()
 	changes, cancel := s.cfg.Events.subscribe(g.PairingID)
 	defer cancel()
-	st := newStream(w, s.cfg.KeepAlive)
+	st := newStream(w, s.cfg.KeepAlive, nil)
 	defer st.stop()
 	st.send(notification{JSONRPC: "2.0", Method: "notifications/subscriptions/acknowledged",
 		Params: map[string]any{"notifications": honoured, "_meta": meta}})

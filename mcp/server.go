@@ -22,6 +22,11 @@ import (
 // well within it, a person asked or a long tool opens the stream.
 const DefaultJSONWait = 30 * time.Millisecond
 
+// DefaultKeepAlive is Config.KeepAlive's default: well under the 60 s
+// that the official TypeScript SDK's requests wait by default, so that a
+// host resetting its timeout on progress hears some three times in it.
+const DefaultKeepAlive = 15 * time.Second
+
 // Verifier checks bearer tokens (the authorization server's Verify): the
 // grant carries the connection's resolved scope. A token that does not
 // open this resource is refused with protocol.ErrInvalidToken (the host
@@ -58,8 +63,13 @@ type Config struct {
 	// cancelled the call named key (CancelLocal's), which does not run
 	// here; nil on a single node.
 	CancelElsewhere func(key string)
-	MaxBody         int64         // request body limit; default defaultMaxBody
-	KeepAlive       time.Duration // SSE keep-alive comments; default 15 s
+	MaxBody         int64 // request body limit; default defaultMaxBody
+	// KeepAlive is how often an event stream that has nothing to say
+	// says something: a comment, or on a tools/call whose host sent a
+	// progress token a progress notification of what the call waits
+	// for (a host that resets its request timeout on progress keeps
+	// waiting; issue 25); default DefaultKeepAlive.
+	KeepAlive time.Duration
 	// JSONWait is how long a tools/call of a host that accepts both waits
 	// for its result before it opens the event stream (a progress, a
 	// question to the person or a log opens it sooner); default
@@ -103,7 +113,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.JSONWait = DefaultJSONWait
 	}
 	if cfg.KeepAlive <= 0 {
-		cfg.KeepAlive = 15 * time.Second
+		cfg.KeepAlive = DefaultKeepAlive
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

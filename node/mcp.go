@@ -13,6 +13,7 @@ func (n *Node) newMCP() (*mcp.Server, error) {
 	return mcp.NewServer(mcp.Config{
 		PublicURL: n.cfg.PublicURL, ResourceMetadataURL: n.oauth.ResourceMetadataURL(), Version: n.cfg.Version,
 		Bundle: n.cfg.Bundle, Verifier: n.oauth, Caller: n, Events: n.events, JSONWait: n.cfg.JSONWait,
+		KeepAlive:      n.cfg.KeepAlive,
 		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, Logger: n.log,
 		CancelElsewhere: n.cancelElsewhere(),

@@ -59,7 +59,11 @@ type Config struct {
 	// JSONWait is how long a tools/call of a host that accepts both shapes
 	// waits for its answer before it opens the event stream
 	// (mcp.Config.JSONWait; 0: its default).
-	JSONWait    time.Duration
+	JSONWait time.Duration
+	// KeepAlive is how often a call's event stream says something while
+	// the call waits: progress to a host that sent a progress token, a
+	// comment otherwise (mcp.Config.KeepAlive; 0: its default, 15 s).
+	KeepAlive   time.Duration
 	DrainWindow time.Duration // tabs reconnect spread over this window
 	Grace       time.Duration // a shutdown ends within this
 	Version     string

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"log/slog"
 	"time"
 )
 
@@ -102,4 +103,22 @@ func EncodeOutcome(b *Bundle, o Outcome) ToolResult {
 		return EncodeResult(b.Tag(), o.Result)
 	}
 	return ToolResult{Content: []Content{{Type: "text", Text: o.Sentence(b.App.Title, b.AnswersAt)}}, IsError: o.Kind != Detached}
+}
+
+// LateAnswer names, in the operator's log, the answer a tab sent for a
+// call the relay had stopped waiting for (detached, or its tab closed);
+// Refused a call the connection's scope did not allow. Both are outcomes
+// of a call the operator sees beside the OutcomeKinds.
+const (
+	LateAnswer = "late_answer"
+	Refused    = "refused"
+)
+
+// LogOutcome writes the operator's line of a call that did not end with
+// the tab's plain result (issue 25 item 5): how it ended, the call, its
+// connection and tool, and how long it lasted — never its arguments or
+// result (SPEC §9). extra: more attributes of the caller's.
+func LogOutcome(l *slog.Logger, outcome, callID, connection, tool string, lasted time.Duration, extra ...any) {
+	l.Info("call outcome", append([]any{"outcome", outcome, "call", callID, "connection", connection, "tool", tool,
+		"duration", lasted.Round(time.Millisecond).String()}, extra...)...)
 }

@@ -9,6 +9,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/node"
 )
 
 // TestNoSecretOrArgumentInAnyLogLine runs the whole life of a connection
@@ -187,4 +190,77 @@ func wrongCode() string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b[:4]) + "-" + string(b[4:])
+}
+
+// TestEveryCallOutcomeButAResultIsOneInfoLine (issue 25 item 5): the
+// operator's info log has one line per call that did not end with the
+// tab's plain result — refused, timed out, detached, the person's late
+// answer, no tab — naming the outcome, the connection, the tool and the
+// duration, and holding none of the call's arguments or results. A call
+// the tab answered logs nothing at info.
+func TestEveryCallOutcomeButAResultIsOneInfoLine(t *testing.T) {
+	r := startRelay(t, func(c *node.Config) { c.CallWait = 2 * time.Second })
+	// The person answers 8 s after being asked: after the (fake) call
+	// wait, which the test moves past at once.
+	b, pairing := pairedBrowser(t, r, "--answer-after", "8s")
+	_, tokens := connect(t, r, b, newHost(t, r.url), "echo", "wait", "clear_all")
+	g, err := r.node.OAuth().Verify(t.Context(), tokens["access_token"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "okapi-" + randomString()
+	client := func() *mcpClient {
+		return &mcpClient{t: t, url: r.url + "/", token: tokens["access_token"].(string)}
+	}
+	call := func(c *mcpClient, tool string, args map[string]any) rpcReply {
+		return c.send("tools/call", map[string]any{"name": tool, "arguments": args}, true, nil)
+	}
+
+	allowed(t, call(client(), "echo", map[string]any{"value": secret}), "echo")
+	refused(t, call(client(), "counter", map[string]any{"action": "get", "note": secret}), "counter")
+	replies := make(chan rpcReply, 2)
+	go func() { replies <- call(client(), "clear_all", map[string]any{"why": secret}) }()
+	go func() { replies <- call(client(), "wait", map[string]any{"ms": 600000, "note": secret}) }()
+	eventually(t, func() bool {
+		s, err := r.node.Inspect(t.Context(), pairing)
+		return err == nil && s.Calls == 2 && s.Asking == 1
+	}, "both calls in flight, the person being asked about one")
+	r.clock.Advance(2 * time.Second)
+	<-replies
+	<-replies
+	eventually(t, func() bool { return strings.Contains(r.logs.String(), `"outcome":"late_answer"`) }, "the person's late answer logged")
+	for _, p := range b.tabs() {
+		p.cmd.Process.Kill()
+	}
+	r.waitTabs(pairing, 0)
+	r.clock.Advance(time.Minute) // past the grace for a tab to come back
+	call(client(), "echo", map[string]any{"value": secret})
+
+	want := map[string]string{"refused": "counter", "detached": "clear_all", "timeout": "wait", "late_answer": "clear_all", "no_tab": "echo"}
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(r.logs.String()), "\n") {
+		if strings.Contains(line, secret) || strings.Contains(line, "cleared") {
+			t.Errorf("a log line holds a call's argument or result: %.300s", line)
+		}
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "call outcome" {
+			continue
+		}
+		outcome, _ := rec["outcome"].(string)
+		seen[outcome]++
+		if rec["level"] != "INFO" || rec["tool"] != want[outcome] || rec["connection"] != g.ConnectionID || rec["duration"] == nil {
+			t.Errorf("the %s line: %v; want at info, with tool %s, connection %s and a duration", outcome, rec, want[outcome], g.ConnectionID)
+		}
+		if _, ok := rec["arguments"]; ok {
+			t.Errorf("the %s line has arguments: %v", outcome, rec)
+		}
+	}
+	for outcome := range want {
+		if seen[outcome] != 1 {
+			t.Errorf("%d %q lines, want 1 (all: %v)", seen[outcome], outcome, seen)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("outcome lines %v, want exactly %v", seen, want)
+	}
 }

@@ -85,7 +85,7 @@ func TestScopeNarrowsWhatAConnectionSeesAndCalls(t *testing.T) {
 	if n := counterValue(t, r, "tabrelay_scope_refusals_total"); n != 12 {
 		t.Fatalf("tabrelay_scope_refusals_total = %v, want 12", n)
 	}
-	if !strings.Contains(r.logs.String(), `"msg":"scope refusal"`) || strings.Contains(r.logs.String(), `"arguments"`) {
+	if !strings.Contains(r.logs.String(), `"outcome":"refused"`) || strings.Contains(r.logs.String(), `"arguments"`) {
 		t.Fatal("a refusal is not one structured log line without arguments")
 	}
 }
