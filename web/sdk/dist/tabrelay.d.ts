@@ -611,6 +611,11 @@ declare class CallRecord {
      * returns the result to send. It never throws.
      */
     claim(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed>;
+    /**
+     * settleIfFree settles the call holding its lock, unless another tab
+     * holds it: "held", that tab runs the call now.
+     */
+    private settleIfFree;
     /** settleHoldingLock decides while this tab holds the call's lock: nobody else runs it. */
     private settleHoldingLock;
     /**
@@ -621,7 +626,15 @@ declare class CallRecord {
      */
     private claimWithoutLock;
     private runRecorded;
-    /** awaitOtherTab polls for the result of the tab that holds the call, up to the wait. */
+    /**
+     * awaitOtherTab polls for the result of the tab that holds the call, up
+     * to the wait. The lock, not the record, says whether that tab lives: it
+     * is asked for again at every poll, and once it is free (the tab closed
+     * mid-call, and the browser let its lock go) this tab decides holding it,
+     * as a claim would have then — a "running" record is answered as run in
+     * part, never run again (issue 25: a closed tab was reported as still
+     * running, after the whole wait).
+     */
     private awaitOtherTab;
     private resultOf;
     private keepUntil;

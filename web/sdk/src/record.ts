@@ -3,7 +3,7 @@
 // some tab runs it now; a localStorage entry per call id says it was
 // started ("running") or finished ("done", with its result when that fits).
 
-import type { Environment, StorageLike } from "./env.js";
+import type { Environment, LocksLike, StorageLike } from "./env.js";
 import type { TabResult } from "./protocol.js";
 
 /** How a call id was settled by claim. */
@@ -66,17 +66,26 @@ export class CallRecord {
     if (++this.claims % PRUNE_EVERY === 1) this.prune();
     const locks = this.env.locks;
     if (!locks) return this.claimWithoutLock(id, deadline, run);
+    const claimed = await this.settleIfFree(locks, id, deadline, run);
+    return claimed === "held" ? this.awaitOtherTab(id, deadline, run) : claimed;
+  }
+
+  /**
+   * settleIfFree settles the call holding its lock, unless another tab
+   * holds it: "held", that tab runs the call now.
+   */
+  private async settleIfFree(locks: LocksLike, id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed | "held"> {
     let settled: Claimed | undefined;
     try {
       await locks.request("tabrelay-call-" + id, { ifAvailable: true }, async (lock) => {
-        // null: another tab holds the lock, so it runs the call now.
+        // null: another tab holds the lock.
         if (lock) settled = await this.settleHoldingLock(id, deadline, run);
       });
     } catch (err) {
       this.env.warn("the call lock failed", err);
       if (!settled) return { by: "for-now", result: { error: SENTENCES.notRecorded } };
     }
-    return settled ?? this.awaitOtherTab(id);
+    return settled ?? "held";
   }
 
   /** settleHoldingLock decides while this tab holds the call's lock: nobody else runs it. */
@@ -97,7 +106,7 @@ export class CallRecord {
   private async claimWithoutLock(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
     const entry = this.read(id);
     if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
-    if (entry?.state === "running") return this.awaitOtherTab(id);
+    if (entry?.state === "running") return this.awaitOtherTab(id, deadline, run);
     return this.runRecorded(id, deadline, run);
   }
 
@@ -115,12 +124,23 @@ export class CallRecord {
     return { by: "this-tab", result };
   }
 
-  /** awaitOtherTab polls for the result of the tab that holds the call, up to the wait. */
-  private async awaitOtherTab(id: string): Promise<Claimed> {
+  /**
+   * awaitOtherTab polls for the result of the tab that holds the call, up
+   * to the wait. The lock, not the record, says whether that tab lives: it
+   * is asked for again at every poll, and once it is free (the tab closed
+   * mid-call, and the browser let its lock go) this tab decides holding it,
+   * as a claim would have then — a "running" record is answered as run in
+   * part, never run again (issue 25: a closed tab was reported as still
+   * running, after the whole wait).
+   */
+  private async awaitOtherTab(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
     const until = this.env.now() + this.waitForOtherTabMs;
     for (;;) {
       const entry = this.read(id);
       if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
+      const locks = this.env.locks;
+      const settled = locks ? await this.settleIfFree(locks, id, deadline, run) : "held";
+      if (settled !== "held") return settled;
       if (this.env.now() >= until) return { by: "for-now", result: { error: SENTENCES.elsewhere } };
       await new Promise<void>((resolve) => this.env.setTimeout(resolve, POLL_MS));
     }

@@ -90,6 +90,33 @@ describe("at most once", () => {
     assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.halfway }]);
   });
 
+  test("the tab that ran it closes while another waits for it: the lock, asked again, says so at once (issue 25)", async () => {
+    for (const closeAfter of [0, 100, 1000, 3500, 4900]) {
+      const { browser, a, b } = twoTabs();
+      a.sock().receive(callMsg("c1", "slow"));
+      await flush();
+      b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
+      await browser.clock.advance(closeAfter);
+      assert.deepEqual(resultOf(b.sock(), "c1"), [], `nothing yet, ${closeAfter} ms in`);
+      browser.locks.closeTab(a.name); // the page closed: the browser releases its locks
+      await browser.clock.advance(100);
+      assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.halfway }], `closed ${closeAfter} ms in`);
+      assert.equal(b.h.runs.length, 0, "not run again");
+    }
+  });
+
+  test("the tab that held the lock finished and let it go: the waiting tab sends its result", async () => {
+    const { browser, a, b } = twoTabs();
+    a.sock().receive(callMsg("c1", "slow"));
+    await flush();
+    b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
+    await browser.clock.advance(300);
+    a.h.finish("c1", { from: "a" });
+    await browser.clock.advance(100);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [{ data: { from: "a" } }]);
+    assert.equal(a.h.runs.length + b.h.runs.length, 1);
+  });
+
   test("finished in one tab, redelivered to another: answered from the shared record", async () => {
     const { a, b } = twoTabs();
     a.sock().receive(callMsg("c1", "counter", { action: "increment" }));
