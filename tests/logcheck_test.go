@@ -200,9 +200,9 @@ func wrongCode() string {
 // the tab answered logs nothing at info.
 func TestEveryCallOutcomeButAResultIsOneInfoLine(t *testing.T) {
 	r := startRelay(t, func(c *node.Config) { c.CallWait = 2 * time.Second })
-	// The person answers 8 s after being asked: after the (fake) call
+	// The person answers 12 s after being asked: after the (fake) call
 	// wait, which the test moves past at once.
-	b, pairing := pairedBrowser(t, r, "--answer-after", "8s")
+	b, pairing := pairedBrowser(t, r, "--answer-after", "12s")
 	_, tokens := connect(t, r, b, newHost(t, r.url), "echo", "wait", "clear_all")
 	g, err := r.node.OAuth().Verify(t.Context(), tokens["access_token"].(string))
 	if err != nil {
