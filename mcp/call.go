@@ -15,8 +15,9 @@ import (
 // grant's connection → the caller (pairing actor → the tab focused last)
 // → the encoded result. A host that accepts an event stream gets one once
 // there is something to stream or the call lasts (Config.JSONWait): the
-// person being asked reaches it as progress, keep-alives hold the wait,
-// and closing it, or a notifications/cancelled naming the call (cancel.go),
+// person being asked reaches it as progress, keep-alives hold the wait
+// (progress of what the call waits for, to a host that sent a token), and
+// closing it, or a notifications/cancelled naming the call (cancel.go),
 // cancels the call (the tab is told). A result that comes first is answered
 // as JSON (issue 13: most calls, to an instant tab).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant) {
