@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
+	"github.com/tabrelay/tabrelay/internal/limit"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -35,9 +36,15 @@ const (
 // (SPEC §5). Errors that cannot be trusted to redirect (an unknown client,
 // a redirect URI not registered) are shown as a page, never redirected.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
-	if !s.starts.allow(s.clientAddr(r)) {
-		w.Header().Set("Retry-After", "2")
-		s.errorPage(w, protocol.ErrLimited.With("Too many sign-in attempts from this address. Wait a moment, then start again from the application."))
+	addr := s.clientAddr(r)
+	wait, err := s.limited(r.Context(), limitedAuthorizeAddress, limit.Bucket{Key: "authorize:" + addr, Rate: authorizationsPerAddress})
+	if err != nil {
+		s.unavailablePage(w, "The relay could not check its limits; reload this page in a few seconds.")
+		return
+	}
+	if wait > 0 {
+		w.Header().Set("Retry-After", seconds(wait))
+		s.errorPage(w, protocol.ErrLimited.Withf("Too many sign-in attempts from this address. Wait %s seconds, then start again from the application.", seconds(wait)))
 		return
 	}
 	q := r.URL.Query()
@@ -94,7 +101,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		fail(s.notThisResource("resource"))
 		return
 	}
-	s.startWaiting(w, r, client, redirectURI)
+	s.startWaiting(w, r, client, redirectURI, addr)
 }
 
 func registered(c Client, redirectURI string) bool {
@@ -118,7 +125,7 @@ func (s *Server) notThisResource(param string) *protocol.RelayError {
 }
 
 // startWaiting stores the connect request and shows its waiting page.
-func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, redirectURI string) {
+func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, redirectURI, addr string) {
 	code, wait := newConnectCode(), randomToken("")
 	u, _ := url.Parse(redirectURI)
 	now := s.cfg.Clock.Now().UTC()
@@ -127,6 +134,7 @@ func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, 
 		ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, CodeChallenge: r.URL.Query().Get("code_challenge"),
 		State: r.URL.Query().Get("state"), Resource: s.resource, CreatedAt: now, ExpiresAt: now.Add(ConnectCodeTTL),
 		Status: RequestPending, RequestedScope: s.requestedScope(r.URL.Query().Get("scope")),
+		Network: limit.Network(addr),
 	}
 	if err := s.cfg.Store.PutConnectRequest(r.Context(), req); err != nil {
 		s.cfg.Logger.Error("store connect request", "err", err)

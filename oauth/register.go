@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
+	"github.com/tabrelay/tabrelay/internal/limit"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -23,11 +24,18 @@ const maxClientName = 100
 // maxRegistration bounds a registration request's body.
 const maxRegistration = 64 << 10
 
+// maxClientMetadata bounds what the relay keeps of a client: its name and
+// redirect URIs, as stored (JSON). A registration keeps it for up to
+// ClientUnusedTTL without a token (issue 23: 20 URIs of 2 KiB each were
+// 40 KiB a client); hosts register a few URIs of a few hundred bytes.
+const maxClientMetadata = 4 << 10
+
 // register is RFC 7591 dynamic client registration, for public clients.
+// Registrations count against the address's limit and, once valid,
+// against the relay's (limit.go), in the store.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	if !s.registers.allow(s.clientAddr(r)) {
-		w.Header().Set("Retry-After", "30")
-		httpx.WriteOAuthError(w, protocol.ErrLimited.With("Too many registrations from this address; try again later."))
+	addr := limit.Bucket{Key: "register:" + s.clientAddr(r), Rate: registrationsPerAddress}
+	if !s.registrationAllowed(w, r, limitedRegisterAddress, addr, "Too many registrations from this address") {
 		return
 	}
 	var md cimd.Metadata
@@ -43,6 +51,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 			kind = protocol.ErrInvalidRedirectURI
 		}
 		httpx.WriteOAuthError(w, kind.With(err.Error()))
+		return
+	}
+	relay := limit.Bucket{Key: "register", Rate: registrationsRelayWide}
+	if !s.registrationAllowed(w, r, limitedRegisterRelay, relay, "The relay takes no more registrations for now") {
 		return
 	}
 	c := Client{ID: randomID("client_"), Name: md.ClientName, RedirectURIs: md.RedirectURIs, Kind: "dcr", CreatedAt: s.cfg.Clock.Now().UTC()}
@@ -61,6 +73,21 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 	})
+}
+
+// registrationAllowed counts a registration against b, or answers 429
+// with the wait (why, then when to try again), or 503 when the store
+// failed.
+func (s *Server) registrationAllowed(w http.ResponseWriter, r *http.Request, label string, b limit.Bucket, why string) bool {
+	wait, err := s.limited(r.Context(), label, b)
+	switch {
+	case err != nil:
+		WriteUnavailable(w, "The relay could not check its registration limits; retry in a few seconds.")
+	case wait > 0:
+		w.Header().Set("Retry-After", seconds(wait))
+		httpx.WriteOAuthError(w, protocol.ErrLimited.Withf("%s; try again in %s seconds.", why, seconds(wait)))
+	}
+	return err == nil && wait == 0
 }
 
 type redirectError struct{ msg string }
@@ -101,7 +128,17 @@ func checkClientMetadata(md *cimd.Metadata) error {
 			return redirectError{fmt.Sprintf("redirect URI number %d %s", i+1, problem)}
 		}
 	}
+	if n := clientMetadataSize(md); n > maxClientMetadata {
+		return fmt.Errorf("client_name and redirect_uris take %d bytes; the relay keeps at most %d", n, maxClientMetadata)
+	}
 	return nil
+}
+
+// clientMetadataSize is what the relay stores of md: its name and
+// redirect URIs, as JSON (escapes included).
+func clientMetadataSize(md *cimd.Metadata) int {
+	b, _ := json.Marshal(Client{Name: md.ClientName, RedirectURIs: md.RedirectURIs})
+	return len(b)
 }
 
 // checkRedirectURI says what is wrong with a redirect URI, or "": https

@@ -3,10 +3,13 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tabrelay/tabrelay/oauth"
 )
@@ -264,5 +267,75 @@ func TestRedirectMatching(t *testing.T) {
 				t.Errorf("%s: %d (Location %q), want 400 and no redirect", c.uri, resp.StatusCode, resp.Header.Get("Location"))
 			}
 		})
+	}
+}
+
+// TestRegistrationsCannotFillTheStore (issue 23): a registration keeps at
+// most 4 KiB of metadata (twenty redirect URIs of 2 KiB each are refused,
+// a host's few URIs pass), a client nobody got a token for goes a day
+// after its registration, and the relay as a whole registers 500 clients
+// at once, then one per 5 s, whatever addresses they come from; the
+// refused are told when to come back.
+func TestRegistrationsCannotFillTheStore(t *testing.T) {
+	h := newHarness(t, func(c *oauth.Config) { c.TrustProxy = true })
+	from := func(addr, body string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/register", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", addr)
+		return h.do(h.client, req)
+	}
+	big := make([]string, 20)
+	for i := range big {
+		big[i] = uriOfLen(2048)
+	}
+	if resp, body := from("192.0.2.1", metadata(redirects(big...))); resp.StatusCode != http.StatusBadRequest || oauthErr(t, body) != "invalid_client_metadata" {
+		t.Fatalf("twenty redirect URIs of 2 KiB: %d %s, want 400 invalid_client_metadata", resp.StatusCode, body)
+	}
+	if resp, body := from("192.0.2.1", metadata(redirects(uriOfLen(2048), uriOfLen(2048)))); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("two redirect URIs of 2 KiB (over 4 KiB together): %d %s, want 400", resp.StatusCode, body)
+	}
+	vscode := metadata(set("client_name", "Visual Studio Code"), redirects("http://127.0.0.1:33418/", "https://vscode.dev/redirect",
+		"http://127.0.0.1/", "http://localhost/", "https://insiders.vscode.dev/redirect"))
+	if resp, body := from("192.0.2.1", vscode); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a host's five redirect URIs: %d %s", resp.StatusCode, body)
+	}
+
+	// An unused client goes a day after its registration.
+	unused := h.register("Unused", testCB)
+	h.clock.Advance(oauth.ClientUnusedTTL - time.Minute)
+	if _, err := h.store.Sweep(context.Background(), h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.Client(context.Background(), unused); err != nil {
+		t.Fatalf("the client before its day: %v", err)
+	}
+	h.clock.Advance(2 * time.Minute)
+	if _, err := h.store.Sweep(context.Background(), h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.Client(context.Background(), unused); err == nil {
+		t.Fatalf("a client nobody got a token for is kept past %v", oauth.ClientUnusedTTL)
+	}
+	if oauth.ClientUnusedTTL > 24*time.Hour {
+		t.Fatalf("ClientUnusedTTL is %v", oauth.ClientUnusedTTL)
+	}
+
+	// The relay's budget: 500 at once from ever new addresses (the clock
+	// moved a day on: it is full), then one per 5 s.
+	for i := range 500 {
+		if resp, body := from(fmt.Sprintf("198.51.%d.%d", i/250, i%250), metadata()); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("registration %d from a new address: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	resp, body := from("203.0.113.9", metadata())
+	if resp.StatusCode != http.StatusTooManyRequests || oauthErr(t, body) != "slow_down" || resp.Header.Get("Retry-After") != "5" {
+		t.Fatalf("the 501st, from a new address: %d %q %s, want 429 slow_down with Retry-After: 5", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	h.clock.Advance(5 * time.Second)
+	if resp, body := from("203.0.113.9", metadata()); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a registration 5 s later: %d %s", resp.StatusCode, body)
+	}
+	if got := testutil.ToFloat64(h.metrics.Limited.WithLabelValues("register_relay")); got != 1 {
+		t.Fatalf("tabrelay_oauth_limited_total{limit=register_relay} = %v, want 1", got)
 	}
 }

@@ -35,9 +35,10 @@ const (
 	// family lives idle, so a host whose tokens ended can connect again
 	// under the client it keeps. ClientUnusedTTL is the life of a client
 	// no token was ever issued to: a registration nobody completes goes
-	// within the week.
+	// within a day (issue 23: it is what anyone can make the store keep);
+	// its first token extends it to ClientIdleTTL.
 	ClientIdleTTL   = 90 * 24 * time.Hour
-	ClientUnusedTTL = 7 * 24 * time.Hour
+	ClientUnusedTTL = 24 * time.Hour
 	// ConnectionTTL is a connection's life from its approval: that of its
 	// family, which can never refresh past FamilyAbsoluteTTL (the host
 	// connects again, which makes a new connection).
@@ -80,10 +81,8 @@ type Config struct {
 
 // Server serves the authorization endpoints and decides for tabs.
 type Server struct {
-	cfg       Config
-	resource  string
-	registers *limiter // registrations per address
-	starts    *limiter // authorization requests per address (each stores a connect request)
+	cfg      Config
+	resource string
 	// derivations serializes the token exchanges of one parent
 	// connection on this node (MaxDerivedPerConnection).
 	derivations keyedLocks
@@ -112,10 +111,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	issuer := strings.TrimSuffix(cfg.Issuer, "/")
 	cfg.Issuer = issuer
-	return &Server{cfg: cfg, resource: issuer, verified: newVerified(cfg.VerifiedFor),
-		registers: newLimiter(cfg.Clock, 20, 20.0/600), // 20 at once, then one per 30 s
-		starts:    newLimiter(cfg.Clock, 30, 0.5),      // 30 at once, then one per 2 s
-	}, nil
+	return &Server{cfg: cfg, resource: issuer, verified: newVerified(cfg.VerifiedFor)}, nil
 }
 
 // Resource is the protected resource these tokens are for.
@@ -189,6 +185,7 @@ type Metrics struct {
 	RefreshReuse  prometheus.Counter
 	Registrations prometheus.Counter
 	Decisions     *prometheus.CounterVec // by decision
+	Limited       *prometheus.CounterVec // by limit
 }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not registered).
@@ -201,7 +198,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Registrations: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_oauth_registrations_total", Help: "Clients registered dynamically."}),
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, wrong codes, and codes refused by the wrong-code limits (of an address: limited; of the whole relay: limited_relay)."}, []string{"decision"}),
+			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, wrong codes, and codes refused by the wrong-code limits (of an address or its network: limited; of the whole relay: limited_relay)."}, []string{"decision"}),
+		Limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tabrelay_oauth_limited_total", Help: "Registrations and authorization requests refused by a limit: of an address (register_address, authorize_address) or of the whole relay (register_relay)."}, []string{"limit"}),
 	}
 	for _, g := range []string{"authorization_code", "refresh_token", grantTokenExchange} {
 		m.TokensIssued.WithLabelValues(g)
@@ -209,8 +208,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, d := range []string{"approved", "declined", "wrong_code", "limited", "limited_relay"} {
 		m.Decisions.WithLabelValues(d)
 	}
+	for _, l := range []string{limitedRegisterAddress, limitedRegisterRelay, limitedAuthorizeAddress} {
+		m.Limited.WithLabelValues(l)
+	}
 	if reg != nil {
-		reg.MustRegister(m.TokensIssued, m.RefreshReuse, m.Registrations, m.Decisions)
+		reg.MustRegister(m.TokensIssued, m.RefreshReuse, m.Registrations, m.Decisions, m.Limited)
 	}
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/limit"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -71,13 +72,9 @@ type Store interface {
 	AccessToken(ctx context.Context, hash []byte) (AccessToken, error)
 	DeleteAccessToken(ctx context.Context, hash []byte) error
 
-	// TakeAttempt counts one attempt under key at now within rate and
-	// reports whether it was within it (one refused is not counted);
-	// AttemptLeft reports whether one more would be, counting nothing. A
-	// store shared by nodes shares the counts (issue 15, defect 7); a key
-	// lives until its bucket is full again.
-	TakeAttempt(ctx context.Context, key string, rate Rate, now time.Time) (bool, error)
-	AttemptLeft(ctx context.Context, key string, rate Rate, now time.Time) (bool, error)
+	// The limits (limit.Store): a store shared by nodes shares the counts
+	// (issue 15, defect 7).
+	limit.Store
 }
 
 // Client is a registered OAuth client: by dynamic registration, or known
@@ -147,6 +144,10 @@ type ConnectRequest struct {
 	CreatedAt      time.Time             `json:"createdAt"`
 	ExpiresAt      time.Time             `json:"expiresAt"` // of the connect code
 	Status         string                `json:"status"`
+	// Network is the network the request came from (limit.Network of its
+	// address): a tab of that network looks its code up within its own
+	// wrong-code limits, not the relay's (oauth/tab.go).
+	Network string `json:"network,omitempty"`
 
 	// Set when the person decided.
 	PairingID    string    `json:"pairingId,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/limit"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -90,71 +91,58 @@ func redirectHost(redirectURI string) string {
 }
 
 // pendingRequest finds the request of a connect code that still waits.
-// Wrong codes are limited per address and for the whole relay, in the
-// store (issue 15, defect 7): on every node alike, whatever tab secret
-// the tab made.
+// Wrong codes are limited in the store, on every node alike, whatever
+// tab secret the tab made (issue 15, defect 7): per address and network
+// first, then for the whole relay. A code of a request started from the
+// tab's own network needs only the first two: guessers elsewhere who
+// spend the relay's budget cannot keep a person from approving the host
+// she just started (issue 23). Every code looked up spends a wrong code
+// of the address and network unless it is such a request's; it spends
+// one of the relay when it was looked up for every request, which is when
+// the relay's budget was not spent.
 func (s *Server) pendingRequest(ctx context.Context, addr, code string) (ConnectRequest, error) {
 	if code == "" {
 		return ConnectRequest{}, protocol.ErrBadRequest.With("The request names no connect code.")
 	}
-	if err := s.codeTriesLeft(ctx, addr); err != nil {
+	own, relay := codeBuckets(addr)
+	if err := s.codeTriesLeft(ctx, "limited", own...); err != nil {
 		return ConnectRequest{}, err
 	}
 	req, err := s.requestByCode(ctx, normalizeConnectCode(code))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return ConnectRequest{}, protocol.ErrUnavailable
+	}
+	if err == nil && req.Network != "" && req.Network == limit.Network(addr) {
+		return req, stillPending(&req, s.cfg.Clock.Now())
+	}
+	// A wrong code, or one of another network's request: looked up for
+	// the relay too, if it has a wrong code left.
+	if err := s.codeTriesLeft(ctx, "limited_relay", relay); err != nil {
+		s.countWrongCode(ctx, own...) // it was tried against this network's requests
+		return ConnectRequest{}, err
+	}
 	if errors.Is(err, ErrNotFound) {
-		s.countWrongCode(ctx, addr)
+		s.countWrongCode(ctx, append(own, relay)...)
 		s.cfg.Metrics.Decisions.WithLabelValues("wrong_code").Inc()
 		return ConnectRequest{}, protocol.ErrWrongCode
-	}
-	if err != nil {
-		return ConnectRequest{}, protocol.ErrUnavailable
 	}
 	return req, stillPending(&req, s.cfg.Clock.Now())
 }
 
-// codeLimit is one of the wrong-code limits, with the decision label a
-// code it refuses counts under.
-type codeLimit struct {
-	key, label string
-	rate       Rate
-}
-
-func codeLimits(addr string) []codeLimit {
-	return []codeLimit{
-		{"wrong-code:" + addr, "limited", wrongCodesPerAddress},
-		{"wrong-code", "limited_relay", wrongCodesRelayWide},
+// codeTriesLeft refuses any code, the right one too, once one of buckets
+// has no wrong code left (counted under label): a guesser must not learn
+// that a code was right by its answer.
+func (s *Server) codeTriesLeft(ctx context.Context, label string, buckets ...limit.Bucket) error {
+	wait, _, err := limit.Check(ctx, s.cfg.Store, s.cfg.Clock.Now(), buckets...)
+	if err != nil {
+		s.cfg.Logger.Error("read the wrong-code limit", "err", err)
+		return protocol.ErrUnavailable
 	}
-}
-
-// codeTriesLeft refuses any code, the right one too, once the address or
-// the relay has no wrong code left: a guesser must not learn that a code
-// was right by its answer.
-func (s *Server) codeTriesLeft(ctx context.Context, addr string) error {
-	now := s.cfg.Clock.Now()
-	for _, l := range codeLimits(addr) {
-		left, err := s.cfg.Store.AttemptLeft(ctx, l.key, l.rate, now)
-		if err != nil {
-			s.cfg.Logger.Error("read the wrong-code limit", "err", err)
-			return protocol.ErrUnavailable
-		}
-		if !left {
-			s.cfg.Metrics.Decisions.WithLabelValues(l.label).Inc()
-			return protocol.ErrLimited
-		}
+	if wait > 0 {
+		s.cfg.Metrics.Decisions.WithLabelValues(label).Inc()
+		return protocol.ErrLimited
 	}
 	return nil
-}
-
-// countWrongCode spends a wrong code of the address and of the relay. One
-// that cannot be counted (the store failed) is not: the tab still hears
-// the code was wrong.
-func (s *Server) countWrongCode(ctx context.Context, addr string) {
-	now := s.cfg.Clock.Now()
-	for _, l := range codeLimits(addr) {
-		if _, err := s.cfg.Store.TakeAttempt(ctx, l.key, l.rate, now); err != nil {
-			s.cfg.Logger.Error("count a wrong code", "err", err)
-		}
-	}
 }
 
 func stillPending(r *ConnectRequest, now time.Time) error {

@@ -3,8 +3,8 @@
 // under a signing key, the lookup id under which a record is found after
 // the key is rotated, and the Store that keeps such records. The tab
 // endpoint (tabsocket) derives and stores them; the stores implement
-// Store. It imports nothing of ours, so that a store links neither the
-// socket nor the actors.
+// Store. It imports nothing of ours but the limits' types, so that a store
+// links neither the socket nor the actors.
 package pairing
 
 import (
@@ -19,6 +19,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/tabrelay/tabrelay/internal/limit"
 )
 
 // Record is the record of one browser the relay knows (SPEC §1): the tab
@@ -90,6 +92,9 @@ type Store interface {
 	// another hello moved it first, it returns the record at to. moved is
 	// false when there is no such record at from.
 	RekeyPairing(ctx context.Context, from string, fromHash []byte, to string, toHash []byte, now time.Time) (p Record, moved bool, err error)
+	// The limits (limit.Store): the hellos that make new pairings are
+	// counted per address in the store, on every node together.
+	limit.Store
 }
 
 // SecretBytes is the size of a tab secret (SPEC §1).

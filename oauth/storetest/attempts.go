@@ -14,15 +14,15 @@ func testAttempts(t *testing.T, s oauth.Store) {
 	rate := oauth.Rate{Burst: 3, Every: time.Minute}
 	take := func(key string, at time.Time) bool {
 		t.Helper()
-		ok, err := s.TakeAttempt(ctx, key, rate, at)
+		wait, err := s.TakeAttempt(ctx, key, rate, at)
 		must(t, err)
-		return ok
+		return wait == 0
 	}
 	left := func(key string, at time.Time) bool {
 		t.Helper()
-		ok, err := s.AttemptLeft(ctx, key, rate, at)
+		wait, err := s.AttemptLeft(ctx, key, rate, at)
 		must(t, err)
-		return ok
+		return wait == 0
 	}
 	for i := range rate.Burst {
 		if !left("a", now) || !take("a", now) {
@@ -31,6 +31,10 @@ func testAttempts(t *testing.T, s oauth.Store) {
 	}
 	if take("a", now) || left("a", now) {
 		t.Fatal("an attempt past the burst was within the rate")
+	}
+	// The wait a refusal tells is when the bucket has one again.
+	if wait, err := s.TakeAttempt(ctx, "a", rate, now.Add(10*time.Second)); err != nil || wait != rate.Every-10*time.Second {
+		t.Fatalf("the wait past the burst: %v %v, want %v", wait, err, rate.Every-10*time.Second)
 	}
 	if !left("b", now) {
 		t.Fatal("another key's bucket is spent too")
@@ -62,8 +66,8 @@ func testAttemptsAtomic(t *testing.T, s oauth.Store) {
 	rate := oauth.Rate{Burst: 10, Every: time.Hour}
 	var won atomic.Int32
 	race(t, func() error {
-		ok, err := s.TakeAttempt(ctx, "shared", rate, now)
-		if ok {
+		wait, err := s.TakeAttempt(ctx, "shared", rate, now)
+		if err == nil && wait == 0 {
 			won.Add(1)
 		}
 		return err

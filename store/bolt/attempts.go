@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tabrelay/tabrelay/oauth"
+	"github.com/tabrelay/tabrelay/internal/limit"
 )
 
 // attempts are the buckets of TakeAttempt, in this process's memory: a
@@ -21,18 +21,18 @@ type attempts struct {
 // if none is, all of them.
 const maxAttemptKeys = 100_000
 
-// TakeAttempt counts one attempt under key at now within rate.
-func (s *Store) TakeAttempt(_ context.Context, key string, rate oauth.Rate, now time.Time) (bool, error) {
+// TakeAttempt counts one attempt under key at now within rate (0), or
+// says how long until the bucket has one.
+func (s *Store) TakeAttempt(_ context.Context, key string, rate limit.Rate, now time.Time) (time.Duration, error) {
 	return s.attempts.attempt(key, rate, now, true), nil
 }
 
-// AttemptLeft reports whether one more attempt under key would be within
-// rate, counting nothing.
-func (s *Store) AttemptLeft(_ context.Context, key string, rate oauth.Rate, now time.Time) (bool, error) {
+// AttemptLeft answers as TakeAttempt, counting nothing.
+func (s *Store) AttemptLeft(_ context.Context, key string, rate limit.Rate, now time.Time) (time.Duration, error) {
 	return s.attempts.attempt(key, rate, now, false), nil
 }
 
-func (a *attempts) attempt(key string, rate oauth.Rate, now time.Time, take bool) bool {
+func (a *attempts) attempt(key string, rate limit.Rate, now time.Time, take bool) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	full := a.full[key]
@@ -40,8 +40,8 @@ func (a *attempts) attempt(key string, rate oauth.Rate, now time.Time, take bool
 		full = now
 	}
 	after := full.Add(rate.Every)
-	if after.Sub(now) > time.Duration(rate.Burst)*rate.Every {
-		return false
+	if over := after.Sub(now) - time.Duration(rate.Burst)*rate.Every; over > 0 {
+		return over
 	}
 	if take {
 		if a.full == nil {
@@ -52,7 +52,7 @@ func (a *attempts) attempt(key string, rate oauth.Rate, now time.Time, take bool
 		}
 		a.full[key] = after
 	}
-	return true
+	return 0
 }
 
 func (a *attempts) sweep(now time.Time) {
