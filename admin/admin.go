@@ -1,6 +1,7 @@
 // Package admin serves the admin listener (SPEC §2, §8, §9): /metrics,
 // /debug/check and Go's runtime profiles under /debug/pprof/, open (the
-// listener is loopback by default), and the
+// listener is loopback by default) to any request whose Host no web page
+// can send (HostGuard: no DNS rebinding), and the
 // admin API under /admin/, which answers only a bearer token equal to
 // RELAY_ADMIN_TOKEN. The API is how an operator reads and writes a
 // connection's scope (`tabrelay scope …`); nothing an MCP request carries

@@ -88,6 +88,9 @@ type Config struct {
 	// AdminToken opens the admin API (/admin/… on the admin listener) to
 	// requests bearing it; empty: the admin API is off.
 	AdminToken string
+	// AdminHosts are the host names the admin listener answers besides IP
+	// addresses and loopback names (RELAY_ADMIN_HOSTS; admin.HostGuard).
+	AdminHosts []string
 	// Clock is the clock of the call rules (the wait, turns, passivation);
 	// tests move a fake one. Sockets keep real time: their pings must go
 	// on while a test jumps the call wait forward.

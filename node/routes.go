@@ -32,13 +32,14 @@ func (n *Node) publicRoutes() http.Handler {
 // /metrics, /debug/check, /health and /ready open, /admin/… behind
 // RELAY_ADMIN_TOKEN. The probes answer here too, where a storm of tabs on
 // the public listener (its accept queue, its handshakes) cannot hold them
-// up (issue 13).
+// up (issue 13). Every route answers only a Host no DNS-rebinding page
+// can send (admin.HostGuard; issue 23).
 func (n *Node) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	httpserver.Probes(mux, n.cfg.Version, n.readiness)
 	admin.New(admin.Config{Token: n.cfg.AdminToken, Bundle: n.cfg.Bundle, Scopes: n.oauth, Connections: n.store,
 		Metrics: n.registry, Check: n.check, Logger: n.log}).Routes(mux)
-	return mux
+	return admin.HostGuard(n.cfg.AdminHosts, mux)
 }
 
 // check is the node's side of /debug/check (SPEC §2): whether its actors,

@@ -14,13 +14,20 @@ import (
 
 func startAdminNode(t *testing.T, token string) (*Node, *syncbuf.Buffer) {
 	t.Helper()
+	return startAdminNodeWith(t, func(c *Config) { c.AdminToken = token })
+}
+
+func startAdminNodeWith(t *testing.T, edit func(*Config)) (*Node, *syncbuf.Buffer) {
+	t.Helper()
 	logs := &syncbuf.Buffer{}
-	n, err := New(Config{
+	cfg := Config{
 		PublicURL: "http://127.0.0.1:1", Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
 		DataDir: t.TempDir(), SigningKey: []byte(strings.Repeat("k", 32)), AllowedOrigins: []string{"http://app.test"}, Bundle: protocol.ProbeBundle(),
 		CallWait: time.Minute, TurnIdle: time.Minute, DrainWindow: 0, Grace: 2 * time.Second,
-		AdminToken: token, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
-	})
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+	}
+	edit(&cfg)
+	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +57,29 @@ func TestTheAdminListener(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != want {
 				t.Errorf("token %q: %s without a token: %d, want %d", token, path, resp.StatusCode, want)
+			}
+		}
+	}
+}
+
+// TestTheAdminListenerRefusesARebindingPage (issue 23): a web page that
+// rebinds its own name to the admin listener's address sends that name
+// as Host; /metrics, /debug/check and the profiles refuse it, and answer
+// the listener's IP address, localhost and a name in RELAY_ADMIN_HOSTS.
+func TestTheAdminListenerRefusesARebindingPage(t *testing.T) {
+	n, _ := startAdminNodeWith(t, func(c *Config) { c.AdminHosts = []string{"metrics.internal"} })
+	for _, path := range []string{"/metrics", "/debug/check", "/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/ready"} {
+		for host, want := range map[string]int{"rebound.evil.example:9090": http.StatusForbidden, n.AdminAddr(): http.StatusOK,
+			"localhost": http.StatusOK, "metrics.internal:9090": http.StatusOK} {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+n.AdminAddr()+path, nil)
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%s with Host %s: %d, want %d", path, host, resp.StatusCode, want)
 			}
 		}
 	}

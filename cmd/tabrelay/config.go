@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/admin"
 	"github.com/tabrelay/tabrelay/internal/redisurl"
 	"github.com/tabrelay/tabrelay/node"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -49,7 +50,7 @@ func (s *setting) get() string {
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
 	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy,
-	adminToken, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings setting
+	adminToken, adminHosts, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -78,6 +79,8 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "take client addresses from X-Forwarded-For (behind a load balancer)"},
 		adminToken: setting{flag: "admin-token", env: "RELAY_ADMIN_TOKEN", secret: true,
 			help: "bearer token (16+ characters) of the admin API on the admin listener; empty = admin API off"},
+		adminHosts: setting{flag: "admin-hosts", env: "RELAY_ADMIN_HOSTS",
+			help: "comma-separated host names the admin listener answers besides IP addresses and localhost (a DNS-rebinding page's Host is refused)"},
 		redisPrefix: setting{flag: "redis-prefix", env: "RELAY_REDIS_PREFIX", def: "tabrelay:",
 			help: "prefix of every Redis key (relays sharing one Redis need their own)"},
 		clusterListen: setting{flag: "cluster-listen", env: "RELAY_CLUSTER_LISTEN", def: "127.0.0.1:7946",
@@ -102,7 +105,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
 		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy,
-		&s.adminToken, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings}
+		&s.adminToken, &s.adminHosts, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -142,6 +145,9 @@ func (s *serveSettings) config() (node.Config, error) {
 		return c, err
 	}
 	if c.AdminToken, err = adminToken(s.adminToken.get()); err != nil {
+		return c, err
+	}
+	if c.AdminHosts, err = admin.ParseHosts(s.adminHosts.get()); err != nil {
 		return c, err
 	}
 	if c.Demo, err = boolean(&s.demo); err != nil {
