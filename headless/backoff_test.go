@@ -24,6 +24,7 @@ type try struct {
 	close      protocol.CloseCode // after the welcome, close at once with this code
 	drainMs    int64              // after the welcome, drain with this delay (-1: none)
 	stable     bool               // after the welcome, let the socket age past stableAfter, then drop it
+	reason     string             // close after the hello, before a welcome, with close and this reason
 }
 
 func refuse(retryAfter string) try {
@@ -33,6 +34,12 @@ func refuse(retryAfter string) try {
 // closeAfterWelcome is a relay that welcomes the tab, then closes at once
 // (4007 after a failed registration, 4005 too many tabs).
 func closeAfterWelcome() try { return try{close: protocol.CloseUnavailable, drainMs: -1} }
+
+// newBrowserRefused is a relay that refuses the tab's hello: a browser it
+// does not know, from an address that made its new pairings for now.
+func newBrowserRefused(wait time.Duration) try {
+	return try{close: protocol.CloseUnavailable, reason: protocol.NewBrowserWaitReason(wait), drainMs: -1}
+}
 
 func drainAfterWelcome(ms int64) try { return try{drainMs: ms} }
 
@@ -91,6 +98,10 @@ func (r *scriptedRelay) serve(w http.ResponseWriter, req *http.Request) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
 	if _, _, err := ws.Read(ctx); err != nil { // the hello
+		return
+	}
+	if step.reason != "" {
+		_ = ws.Close(websocket.StatusCode(step.close), step.reason)
 		return
 	}
 	write(ctx, ws, protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version,
@@ -237,6 +248,13 @@ func TestBackoffFollowsHowTriesEnd(t *testing.T) {
 		name:   "Retry-After is a lower bound, capped at the longest wait",
 		script: []try{refuse("3"), refuse("3"), refuse("3"), refuse("120"), refuse("soon"), refuse("0")},
 		want:   []time.Duration{3 * s, 3 * s, 4 * s, 20 * s, 16 * s, 20 * s},
+	}, {
+		// Issue 23: a new browser over its address's limit is told when to
+		// come back, and waits that plus the backoff (the tabs refused
+		// together spread out), not capped at the longest backoff.
+		name:   "a close's retry in N s is waited out, plus the backoff",
+		script: []try{newBrowserRefused(90 * s), newBrowserRefused(3599500 * time.Millisecond), newBrowserRefused(5 * time.Hour), refuse("")},
+		want:   []time.Duration{91 * s, 3602 * s, 3604 * s, 8 * s},
 	}, {
 		name:   "Retry-After is a lower bound under the jitter",
 		script: []try{refuse("3"), refuse(""), refuse("1")},

@@ -280,15 +280,24 @@ func (r *retries) after(end sessionEnd) int {
 }
 
 // wait returns how long to wait after end before the next try: the
-// drain's delay when a drain came, else the backoff, and never less than
-// a refusal's Retry-After (capped at MaxBackoff).
+// drain's delay when a drain came, else the backoff, never less than a
+// refusal's Retry-After (capped at MaxBackoff), and after a close whose
+// reason says "retry in N s" (a new browser over its address's limit)
+// those N seconds, at most maxRetryIn, plus the backoff
+// (docs/tab-protocol.md §15).
 func (t *Tab) wait(tries *retries, end sessionEnd) time.Duration {
 	n := tries.after(end)
 	if end.drain >= 0 {
 		return end.drain
 	}
+	if told := protocol.RetryIn(end.reason); told > 0 {
+		return min(told, maxRetryIn) + t.backoff(n)
+	}
 	return max(t.backoff(n), min(end.retryAfter, t.opts.MaxBackoff))
 }
+
+// maxRetryIn bounds the wait a close reason may ask for.
+const maxRetryIn = time.Hour
 
 // backoff returns the wait after n failed tries: full jitter, uniform in
 // [0, min(MaxBackoff, MinBackoff·2ⁿ)).

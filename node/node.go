@@ -81,9 +81,11 @@ type Config struct {
 	// behind a load balancer) for per-address limits.
 	TrustProxy bool
 	// MaxPairings bounds the pairing actors this node holds (0: the
-	// actors' default); NewPairingsPerHour the hellos of unknown browsers
-	// per address (0: the tab endpoint's default, negative: no limit).
+	// actors' default); NewPairingsBurst and NewPairingsPerHour the hellos
+	// of unknown browsers per address, in the store (0: the tab
+	// endpoint's defaults; a negative NewPairingsPerHour: no limit).
 	MaxPairings        int
+	NewPairingsBurst   int
 	NewPairingsPerHour int
 	// AdminToken opens the admin API (/admin/… on the admin listener) to
 	// requests bearing it; empty: the admin API is off.
@@ -212,7 +214,7 @@ func New(cfg Config) (*Node, error) {
 		n.tabs, err = tabsocket.NewServer(tabsocket.Config{
 			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, PreviousKeys: cfg.PreviousKeys, Store: n.store, Connections: n.oauth,
 			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy, BundleVersion: cfg.Bundle.Version,
-			NewPairingsPerHour: cfg.NewPairingsPerHour,
+			NewPairingsBurst: cfg.NewPairingsBurst, NewPairingsPerHour: cfg.NewPairingsPerHour,
 			Hub:                actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
 		})

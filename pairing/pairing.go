@@ -92,6 +92,10 @@ type Store interface {
 	// another hello moved it first, it returns the record at to. moved is
 	// false when there is no such record at from.
 	RekeyPairing(ctx context.Context, from string, fromHash []byte, to string, toHash []byte, now time.Time) (p Record, moved bool, err error)
+	// UndoPairing deletes the record of pairing id if it is still p, as
+	// TouchPairing made it: a new pairing the limit refused after its
+	// record was made (a record touched or made anew since stays).
+	UndoPairing(ctx context.Context, id string, p Record) error
 	// The limits (limit.Store): the hellos that make new pairings are
 	// counted per address in the store, on every node together.
 	limit.Store

@@ -1,6 +1,11 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+)
 
 // CloseCode is a WebSocket close code the relay ends a tab socket with.
 // Codes are written down once, here (SPEC §6): 4000–4099 tell the tab to
@@ -60,6 +65,26 @@ func (c CloseCode) Reason() string {
 		return r
 	}
 	return fmt.Sprintf("close code %d", int(c))
+}
+
+// NewBrowserWaitReason is the reason of the 4007 that refuses a browser
+// the relay does not know, from an address that made its new pairings for
+// now (issue 23): it says when to come back, in whole seconds, which
+// RetryIn reads.
+func NewBrowserWaitReason(wait time.Duration) string {
+	return fmt.Sprintf("too many new browsers from this address; retry in %d s", int64((wait+time.Second-1)/time.Second))
+}
+
+var retryIn = regexp.MustCompile(`retry in ([0-9]{1,9}) s$`)
+
+// RetryIn reads the wait a close reason ends with ("retry in N s"), or 0.
+func RetryIn(reason string) time.Duration {
+	m := retryIn.FindStringSubmatch(reason)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return time.Duration(n) * time.Second
 }
 
 // Reconnect reports whether a tab closed with c should connect again. Codes

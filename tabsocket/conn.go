@@ -209,6 +209,11 @@ func endHows() []endHow {
 // for the tab: the library bounds it at 5 s to write the frame and 5 s for
 // the answer), and then ctx ends.
 func (c *conn) end(how endHow, code protocol.CloseCode) {
+	c.endWith(how, code, code.Reason())
+}
+
+// endWith is end with a close reason of its own (a wait to tell the tab).
+func (c *conn) endWith(how endHow, code protocol.CloseCode, reason string) {
 	c.endOnce.Do(func() {
 		c.ending.Store(true)
 		c.code.Store(int32(code))
@@ -223,7 +228,7 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 			m.Disconnects.WithLabelValues("tab_closed").Inc()
 		}
 		if code.Stop() || code == protocol.CloseSlow || code == protocol.ClosePingTimeout {
-			c.logger().Info("tab disconnected", "code", int(code), "reason", code.Reason())
+			c.logger().Info("tab disconnected", "code", int(code), "reason", reason)
 		}
 		go func() {
 			defer c.cancel()
@@ -238,7 +243,7 @@ func (c *conn) end(how endHow, code protocol.CloseCode) {
 			case endRelayClose:
 				// A cut handshake returns nil: the library takes the closed
 				// connection for the end of a handshake.
-				if c.ws.Close(websocket.StatusCode(code), code.Reason()) != nil || cut.Load() {
+				if c.ws.Close(websocket.StatusCode(code), reason) != nil || cut.Load() {
 					how = endRelayNoAnswer
 				}
 			case endProtocolError:

@@ -50,7 +50,12 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 	c.names.Store(&socketNames{tab: h.TabID})
 	ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
 	defer cancel()
-	p, code := c.pairingOf(ctx, secret, c.s.cfg.Clock.Now())
+	p, code, wait := c.pairingOf(ctx, secret, c.s.cfg.Clock.Now())
+	if wait > 0 {
+		c.s.cfg.Metrics.NewPairingsRefused.Inc()
+		c.endWith(endRelayClose, code, protocol.NewBrowserWaitReason(wait))
+		return false
+	}
 	if code != 0 {
 		c.close(code)
 		return false
@@ -100,18 +105,20 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 // previous key, made before a rotation, which moves under the current
 // key's lookup id and keeps its ID, so its connections, tokens and
 // placement stay its own (issue 15, defect 8); else a new one, unless the
-// address made its new pairings for now. The close code is 0 when the tab
-// may go on.
-func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pairing.Record, protocol.CloseCode) {
+// address made its new pairings for now (then wait says for how long).
+// The close code is 0 when the tab may go on.
+func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pairing.Record, protocol.CloseCode, time.Duration) {
 	cfg := &c.s.cfg
 	lookup, hash := c.s.derive.Derive(secret)
-	failed := func(err error) (pairing.Record, protocol.CloseCode) {
+	failed := func(err error) (pairing.Record, protocol.CloseCode, time.Duration) {
 		c.logger().Error("pairing store failed", "pairing", lookup, "err", err)
-		return pairing.Record{}, protocol.CloseUnavailable
+		return pairing.Record{}, protocol.CloseUnavailable, 0
 	}
-	spent := c.s.newPairings.spent(c.addr, now)
-	if spent || len(cfg.PreviousKeys) > 0 {
-		known, err := cfg.Store.HasPairing(ctx, lookup)
+	spent := c.s.newPairings.wait(c.addr, now)
+	known := false // as far as the store was asked
+	if spent > 0 || len(cfg.PreviousKeys) > 0 {
+		var err error
+		known, err = cfg.Store.HasPairing(ctx, lookup)
 		if err != nil {
 			return failed(err)
 		}
@@ -127,14 +134,11 @@ func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pai
 			if moved {
 				cfg.Metrics.Rekeyed.Inc()
 				c.logger().Debug("pairing re-keyed under the current signing key", "pairing", lookup, "id", p.ID)
-				return p, 0
+				return p, 0, 0
 			}
 		}
-		if spent && !known {
-			// The address made its new pairings for now: a browser the
-			// relay knows still gets in, a new one tries again later.
-			c.logger().Debug("hello of a new pairing refused: too many from this address", "pairing", lookup)
-			return pairing.Record{}, protocol.CloseUnavailable
+		if spent > 0 && !known {
+			return c.newPairingRefused(lookup, spent)
 		}
 	}
 	p, err := cfg.Store.TouchPairing(ctx, lookup, hash, now)
@@ -142,11 +146,32 @@ func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pai
 	case err != nil:
 		return failed(err)
 	case !equalMAC(p.SecretHash, hash):
-		return pairing.Record{}, protocol.CloseBadSecret // a collision of lookup ids
-	case p.CreatedAt.Equal(now.UTC()):
-		c.s.newPairings.take(c.addr, now)
+		return pairing.Record{}, protocol.CloseBadSecret, 0 // a collision of lookup ids
+	case known || !p.CreatedAt.Equal(now.UTC()):
+		return p, 0, 0
 	}
-	return p, 0
+	// A new pairing: counted in the store for every node together. One
+	// over the limit (another node spent it meanwhile) is undone.
+	wait, err := c.s.newPairings.take(ctx, cfg.Store, c.addr, now)
+	if err != nil {
+		// Its record is made and the store answers: the tab goes on, and
+		// the limit misses one.
+		c.logger().Error("count a new pairing", "pairing", lookup, "err", err)
+	}
+	if wait > 0 {
+		if err := cfg.Store.UndoPairing(ctx, lookup, p); err != nil {
+			c.logger().Error("undo a new pairing over the limit", "pairing", lookup, "err", err)
+		}
+		return c.newPairingRefused(lookup, wait)
+	}
+	return p, 0, 0
+}
+
+// newPairingRefused refuses a browser the relay does not know: its address
+// made its new pairings for now. It comes back after wait.
+func (c *conn) newPairingRefused(lookup string, wait time.Duration) (pairing.Record, protocol.CloseCode, time.Duration) {
+	c.logger().Debug("hello of a new pairing refused: too many from this address", "pairing", lookup, "retry_in", wait)
+	return pairing.Record{}, protocol.CloseUnavailable, wait
 }
 
 func (c *conn) unsupported(env protocol.Envelope) {

@@ -14,6 +14,9 @@ type Metrics struct {
 	Open        prometheus.Gauge       // upgraded sockets, proven or not, whose connection is not closed yet
 	Ends        *prometheus.CounterVec // sockets closed, by how they ended (endHow)
 	Rekeyed     prometheus.Counter     // pairings found under a previous signing key and moved under the current one
+	// NewPairingsRefused counts the hellos of new browsers refused by
+	// their address's new-pairing limit.
+	NewPairingsRefused prometheus.Counter
 }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not registered).
@@ -33,6 +36,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "tabrelay_tab_socket_ends_total", Help: "Tab sockets closed, by how they ended."}, []string{"how"}),
 		Rekeyed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_tab_pairings_rekeyed_total", Help: "Pairings whose hello found them under a previous signing key (RELAY_SIGNING_KEY_PREVIOUS), moved under the current one."}),
+		NewPairingsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_tab_new_pairings_refused_total", Help: "Hellos of browsers the relay did not know, refused because their address made its new pairings for now (RELAY_NEW_PAIRINGS_BURST, RELAY_NEW_PAIRINGS_PER_HOUR): closed 4007 with the wait."}),
 	}
 	for _, h := range endHows() {
 		m.Ends.WithLabelValues(string(h))
@@ -45,7 +50,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Refused.WithLabelValues("draining")
 	m.Refused.WithLabelValues("busy")
 	if reg != nil {
-		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects, m.Open, m.Ends, m.Rekeyed)
+		reg.MustRegister(m.Tabs, m.Disconnects, m.Refused, m.Reconnects, m.Open, m.Ends, m.Rekeyed, m.NewPairingsRefused)
 	}
 	return m
 }

@@ -1,71 +1,81 @@
 package tabsocket
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/tabrelay/tabrelay/internal/limit"
 )
 
-// DefaultNewPairingsPerHour is how many hellos of browsers the relay does
-// not know one network address may make: at once, then refilled over an
-// hour. A browser makes one pairing; a hello with a fresh secret each time
-// would otherwise store a record each time (issue 15, defect 6).
-const DefaultNewPairingsPerHour = 300
+// The new-pairing limit's defaults (issue 23). A browser makes one pairing,
+// and a hello with a fresh secret each time would otherwise store a record
+// each time (issue 15, defect 6), kept IdleTTL (90 days). A record costs
+// Redis about 350 bytes (docs/security.md §3 counts 400): the burst is an
+// office behind one address opening the app on its first morning (3,000
+// browsers, 1.2 MB), the refill what an address may add for good (100 an
+// hour: 216,000 records, about 86 MB, if kept up for all of IdleTTL).
+const (
+	DefaultNewPairingsBurst   = 3000
+	DefaultNewPairingsPerHour = 100
+)
 
-// newPairings limits, per address, the hellos that create a pairing. It
-// lives in one node's memory, like the other per-address limits.
+// newPairings limits, per address, the hellos that make a pairing: in the
+// store, for every node together (key "new-pairing:<address>"). The node
+// keeps only the store's refusals, until when each address is spent, so
+// that hellos from it meanwhile ask whether their browser is known
+// instead of making a record to undo.
 type newPairings struct {
-	perHour float64 // 0: no limit
+	rate limit.Rate // Burst 0: no limit
 
-	mu      sync.Mutex // guards buckets
-	buckets map[string]*tokenBucket
+	mu    sync.Mutex // guards spent
+	spent map[string]time.Time
 }
 
-// maxPairingBuckets bounds the addresses remembered; full buckets are
-// dropped first.
-const maxPairingBuckets = 100_000
+// maxSpentAddresses bounds the addresses remembered; those past their time
+// go first.
+const maxSpentAddresses = 100_000
 
-// spent reports whether addr has no new pairing left now.
-func (l *newPairings) spent(addr string, now time.Time) bool {
-	if l.perHour <= 0 {
-		return false
+func newPairingRate(burst, perHour int) limit.Rate {
+	if perHour < 0 {
+		return limit.Rate{}
+	}
+	return limit.Rate{Burst: burst, Every: time.Hour / time.Duration(perHour)}
+}
+
+// wait is how long addr has no new pairing left, as far as this node knows
+// (0: none known).
+func (l *newPairings) wait(addr string, now time.Time) time.Duration {
+	if l.rate.Burst == 0 {
+		return 0
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[addr]
-	if !ok {
-		return false
-	}
-	probe := *b
-	return !probe.take(now)
+	return max(l.spent[addr].Sub(now), 0)
 }
 
-// take counts a new pairing of addr.
-func (l *newPairings) take(addr string, now time.Time) {
-	if l.perHour <= 0 {
-		return
+// take counts a new pairing of addr in the store: 0, or how long until
+// the address has one (remembered here).
+func (l *newPairings) take(ctx context.Context, s limit.Store, addr string, now time.Time) (time.Duration, error) {
+	if l.rate.Burst == 0 {
+		return 0, nil
+	}
+	wait, err := s.TakeAttempt(ctx, "new-pairing:"+addr, l.rate, now)
+	if err != nil || wait == 0 {
+		return 0, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[addr]
-	if !ok {
-		if len(l.buckets) >= maxPairingBuckets {
-			l.sweep(now)
+	if len(l.spent) >= maxSpentAddresses {
+		for a, until := range l.spent {
+			if !until.After(now) {
+				delete(l.spent, a)
+			}
 		}
-		b = &tokenBucket{rate: l.perHour / 3600, burst: l.perHour, tokens: l.perHour, last: now}
-		l.buckets[addr] = b
-	}
-	b.take(now)
-}
-
-// sweep drops the buckets that are full again, and if none is, all of
-// them: the map stays bounded whatever addresses arrive.
-func (l *newPairings) sweep(now time.Time) {
-	for addr, b := range l.buckets {
-		if probe := *b; probe.tokens+now.Sub(probe.last).Seconds()*probe.rate >= probe.burst {
-			delete(l.buckets, addr)
+		if len(l.spent) >= maxSpentAddresses {
+			clear(l.spent)
 		}
 	}
-	if len(l.buckets) >= maxPairingBuckets {
-		clear(l.buckets)
-	}
+	l.spent[addr] = now.Add(wait)
+	return wait, nil
 }

@@ -18,12 +18,13 @@ import (
 // while the old key was kept comes back as a new pairing. A known browser
 // is let in even when its address made its new pairings for now.
 func TestRotationKeepsPairings(t *testing.T) {
-	before := newEnv(t, nil)
+	three := func(c *tabsocket.Config) { c.NewPairingsBurst, c.NewPairingsPerHour = 3, 1 }
+	before := newEnv(t, three)
 	newKey := make([]byte, 32)
 	rand.Read(newKey)
 	during := newEnv(t, func(c *tabsocket.Config) {
 		c.Store, c.SigningKey, c.PreviousKeys = before.store, newKey, [][]byte{before.key}
-		c.NewPairingsPerHour = 1
+		three(c)
 	})
 	after := newEnv(t, func(c *tabsocket.Config) { c.Store, c.SigningKey = before.store, newKey })
 
@@ -31,7 +32,7 @@ func TestRotationKeepsPairings(t *testing.T) {
 	_, pairingID := before.welcomed(back, "a")
 	_, awayPairing := before.welcomed(away, "b")
 
-	during.welcomed(newSecret(), "c") // spends the address's new pairings
+	during.welcomed(newSecret(), "c") // spends the address's new pairings (the store's: before's two count)
 	if _, got := during.welcomed(back, "a"); got != pairingID {
 		t.Fatalf("during the rotation the browser is pairing %s, want %s (as before it)", got, pairingID)
 	}

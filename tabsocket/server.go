@@ -86,10 +86,13 @@ type Config struct {
 	// refused with 503 and Retry-After.
 	MaxHandshakes int
 	HandshakeWait time.Duration
-	// NewPairingsPerHour bounds the hellos of browsers the relay does not
-	// know from one address (0: DefaultNewPairingsPerHour, negative: no
-	// limit). Over it, such a hello is closed with CloseUnavailable; known
-	// browsers are never refused for it.
+	// NewPairingsBurst and NewPairingsPerHour bound the hellos of browsers
+	// the relay does not know from one address, in the store: so many at
+	// once, then so many an hour (0: DefaultNewPairingsBurst,
+	// DefaultNewPairingsPerHour; a negative NewPairingsPerHour: no limit).
+	// Over it, such a hello is closed with CloseUnavailable and a reason
+	// that says when to come back; known browsers are never refused for it.
+	NewPairingsBurst   int
 	NewPairingsPerHour int
 	Clock              clock.Clock
 	Logger             *slog.Logger
@@ -171,6 +174,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.NewPairingsPerHour == 0 {
 		cfg.NewPairingsPerHour = DefaultNewPairingsPerHour
 	}
+	if cfg.NewPairingsBurst <= 0 {
+		cfg.NewPairingsBurst = DefaultNewPairingsBurst
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -186,7 +192,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.derive = pairing.NewDeriver(cfg.SigningKey)
 	s.newSchedules()
 	s.handshakes = newGate(cfg.MaxHandshakes, cfg.HandshakeWait, cfg.Clock)
-	s.newPairings = newPairings{perHour: float64(cfg.NewPairingsPerHour), buckets: map[string]*tokenBucket{}}
+	s.newPairings = newPairings{rate: newPairingRate(cfg.NewPairingsBurst, cfg.NewPairingsPerHour), spent: map[string]time.Time{}}
 	return s, nil
 }
 

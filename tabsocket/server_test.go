@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -540,25 +541,64 @@ func TestAFocusInTheFutureCountsAsNow(t *testing.T) {
 }
 
 // TestNewPairingsAreLimitedPerAddress: an address that made its new
-// pairings for the hour gets CloseUnavailable for the hello of one more
-// (and no record is stored for it), while a browser the relay knows still
-// gets in; the limit refills over the hour.
+// pairings for now gets CloseUnavailable for the hello of one more, with
+// the wait until it may come back in the reason (issue 23), counted in
+// tabrelay_tab_new_pairings_refused_total; no record is stored for it,
+// while a browser the relay knows still gets in; the limit refills at its
+// rate. Another node on the same store shares the count.
 func TestNewPairingsAreLimitedPerAddress(t *testing.T) {
-	e := newEnv(t, func(c *tabsocket.Config) { c.NewPairingsPerHour = 2 })
+	limit := func(c *tabsocket.Config) { c.NewPairingsBurst, c.NewPairingsPerHour = 2, 2 }
+	e := newEnv(t, limit)
+	other := newEnv(t, func(c *tabsocket.Config) { limit(c); c.Store = e.store }) // a second node
+	if n := testutil.ToFloat64(e.metrics.NewPairingsRefused); n != 0 {
+		t.Fatalf("refusals before any: %v", n)
+	}
 	known := newSecret()
 	e.welcomed(known, "a")
-	e.welcomed(newSecret(), "b")
+	other.welcomed(newSecret(), "b")
 	over := newSecret()
 	c := e.mustDial()
 	send(t, c, hello(over, "c"))
-	e.expectClose(c, protocol.CloseUnavailable)
+	if reason := e.expectCloseReason(c, protocol.CloseUnavailable); protocol.RetryIn(reason) != 30*time.Minute {
+		t.Fatalf("the refusal's reason %q, want a wait of 30 minutes", reason)
+	}
+	if n := testutil.ToFloat64(e.metrics.NewPairingsRefused); n != 1 {
+		t.Fatalf("tabrelay_tab_new_pairings_refused_total = %v, want 1", n)
+	}
 	id, _ := pairing.Derive(e.key, mustSecret(t, over))
 	if ok, err := e.store.HasPairing(context.Background(), id); ok || err != nil {
 		t.Fatalf("the refused pairing was stored: %v %v", ok, err)
 	}
+	// The second node did not count it (it made the second), but learns
+	// the address is spent from the store, and undoes the record it made.
+	c = other.mustDial()
+	send(t, c, hello(over, "c"))
+	other.expectClose(c, protocol.CloseUnavailable)
+	if ok, err := e.store.HasPairing(context.Background(), id); ok || err != nil {
+		t.Fatalf("the pairing refused on the second node was left stored: %v %v", ok, err)
+	}
 	e.welcomed(known, "a2")
 	e.clock.Advance(30 * time.Minute)
 	e.welcomed(over, "c")
+}
+
+// expectCloseReason waits for the socket's close with want and returns its
+// reason.
+func (e *env) expectCloseReason(c *websocket.Conn, want protocol.CloseCode) string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	for {
+		_, _, err := c.Read(ctx)
+		if err == nil {
+			continue
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusCode(want) {
+			e.t.Fatalf("closed with %v, want %d", err, want)
+		}
+		return ce.Reason
+	}
 }
 
 func mustSecret(t *testing.T, s string) []byte {

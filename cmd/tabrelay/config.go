@@ -50,7 +50,7 @@ func (s *setting) get() string {
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
 	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy,
-	adminToken, adminHosts, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings setting
+	adminToken, adminHosts, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings, newPairingsBurst setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -93,8 +93,10 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "life of a node's cluster lease (renewed at a third of it); a dead node's pairings move after about this"},
 		maxPairings: setting{flag: "max-pairings", env: "RELAY_MAX_PAIRINGS", def: "100000",
 			help: "pairing actors one node holds at once; a browser over it is told to reconnect"},
-		newPairings: setting{flag: "new-pairings-per-hour", env: "RELAY_NEW_PAIRINGS_PER_HOUR", def: "300",
-			help: "hellos of browsers the relay does not know, per network address and node: at once, then refilled over an hour; 0 = no limit"},
+		newPairings: setting{flag: "new-pairings-per-hour", env: "RELAY_NEW_PAIRINGS_PER_HOUR", def: strconv.Itoa(tabsocket.DefaultNewPairingsPerHour),
+			help: "hellos of browsers the relay does not know, per network address on every node together: so many an hour after the burst; 0 = no limit"},
+		newPairingsBurst: setting{flag: "new-pairings-burst", env: "RELAY_NEW_PAIRINGS_BURST", def: strconv.Itoa(tabsocket.DefaultNewPairingsBurst),
+			help: "hellos of browsers the relay does not know that one network address may make at once (an office behind one NAT on its first morning)"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -105,7 +107,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
 		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy,
-		&s.adminToken, &s.adminHosts, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings}
+		&s.adminToken, &s.adminHosts, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings, &s.newPairingsBurst}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -177,6 +179,9 @@ func (s *serveSettings) config() (node.Config, error) {
 	}
 	if c.NewPairingsPerHour == 0 {
 		c.NewPairingsPerHour = -1 // the setting's 0 is "no limit"
+	}
+	if c.NewPairingsBurst, err = integer(&s.newPairingsBurst, 1, 10_000_000); err != nil {
+		return c, err
 	}
 	for _, d := range []struct {
 		s        *setting

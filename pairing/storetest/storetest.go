@@ -49,6 +49,32 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatalf("last seen %v, want the second touch", p.LastSeen)
 		}
 	})
+	t.Run("UndoPairing deletes only the record as made", func(t *testing.T) {
+		s := open(t)
+		made, err := s.TouchPairing(ctx, "p1", []byte("hash-1"), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UndoPairing(ctx, "p1", made); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.HasPairing(ctx, "p1"); ok || err != nil {
+			t.Fatalf("the pairing after its undo: %v, %v", ok, err)
+		}
+		made, _ = s.TouchPairing(ctx, "p2", []byte("hash-2"), now)
+		if _, err := s.TouchPairing(ctx, "p2", []byte("hash-2"), now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UndoPairing(ctx, "p2", made); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.HasPairing(ctx, "p2"); !ok || err != nil {
+			t.Fatalf("a pairing touched again since was undone: %v, %v", ok, err)
+		}
+		if err := s.UndoPairing(ctx, "p3", made); err != nil {
+			t.Fatalf("the undo of a pairing not there: %v", err)
+		}
+	})
 	t.Run("HasPairing writes nothing", func(t *testing.T) {
 		s := open(t)
 		if ok, err := s.HasPairing(ctx, "p1"); ok || err != nil {

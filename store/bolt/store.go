@@ -7,8 +7,10 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -165,6 +167,20 @@ func (s *Store) RekeyPairing(_ context.Context, from string, fromHash []byte, to
 		return tx.Bucket(bucketPairings).Delete([]byte(from))
 	})
 	return p, moved, err
+}
+
+// UndoPairing deletes the record of pairing id if it is still p.
+func (s *Store) UndoPairing(_ context.Context, id string, p pairing.Record) error {
+	want, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(bucketPairings); bytes.Equal(b.Get([]byte(id)), want) {
+			return b.Delete([]byte(id))
+		}
+		return nil
+	})
 }
 
 // HasPairing reports whether pairing id has a record.

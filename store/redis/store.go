@@ -330,6 +330,24 @@ func (s *Store) RekeyPairing(ctx context.Context, from string, fromHash []byte, 
 }
 
 // HasPairing reports whether pairing id has a record.
+// undoScript deletes KEYS[1] if it holds ARGV[1].
+var undoScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// UndoPairing deletes the record of pairing id if it is still p.
+func (s *Store) UndoPairing(ctx context.Context, id string, p pairing.Record) error {
+	raw, err := json.Marshal(p)
+	if err == nil {
+		err = undoScript.Run(ctx, s.rdb, []string{s.plainKey("pairing", id)}, raw).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("redis store: undo pairing %s: %w", id, err)
+	}
+	return nil
+}
+
 func (s *Store) HasPairing(ctx context.Context, id string) (bool, error) {
 	n, err := s.rdb.Exists(ctx, s.plainKey("pairing", id)).Result()
 	if err != nil {
