@@ -35,6 +35,14 @@ declare class Retries {
 declare function ceilingMs(n: number): number;
 /** jitteredWaitMs draws the wait after n failed tries, uniform in [0, ceiling) ("full jitter"). */
 declare function jitteredWaitMs(n: number, random: () => number): number;
+/** MAX_RETRY_IN_MS bounds the wait a close reason may ask for. */
+declare const MAX_RETRY_IN_MS = 3600000;
+/**
+ * retryInMs reads the wait a close reason ends with, "retry in N s": a 4007
+ * refusing a new browser whose address made its new pairings for now (§3,
+ * §15). 0 when there is none; at most MAX_RETRY_IN_MS.
+ */
+declare function retryInMs(reason: string): number;
 
 // calls.ts
 /** One call as the app's handler gets it. */

@@ -58,3 +58,16 @@ export function ceilingMs(n: number): number {
 export function jitteredWaitMs(n: number, random: () => number): number {
   return Math.floor(random() * ceilingMs(n));
 }
+
+/** MAX_RETRY_IN_MS bounds the wait a close reason may ask for. */
+export const MAX_RETRY_IN_MS = 3_600_000;
+
+/**
+ * retryInMs reads the wait a close reason ends with, "retry in N s": a 4007
+ * refusing a new browser whose address made its new pairings for now (§3,
+ * §15). 0 when there is none; at most MAX_RETRY_IN_MS.
+ */
+export function retryInMs(reason: string): number {
+  const m = /retry in ([0-9]{1,9}) s$/.exec(reason);
+  return m ? Math.min(Number(m[1]) * 1000, MAX_RETRY_IN_MS) : 0;
+}

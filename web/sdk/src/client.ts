@@ -4,7 +4,7 @@
 // watches. Calls are Calls' business; the reconnect arithmetic is
 // backoff.ts'; the secret and tab id are identity.ts'.
 
-import { jitteredWaitMs, MAX_BACKOFF_MS, Retries } from "./backoff.js";
+import { jitteredWaitMs, retryInMs, MAX_BACKOFF_MS, Retries } from "./backoff.js";
 import { Calls, checkHandlers, type CallGate, type Handlers } from "./calls.js";
 import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./codes.js";
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
@@ -340,7 +340,7 @@ export class TabClient<A extends AppDeclaration> {
       });
     };
     ws.onmessage = (ev) => this.guarded(() => this.onFrame(sock, ev.data));
-    ws.onclose = (ev) => this.guarded(() => this.ended(sock, ev.code));
+    ws.onclose = (ev) => this.guarded(() => this.ended(sock, ev.code, ev.reason));
     ws.onerror = () => {}; // a close event follows, with the code
     this.watch(sock);
   }
@@ -448,7 +448,7 @@ export class TabClient<A extends AppDeclaration> {
   }
 
   /** ended handles the end of a socket, however it ended: the relay's close, silence, or a drain. */
-  private ended(sock: Socket, code: number): void {
+  private ended(sock: Socket, code: number, reason = ""): void {
     if (this.sock !== sock) return;
     this.abandon(sock);
     const stop = stopReasonOf(code);
@@ -463,7 +463,8 @@ export class TabClient<A extends AppDeclaration> {
     const n = this.retries.after({
       welcomed, upMs: welcomed ? this.env.now() - sock.welcomedAt! : 0, drained: sock.drainMs >= 0,
     });
-    const wait = sock.drainMs >= 0 ? sock.drainMs : jitteredWaitMs(n, this.env.random);
+    // A close that says when to come back is waited out, plus the jitter: tabs refused together spread out (§15).
+    const wait = sock.drainMs >= 0 ? sock.drainMs : retryInMs(reason) + jitteredWaitMs(n, this.env.random);
     this.retryTimer = this.env.setTimeout(() => {
       this.retryTimer = undefined;
       this.dial();

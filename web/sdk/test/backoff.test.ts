@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ceilingMs, jitteredWaitMs, Retries, STABLE_AFTER_MS, type TryEnd } from "../src/backoff.js";
+import { ceilingMs, jitteredWaitMs, MAX_RETRY_IN_MS, retryInMs, Retries, STABLE_AFTER_MS, type TryEnd } from "../src/backoff.js";
 
 const refused: TryEnd = { welcomed: false, upMs: 0, drained: false };
 const early: TryEnd = { welcomed: true, upMs: 3_000, drained: false };
@@ -56,5 +56,13 @@ describe("back-off (tab-protocol §15)", () => {
     r.after(refused); // 2
     assert.equal(r.after(early), 2, "the welcome forgets the refusal, not the earlier early end");
     assert.equal(r.after(stable), 0);
+  });
+
+  test("a close reason's retry in N s is read, bounded to an hour", () => {
+    assert.equal(retryInMs("too many new browsers from this address; retry in 37 s"), 37_000);
+    assert.equal(retryInMs("too many new browsers from this address; retry in 999999 s"), MAX_RETRY_IN_MS);
+    for (const r of ["", "pairing unavailable; reconnect", "retry in 5 s later", "retry in -5 s", "retry in 1.5 s"]) {
+      assert.equal(retryInMs(r), 0, r);
+    }
   });
 });

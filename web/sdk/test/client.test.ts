@@ -197,6 +197,19 @@ describe("close codes (tab-protocol §16)", () => {
     assert.equal(t.relay.last.sent("hello")[0]!["secret"], other);
   });
 
+  test("a new browser refused with a wait comes back after it, plus the jitter (issue 23)", async () => {
+    const t = newTab();
+    t.client.start();
+    t.relay.last.open();
+    t.relay.last.end(4007, "too many new browsers from this address; retry in 90 s");
+    // Refused before a welcome: n = 1, jitter in [0, 1 s); random 0.5 → 500 ms on top of the 90 s.
+    assert.deepEqual(t.client.status, { state: "reconnecting", retryAt: t.clock.t + 90_500, seconds: 91, code: 4007 });
+    await t.clock.advance(90_499);
+    assert.equal(t.relay.sockets.length, 1);
+    await t.clock.advance(1);
+    assert.equal(t.relay.sockets.length, 2);
+  });
+
   for (const code of [4000, 4001, 4002, 4003, 4004, 4005, 4006, 4007, 1000, 1001, 1006, 1011]) {
     test(`${code} reconnects with the back-off, on a new socket`, async () => {
       const t = newTab();
