@@ -28,8 +28,8 @@ import (
 )
 
 // startMembers starts n in-process nodes of one cluster on srv, sharing
-// one signing key.
-func startMembers(t testing.TB, srv *redistest.Server, n int) []*relay {
+// one signing key, each edited by edits.
+func startMembers(t testing.TB, srv *redistest.Server, n int, edits ...func(*node.Config)) []*relay {
 	t.Helper()
 	var key []byte
 	out := make([]*relay, 0, n)
@@ -45,6 +45,9 @@ func startMembers(t testing.TB, srv *redistest.Server, n int) []*relay {
 			c.RedisPrefix = "t:"
 			c.ClusterListen = "127.0.0.1:" + redistest.FreePort(t)
 			c.LeaseTTL = 2 * time.Second
+			for _, e := range edits {
+				e(c)
+			}
 		})
 		r.key = key // startRelay's own key was replaced by the shared one
 		out = append(out, r)
