@@ -582,6 +582,25 @@ func TestNewPairingsAreLimitedPerAddress(t *testing.T) {
 	e.welcomed(over, "c")
 }
 
+// TestAnOfficeBehindOneAddressGetsIn (issue 23): with the default limits,
+// the 400 people of an office behind one NAT who open the app on the same
+// morning all get in (the limit was 300 an hour: the 301st was refused
+// and retried blindly).
+func TestAnOfficeBehindOneAddressGetsIn(t *testing.T) {
+	e := newEnv(t, nil)
+	for i := range 400 {
+		c := e.mustDial()
+		send(t, c, hello(newSecret(), "office"))
+		if m, code := read(t, c); m == nil || m["type"] != protocol.TypeWelcome {
+			t.Fatalf("person %d of the office: no welcome (close %d)", i+1, code)
+		}
+		c.CloseNow()
+	}
+	if n := testutil.ToFloat64(e.metrics.NewPairingsRefused); n != 0 {
+		t.Fatalf("%v new browsers of the office refused", n)
+	}
+}
+
 // expectCloseReason waits for the socket's close with want and returns its
 // reason.
 func (e *env) expectCloseReason(c *websocket.Conn, want protocol.CloseCode) string {
