@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,7 +19,9 @@ type attempts struct {
 }
 
 // maxAttemptKeys bounds the buckets kept: past it, the full ones go, and
-// if none is, all of them.
+// if too few are, the nearest to full, down to three quarters of the
+// bound. The most spent stay: a flood of new addresses does not refill
+// the relay-wide buckets (the wrong codes', the registrations').
 const maxAttemptKeys = 100_000
 
 // TakeAttempt counts one attempt under key at now within rate (0), or
@@ -61,7 +64,18 @@ func (a *attempts) sweep(now time.Time) {
 			delete(a.full, k)
 		}
 	}
-	if len(a.full) >= maxAttemptKeys {
-		clear(a.full)
+	if len(a.full) < maxAttemptKeys {
+		return
+	}
+	fulls := make([]time.Time, 0, len(a.full))
+	for _, full := range a.full {
+		fulls = append(fulls, full)
+	}
+	slices.SortFunc(fulls, time.Time.Compare)
+	keep := fulls[len(fulls)-maxAttemptKeys*3/4] // the earliest kept
+	for k, full := range a.full {
+		if full.Before(keep) {
+			delete(a.full, k)
+		}
 	}
 }
