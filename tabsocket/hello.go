@@ -151,7 +151,8 @@ func (c *conn) pairingOf(ctx context.Context, secret []byte, now time.Time) (pai
 		return p, 0, 0
 	}
 	// A new pairing: counted in the store for every node together. One
-	// over the limit (another node spent it meanwhile) is undone.
+	// over the limit is undone: a node learns that an address is spent
+	// from the store's refusal (its hellos then ask HasPairing first).
 	wait, err := c.s.newPairings.take(ctx, cfg.Store, c.addr, now)
 	if err != nil {
 		// Its record is made and the store answers: the tab goes on, and
