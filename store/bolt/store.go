@@ -53,7 +53,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketPairings}, oauthBuckets...) {
+		for _, b := range append([][]byte{bucketMeta, bucketPairings, bucketDrained}, oauthBuckets...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
