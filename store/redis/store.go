@@ -348,33 +348,37 @@ func setJSON(ctx context.Context, key string, v any, ttl time.Duration) (func(go
 	return func(p goredis.Pipeliner) { p.Set(ctx, key, raw, ttl) }, nil
 }
 
-// MarkDrained keeps each mark until its Until, in one pipeline (a
-// draining node writes the marks of all its tabs' browsers at once; on a
-// Redis Cluster the client splits the pipeline by slot). A mark whose
-// Until has passed is not written.
+// MarkDrained keeps each mark until its Until, in pipelines of
+// markBatch (a draining node writes the marks of all its tabs' browsers
+// at once; on a Redis Cluster the client splits a pipeline by slot). A
+// mark whose Until has passed is not written.
 func (s *Store) MarkDrained(ctx context.Context, marks map[string]pairing.Drained) error {
-	if len(marks) == 0 {
-		return nil
+	ids := make([]string, 0, len(marks))
+	for id := range marks {
+		ids = append(ids, id)
 	}
-	_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for id, d := range marks {
-			ttl := s.ttl(d.Until)
-			if ttl == 0 {
-				continue
+	for len(ids) > 0 {
+		batch := ids[:min(markBatch, len(ids))]
+		ids = ids[len(batch):]
+		_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, id := range batch {
+				if ttl := s.ttl(marks[id].Until); ttl > 0 {
+					raw, _ := json.Marshal(marks[id]) // two times: always encodable
+					p.Set(ctx, s.plainKey("drained", id), raw, ttl)
+				}
 			}
-			raw, err := json.Marshal(d)
-			if err != nil {
-				return err
-			}
-			p.Set(ctx, s.plainKey("drained", id), raw, ttl)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("redis store: mark drained browsers: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("redis store: mark drained browsers: %w", err)
 	}
 	return nil
 }
+
+// markBatch bounds one pipeline of MarkDrained, so that each is answered
+// well within the client's read timeout.
+const markBatch = 1000
 
 // Drained returns the pairing's mark while its Until has not passed.
 func (s *Store) Drained(ctx context.Context, id string, now time.Time) (pairing.Drained, bool, error) {
