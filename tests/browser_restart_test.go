@@ -15,29 +15,76 @@ import (
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// restartTally is what the calls of a restart got, by kind, with the
-// first and last "no tab" answer.
-type restartTally struct {
-	mu                sync.Mutex // guards the fields below
-	kinds             map[string]int
-	byPage            []string  // the values the page echoed
-	firstNoTab, lastN time.Time // the first and the last "no tab" answer
-	other             errorList
+// restartCalls calls the page's echo steadily through a relay's restart,
+// each call on a connection of its own (the process under it changes),
+// and tallies how each was answered.
+type restartCalls struct {
+	relay, token string
+
+	mu         sync.Mutex // guards the fields below
+	kinds      map[string]int
+	byPage     int       // calls the page answered
+	restarted  time.Time // when the new process was healthy (zero: not yet)
+	firstNoTab time.Time // the first and the last "no tab" answer
+	lastNoTab  time.Time
+	longest    time.Duration // the longest call the new process answered
+	problems   errorList
 }
 
-func (r *restartTally) add(kind, value string, at time.Time) {
+// run calls until stop is closed.
+func (r *restartCalls) run(stop <-chan struct{}) {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		r.call(client, fmt.Sprintf("v%d", i))
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (r *restartCalls) call(client *http.Client, value string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	a, err := postMCP(ctx, client, r.relay, r.token, nextRPCID(), "tools/call",
+		map[string]any{"name": "echo", "arguments": map[string]any{"value": value}})
+	end := time.Now()
+	text := fmt.Sprint(a.result["content"])
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.kinds[kind]++
-	switch kind {
-	case "page":
-		r.byPage = append(r.byPage, value)
-	case "no_tab":
+	after := !r.restarted.IsZero() && start.After(r.restarted)
+	kind := "other"
+	switch {
+	case err != nil:
+		kind = "unreachable"
+	case !a.isError() && strings.Contains(text, "chromium") && strings.Contains(text, value):
+		kind = "page"
+		r.byPage++
+	case a.text() == protocol.RestartingSentence(""):
+		kind = "restarting"
+	case a.text() == protocol.NoTabSentence(probeTitle):
+		kind = "no_tab"
 		if r.firstNoTab.IsZero() {
-			r.firstNoTab = at
+			r.firstNoTab = end
 		}
-		r.lastN = at
+		r.lastNoTab = end
 	}
+	r.kinds[kind]++
+	if after {
+		r.longest = max(r.longest, end.Sub(start))
+		if kind != "page" {
+			r.problems.add("call %s sent to the new process: %s (%v)", value, kind, a)
+		}
+	}
+}
+
+func (r *restartCalls) answeredByPage() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byPage
 }
 
 // TestChromiumPageOutlivesItsRelaysRestart is issue 25 item 2: a single
@@ -68,86 +115,48 @@ func TestChromiumPageOutlivesItsRelaysRestart(t *testing.T) {
 	f := h.authorize()
 	approveInPage(t, ctx, f.code)
 	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-	token := tokens["access_token"].(string)
 
-	tally := &restartTally{kinds: map[string]int{}}
-	var restarted time.Time // when the new process was healthy (set before stop)
-	var mu sync.Mutex
+	calls := &restartCalls{relay: relayURL, token: tokens["access_token"].(string), kinds: map[string]int{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		// A new connection per call: the process under it changes.
-		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			value := fmt.Sprintf("v%d", i)
-			cctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			a, err := postMCP(cctx, client, relayURL, token, nextRPCID(), "tools/call",
-				map[string]any{"name": "echo", "arguments": map[string]any{"value": value}})
-			cancel()
-			now := time.Now()
-			text := fmt.Sprint(a.result["content"])
-			mu.Lock()
-			after := !restarted.IsZero()
-			mu.Unlock()
-			switch {
-			case err != nil:
-				tally.add("unreachable", "", now)
-			case !a.isError() && strings.Contains(text, "chromium") && strings.Contains(text, value):
-				tally.add("page", value, now)
-			case a.text() == protocol.RestartingSentence(""):
-				tally.add("restarting", "", now)
-				if after {
-					tally.other.add("call %s after the restart: the restarting sentence", value)
-				}
-			case a.text() == protocol.NoTabSentence(probeTitle):
-				tally.add("no_tab", "", now)
-			default:
-				tally.add("other", "", now)
-				tally.other.add("call %s: %v", value, a)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
-
-	eventually(t, func() bool { tally.mu.Lock(); defer tally.mu.Unlock(); return len(tally.byPage) >= 3 }, "the page answers calls")
+	go func() { defer wg.Done(); calls.run(stop) }()
+	eventually(t, func() bool { return calls.answeredByPage() >= 3 }, "the page answers calls")
 	sigterm := time.Now()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	<-p.exited
 	exited := time.Now()
 	startServe(t, listen, admin, data, env...)
-	mu.Lock()
-	restarted = time.Now()
-	mu.Unlock()
+	calls.mu.Lock()
+	calls.restarted = time.Now()
+	calls.mu.Unlock()
 	waitState(t, ctx, "connected")
 	back := time.Now()
-	// Calls go on until the page has answered a few after it came back.
-	pageAnswers := func() int { tally.mu.Lock(); defer tally.mu.Unlock(); return len(tally.byPage) }
-	answered := pageAnswers()
-	eventually(t, func() bool { return pageAnswers() >= answered+5 }, "the page answers after the restart")
+	// The calls go on until the page has answered a few after it came back.
+	answered := calls.answeredByPage()
+	eventually(t, func() bool { return calls.answeredByPage() >= answered+5 }, "the page answers after the restart")
 	close(stop)
 	wg.Wait()
 
-	tally.mu.Lock()
-	defer tally.mu.Unlock()
-	t.Logf("FIGURE SIGTERM to exit %v, exit to healthy %v, healthy to the page connected %v; calls: %v",
-		exited.Sub(sigterm).Round(time.Millisecond), restarted.Sub(exited).Round(time.Millisecond),
-		back.Sub(restarted).Round(time.Millisecond), tally.kinds)
-	if n := tally.kinds["no_tab"]; n > 0 {
-		t.Errorf("FIGURE %d calls heard that no tab is open while the page was reconnecting: from %v to %v after the new process was healthy (a window of %v)",
-			n, tally.firstNoTab.Sub(restarted).Round(time.Millisecond), tally.lastN.Sub(restarted).Round(time.Millisecond),
-			tally.lastN.Sub(tally.firstNoTab).Round(time.Millisecond))
+	calls.mu.Lock()
+	defer calls.mu.Unlock()
+	t.Logf("FIGURE SIGTERM to exit %v, exit to healthy %v, healthy to the page connected %v; the longest call at the new process %v; calls: %v",
+		exited.Sub(sigterm).Round(time.Millisecond), calls.restarted.Sub(exited).Round(time.Millisecond),
+		back.Sub(calls.restarted).Round(time.Millisecond), calls.longest.Round(time.Millisecond), calls.kinds)
+	if n := calls.kinds["no_tab"]; n > 0 {
+		t.Errorf("FIGURE %d calls heard that no tab is open while the page was reconnecting: from %v to %v after the new process was healthy",
+			n, calls.firstNoTab.Sub(calls.restarted).Round(time.Millisecond), calls.lastNoTab.Sub(calls.restarted).Round(time.Millisecond))
 	}
-	if err := tally.other.err(); err != nil {
+	if err := calls.problems.err(); err != nil {
 		t.Error(err)
 	}
-	// The page ran each call once, and only the calls answered by it.
+	checkPageRuns(t, ctx, calls.byPage)
+}
+
+// checkPageRuns: the page ran each call once, and no more calls than it
+// answered.
+func checkPageRuns(t *testing.T, ctx context.Context, answered int) {
+	t.Helper()
 	runs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.runs`))
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +168,7 @@ func TestChromiumPageOutlivesItsRelaysRestart(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if len(runs) != len(tally.byPage) {
-		t.Errorf("the page ran %d calls, %d were answered by it", len(runs), len(tally.byPage))
+	if len(runs) != answered {
+		t.Errorf("the page ran %d calls, %d were answered by it", len(runs), answered)
 	}
 }
