@@ -12,13 +12,17 @@ import (
 )
 
 // readMarks is the embedded store as the pairings read it, counting the
-// reads that returned.
+// reads that returned; with a gate, each read waits until it is closed.
 type readMarks struct {
 	*bolt.Store
 	reads atomic.Int32
+	gate  chan struct{}
 }
 
 func (m *readMarks) Drained(ctx context.Context, id string, now time.Time) (tabpairing.Drained, bool, error) {
+	if m.gate != nil {
+		<-m.gate
+	}
 	d, found, err := m.Store.Drained(ctx, id, now)
 	m.reads.Add(1)
 	return d, found, err
@@ -26,14 +30,14 @@ func (m *readMarks) Drained(ctx context.Context, id string, now time.Time) (tabp
 
 // drainedRig is a rig whose pairings read the drains' marks in a real
 // embedded store.
-func drainedRig(t *testing.T) (*rig, *readMarks) {
+func drainedRig(t *testing.T, gate chan struct{}) (*rig, *readMarks) {
 	t.Helper()
 	s, err := bolt.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	marks := &readMarks{Store: s}
+	marks := &readMarks{Store: s, gate: gate}
 	return newRig(t, func(c *Config) { c.Drained = marks }), marks
 }
 
@@ -52,7 +56,7 @@ func (r *rig) markDrained(m *readMarks, id string, at, until time.Time) {
 // than the last tab that registered is spent: once that tab went, a call
 // waits only the tab grace.
 func TestACallWaitsForTheTabsOfADrainedBrowser(t *testing.T) {
-	r, marks := drainedRig(t)
+	r, marks := drainedRig(t, nil)
 	r.markDrained(marks, "p1", epoch.Add(-time.Second), epoch.Add(20*time.Second))
 	r.markDrained(marks, "p2", epoch.Add(-time.Second), epoch.Add(20*time.Second))
 
@@ -92,7 +96,7 @@ func TestACallWaitsForTheTabsOfADrainedBrowser(t *testing.T) {
 // pairing's: only its tab went); a call waits the tab grace, and then as
 // long as the drain's mark says, for the tab that comes back.
 func TestACallWaitsPastTheGraceForADrainedTab(t *testing.T) {
-	r, marks := drainedRig(t)
+	r, marks := drainedRig(t, nil)
 	a := r.connect("p1", "tab-a", epoch)
 	r.clock.Advance(time.Second)
 	r.markDrained(marks, "p1", r.clock.Now(), r.clock.Now().Add(30*time.Second))
@@ -108,5 +112,32 @@ func TestACallWaitsPastTheGraceForADrainedTab(t *testing.T) {
 	back.answer(back.nextCall().ID, "back")
 	if got := answerText(t, waiting.outcome(t)); got != "back" {
 		t.Fatalf("answered by %q", got)
+	}
+}
+
+// TestACallAskingForADrainsMarkMovesAndAsksAgain: a pairing that moves
+// (its node drains) while a call waits for the store's answer about a
+// drain's mark hands the call over as one whose wait for a tab is over:
+// the new actor asks the store itself and answers it (here: no mark, no
+// tab), rather than keeping it until its deadline.
+func TestACallAskingForADrainsMarkMovesAndAsksAgain(t *testing.T) {
+	gate := make(chan struct{})
+	r, _ := drainedRig(t, gate)
+	other := NewActivations(r.system, r.cfg, nil) // the other node's
+	waiting := r.call("p1", "c1", "whoami")
+	r.eventually(func() bool { return r.inspect("p1").Pending == 1 }, "the call waits for the store")
+	router := r.hub.router.(*LocalRouter)
+	old, _ := router.Active("p1")
+	r.handOff(adopterOf(r, other, nil))
+	moved := r.activeIn(other, "p1")
+	r.movesDone(1)
+	r.snapshotOf(old)           // read after the move's end: its linger is armed
+	r.clock.Advance(moveLinger) // the old actor has forwarded all, MoveDone too, and stops
+	r.eventually(func() bool { _, ok := router.Active("p1"); return !ok }, "the old actor stops")
+	r.snapshotOf(moved) // the new actor has read the old one's MoveDone
+	close(gate)
+	r.clock.Advance(time.Millisecond)
+	if o := waiting.outcome(t); o.Kind != protocol.NoTab {
+		t.Fatalf("the moved call ended %v, want no_tab", o.Kind)
 	}
 }
