@@ -455,6 +455,10 @@ const DrainRate = 2000
 // hearing that no tab is open (pairing.Drained).
 const DrainedBackWithin = 20 * time.Second
 
+// markWait bounds the write of a drain's marks: the tabs are told
+// without them rather than late.
+const markWait = 2 * time.Second
+
 // drainSpread is the time over which a drain of n tabs spreads their
 // reconnects: admitting them at DrainRate, within window.
 func drainSpread(n int, window time.Duration) time.Duration {
@@ -492,7 +496,10 @@ func (s *Server) Drain(ctx context.Context, window time.Duration) {
 			marks[c.pairing] = pairing.Drained{At: now, Until: until}
 		}
 	}
-	if err := s.cfg.Store.MarkDrained(ctx, marks); err != nil {
+	mctx, cancel := context.WithTimeout(ctx, markWait)
+	err := s.cfg.Store.MarkDrained(mctx, marks)
+	cancel()
+	if err != nil {
 		s.cfg.Logger.Warn("drained browsers not marked: calls may hear that no tab is open until their tabs are back",
 			"browsers", len(marks), "err", err)
 	}
