@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/clock"
+	tabpairing "github.com/tabrelay/tabrelay/pairing"
 )
 
 // Defaults of Config (SPEC §10).
@@ -44,6 +46,11 @@ type Config struct {
 	// went away (its node drained or died): its tabs come back spread over
 	// the drain window. Default TabGrace.
 	RebuildGrace time.Duration
+	// Drained is where a pairing reads whether a node drained its
+	// browser's tabs and until when they are expected back
+	// (pairing.Store's marks, pairing_drained.go); nil: it knows only
+	// what it saw itself.
+	Drained DrainMarks
 	// ProbeEvery is how often a waiter asks its pairing whether it still
 	// holds the call: it guards against lost messages, not a rule of the
 	// call. It runs on Clock, as every timer of the actors does (a test's
@@ -63,6 +70,12 @@ type Config struct {
 	// too: tests of one process stand such a pairing in for one on
 	// another node.
 	confirmLocal bool
+}
+
+// DrainMarks reads the marks draining nodes keep of the browsers whose
+// tabs they told to reconnect (pairing.Store's Drained).
+type DrainMarks interface {
+	Drained(ctx context.Context, id string, now time.Time) (d tabpairing.Drained, found bool, err error)
 }
 
 func (c Config) withDefaults() Config {

@@ -44,6 +44,11 @@ type pairing struct {
 	// tabsBackBy: the last tab went away; until then, a call waits for a
 	// tab to come back rather than being told that none is open.
 	tabsBackBy time.Time
+	// tabJoined: when a tab last registered (a drain's mark from before
+	// is spent); readingMark: the store is being asked for the drain's
+	// mark (pairing_drained.go).
+	tabJoined   time.Time
+	readingMark bool
 
 	// A move to another node (pairing_move.go). Adopting: adopted is the
 	// state this actor starts from; settling runs until the old actor's
@@ -84,6 +89,10 @@ type call struct {
 	sent    bool      // delivered to a tab at least once
 	due     time.Time // its deadline on the schedule (zero: adopted, not settled yet)
 	until   time.Time // while it waits for a tab that went away lately, until then (zero: it does not)
+	// checking: its wait for a tab is over, or it found none, and it
+	// waits for the store's answer whether a drain's mark keeps it
+	// waiting (pairing_drained.go).
+	checking bool
 }
 
 // turn is what a connection's calls share (SPEC §1, seed 000): it lasts
@@ -141,6 +150,8 @@ func (p *pairing) Receive(ctx actor.Context) {
 		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: ok && c.waiter.Equal(ctx.Sender())})
 	case *scheduleTick:
 		p.onTick(ctx, m)
+	case *drainRead:
+		p.onDrainRead(ctx, m)
 	case *wire.MoveDone, *settleOver:
 		p.settle(ctx)
 	case *wire.TabRegister:
@@ -227,10 +238,6 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 		return
 	}
 	now := p.cfg.Clock.Now()
-	if len(p.tabs) == 0 && !now.Before(p.tabsBackBy) {
-		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.NoTab, CallID: m.GetId()}, nil)
-		return
-	}
 	if len(p.calls) >= p.cfg.MaxCalls {
 		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, nil)
 		return
@@ -251,10 +258,16 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	p.armDeadline(ctx, c, deadline)
 	ctx.Send(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn})
 	p.deliver(ctx, c)
-	if c.tab == nil {
+	switch {
+	case c.tab != nil:
+	case now.Before(p.tabsBackBy):
 		// No tab, but one went away lately: wait for it, not past the
 		// grace.
 		p.armGrace(ctx, c, p.tabsBackBy)
+	default:
+		// No tab lately: answered that none is open, unless a node
+		// drained the browser's tabs and expects them back.
+		p.checkDrained(ctx, c)
 	}
 	p.disarmIdle()
 }
@@ -273,20 +286,25 @@ func (p *pairing) armGrace(ctx actor.Context, c *call, until time.Time) {
 	}
 }
 
-// onTabGraceOver answers a call still waiting for a tab when the grace
-// for the tabs that went away ran out. A call no tab ever had did not run;
-// one whose tab closed mid-call may have: its waiter is told so, and the
-// call is kept as an orphan for a tab that comes back before its deadline.
+// onTabGraceOver ends the wait of a call still waiting for a tab when the
+// grace for the tabs that went away ran out: it is answered, unless a
+// node drained the browser's tabs and expects them back.
 func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
-	c, ok := p.calls[id]
-	if !ok || c.tab != nil {
-		return
+	if c, ok := p.calls[id]; ok && c.tab == nil {
+		p.checkDrained(ctx, c)
 	}
+}
+
+// noTabCame answers a call whose wait for a tab is over. A call no tab
+// ever had did not run; one whose tab closed mid-call may have: its
+// waiter is told so, and the call is kept as an orphan for a tab that
+// comes back before its deadline.
+func (p *pairing) noTabCame(ctx actor.Context, c *call) {
 	if !c.sent && c.msg.Redelivery == 0 {
 		p.end(ctx, c, protocol.Outcome{Kind: protocol.NoTab}, nil)
 		return
 	}
-	p.orphans[id] = c // on the schedule until its deadline
+	p.orphans[c.msg.ID] = c // on the schedule until its deadline
 	p.end(ctx, c, protocol.Outcome{Kind: protocol.TabClosed}, nil)
 	c.waiter = nil
 }

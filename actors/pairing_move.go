@@ -217,8 +217,12 @@ func (p *pairing) export() *wire.PairingState {
 		s.Queries = append(s.Queries, &wire.QueryState{Id: id, AskerAddress: q.asker.Address, AskerId: q.asker.Id, AtUnixNano: unixNano(q.at)})
 	}
 	for _, c := range p.calls {
+		until := c.until
+		if c.checking {
+			until = p.cfg.Clock.Now() // its wait is over: the adopter reads the drain's mark itself
+		}
 		cs := &wire.CallState{Call: toTab(c.msg).GetCall(), Asking: c.asking, StartedUnixNano: unixNano(c.started),
-			GraceUntilUnixNano: unixNano(c.until), Sent: c.sent}
+			GraceUntilUnixNano: unixNano(until), Sent: c.sent}
 		if c.waiter != nil {
 			cs.WaiterAddress, cs.WaiterId = c.waiter.Address, c.waiter.Id
 		}
@@ -258,6 +262,7 @@ func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
 	for _, t := range s.GetTabs() {
 		p.tabs = append(p.tabs, &tabEntry{pid: actor.NewPID(t.GetAddress(), t.GetId()), tabID: t.GetTabId(),
 			focusedAt: fromUnixNano(t.GetFocusedAtUnixNano()), joined: fromUnixNano(t.GetJoinedUnixNano())})
+		p.noteJoined(p.tabs[len(p.tabs)-1].joined)
 	}
 	p.sortTabs()
 	p.cfg.Metrics.TabsConnected.Add(float64(len(p.tabs)))

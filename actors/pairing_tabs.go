@@ -84,6 +84,7 @@ func registered(ctx actor.Context, tab *actor.PID, accepted bool) {
 // addTab holds t from now on.
 func (p *pairing) addTab(ctx actor.Context, t *tabEntry) {
 	p.tabs = append(p.tabs, t)
+	p.noteJoined(t.joined)
 	p.sortTabs()
 	ctx.Watch(t.pid)
 	p.cfg.Metrics.TabsConnected.Inc()

@@ -184,7 +184,7 @@ func New(cfg Config) (*Node, error) {
 	// node spreads their reconnects.
 	acfg := actors.Config{CallWait: cfg.CallWait, TurnIdle: cfg.TurnIdle, RebuildGrace: cfg.DrainWindow + actors.DefaultTabGrace,
 		MaxPairings: cfg.MaxPairings, Clock: cfg.Clock, Logger: cfg.Logger, Metrics: n.metrics}
-	router, key, err := n.openStore(acfg)
+	router, key, err := n.openStore(&acfg)
 	if err != nil {
 		n.system.Shutdown()
 		return nil, err

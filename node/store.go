@@ -24,8 +24,9 @@ import (
 
 // openStore opens the node's store and its router to pairings: the
 // embedded store and every pairing in this process, or Redis and a place
-// in the cluster. It returns the signing key.
-func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
+// in the cluster. The pairings read the marks of drained browsers there
+// (acfg.Drained). It returns the signing key.
+func (n *Node) openStore(acfg *actors.Config) (actors.Router, []byte, error) {
 	cfg := n.cfg
 	if cfg.Redis == nil {
 		b, err := bolt.Open(cfg.DataDir)
@@ -40,7 +41,8 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 			}
 		}
 		n.bolt, n.store = b, b
-		router := actors.NewLocalRouter(n.system, acfg)
+		acfg.Drained = b
+		router := actors.NewLocalRouter(n.system, *acfg)
 		n.acts = router.Activations
 		return router, key, nil
 	}
@@ -50,6 +52,7 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	redisLogOnce.Do(func() { goredis.SetLogger(redisLog{n.log}) }) // process-wide, as go-redis has it
 	n.redis = goredis.NewUniversalClient(cfg.Redis)
 	n.store = redisstore.New(n.redis, cfg.RedisPrefix)
+	acfg.Drained = n.store
 	lost := cfg.OnLost
 	if lost == nil {
 		lost = func() {
@@ -68,7 +71,7 @@ func (n *Node) openStore(acfg actors.Config) (actors.Router, []byte, error) {
 	}
 	cl, err := placement.Join(ctx, n.system, placement.Config{
 		Client: n.redis, Prefix: cfg.RedisPrefix, Listen: cfg.ClusterListen, Advertise: cfg.ClusterAdvertise,
-		LeaseTTL: cfg.LeaseTTL, Lost: lost, Actors: acfg, Registerer: n.registry, Logger: cfg.Logger,
+		LeaseTTL: cfg.LeaseTTL, Lost: lost, Actors: *acfg, Registerer: n.registry, Logger: cfg.Logger,
 	})
 	if err != nil {
 		n.redis.Close()

@@ -99,6 +99,25 @@ type Store interface {
 	// The limits (limit.Store): the hellos that make new pairings are
 	// counted per address in the store, on every node together.
 	limit.Store
+	// MarkDrained keeps, for each pairing of marks, that a node drained
+	// its browser's tabs and expects them back, until the mark's Until
+	// (a later mark of the same pairing replaces it). A draining node
+	// writes them all at once.
+	MarkDrained(ctx context.Context, marks map[string]Drained) error
+	// Drained returns pairing id's mark as of now; found is false when
+	// there is none or its Until has passed.
+	Drained(ctx context.Context, id string, now time.Time) (d Drained, found bool, err error)
+}
+
+// Drained is a browser whose tabs a node drained (told to reconnect,
+// issue 25): when, and until when they are expected back. A pairing
+// actor that would answer a call that no tab is open reads it, on any
+// node and in any process (the drained node's restart included), and
+// waits for the tab until then instead, unless a tab of the browser
+// registered since At.
+type Drained struct {
+	At    time.Time `json:"at"`
+	Until time.Time `json:"until"`
 }
 
 // SecretBytes is the size of a tab secret (SPEC §1).

@@ -14,3 +14,7 @@ func (s *Server) LastReads() []time.Time {
 	}
 	return out
 }
+
+// DrainSpread is the time over which a drain of n tabs spreads their
+// reconnects, within window.
+var DrainSpread = drainSpread

@@ -444,9 +444,40 @@ func (s *Server) Conns() int {
 	return len(s.conns)
 }
 
+// DrainRate is the pace, in tabs a second, at which a drain spreads its
+// tabs' reconnects: under half of what one node admits on two cores
+// (docs/BENCHMARKS.md: ~5,000 new browsers a second on the embedded
+// store, ~4,000 on Redis; a drained tab's hello costs no more), so that
+// the node that takes them, the drained one restarted or another, has
+// room for its calls. 40 tabs are back within 20 ms, 19,000 within the
+// window (RELAY_DRAIN_WINDOW) that caps the spread.
+const DrainRate = 2000
+
+// DrainedBackWithin is how long after its reconnect delay a drained tab
+// is expected back: the restart of a single node (seconds when it is
+// started again at once) and the tab's waits while nothing answers
+// (docs/tab-protocol.md §15: ceilings of 0.5, 1, 2, 4 and 8 s, 15.5 s in
+// all). Until then a call for its browser waits for it rather than
+// hearing that no tab is open (pairing.Drained).
+const DrainedBackWithin = 20 * time.Second
+
+// markWait bounds the write of a drain's marks: the tabs are told
+// without them rather than late.
+const markWait = 2 * time.Second
+
+// drainSpread is the time over which a drain of n tabs spreads their
+// reconnects: admitting them at DrainRate, within window.
+func drainSpread(n int, window time.Duration) time.Duration {
+	return min(window, time.Duration(n)*time.Second/DrainRate)
+}
+
 // Drain refuses new tabs, tells every tab to reconnect after a delay drawn
-// from [0, window) so that they do not all arrive at once, closes their
-// sockets with CloseShutdown, and waits for them to end or ctx to be done.
+// from [0, spread), the spread sized by their number (drainSpread) within
+// window, so that they do not all arrive at once, closes their sockets
+// with CloseShutdown, and waits for them to end or ctx to be done. Before
+// the first tab is told, the store keeps a mark of each browser drained
+// and until when its tabs are expected back: a call for it on any node,
+// this one restarted included, waits for them until then.
 func (s *Server) Drain(ctx context.Context, window time.Duration) {
 	s.mu.Lock()
 	s.draining = true
@@ -455,12 +486,32 @@ func (s *Server) Drain(ctx context.Context, window time.Duration) {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	for _, c := range conns {
-		var delay time.Duration
-		if window > 0 {
-			delay = rand.N(window)
+	spread := drainSpread(len(conns), window)
+	now := s.cfg.Clock.Now()
+	delays := make([]time.Duration, len(conns))
+	marks := map[string]pairing.Drained{}
+	for i, c := range conns {
+		if spread > 0 {
+			delays[i] = rand.N(spread)
 		}
-		c.Send(protocol.Drain{Envelope: protocol.Typed(protocol.TypeDrain), ReconnectAfterMs: delay.Milliseconds()})
+		if !c.proven.Load() {
+			continue
+		}
+		until := now.Add(delays[i] + DrainedBackWithin)
+		if m, ok := marks[c.pairing]; !ok || until.After(m.Until) {
+			marks[c.pairing] = pairing.Drained{At: now, Until: until}
+		}
+	}
+	mctx, cancel := context.WithTimeout(ctx, markWait)
+	err := s.cfg.Store.MarkDrained(mctx, marks)
+	cancel()
+	if err != nil {
+		s.cfg.Logger.Warn("drained browsers not marked: calls may hear that no tab is open until their tabs are back",
+			"browsers", len(marks), "err", err)
+	}
+	s.cfg.Logger.Info("tabs told to reconnect", "tabs", len(conns), "browsers", len(marks), "spread", spread.String())
+	for i, c := range conns {
+		c.Send(protocol.Drain{Envelope: protocol.Typed(protocol.TypeDrain), ReconnectAfterMs: delays[i].Milliseconds()})
 		c.closeAfterQueue(protocol.CloseShutdown)
 	}
 	done := make(chan struct{})

@@ -409,12 +409,18 @@ func TestOversizedMessageCloses(t *testing.T) {
 	e.expectClose(c, protocol.CloseTooBig)
 }
 
-func TestDrainSpreadsReconnects(t *testing.T) {
+// TestDrainSpreadsReconnectsAndMarksTheBrowsers (issue 25, item 2): a
+// drain spreads its tabs' reconnects over the time admitting them takes
+// at DrainRate, within the window (five tabs need not wait 30 s), and
+// before telling them keeps a mark of each browser in the store, until
+// when its tabs are expected back: their delay and DrainedBackWithin.
+func TestDrainSpreadsReconnectsAndMarksTheBrowsers(t *testing.T) {
 	e := newEnv(t, nil)
 	var conns []*websocket.Conn
+	var pairings []string
 	for i := 0; i < 5; i++ {
-		c, _ := e.welcomed(newSecret(), "t1")
-		conns = append(conns, c)
+		c, p := e.welcomed(newSecret(), "t1")
+		conns, pairings = append(conns, c), append(pairings, p)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -423,19 +429,46 @@ func TestDrainSpreadsReconnects(t *testing.T) {
 		e.srv.Drain(ctx, 30*time.Second)
 		close(done)
 	}()
-	for _, c := range conns {
+	spread := tabsocket.DrainSpread(len(conns), 30*time.Second)
+	now := e.clock.Now()
+	for i, c := range conns {
 		m, _ := read(t, c)
 		if m == nil || m["type"] != protocol.TypeDrain {
 			t.Fatalf("got %v, want drain", m)
 		}
-		if d := m["reconnectAfterMs"].(float64); d < 0 || d >= 30000 {
-			t.Fatalf("reconnect after %vms, outside the 30s window", d)
+		delay := time.Duration(m["reconnectAfterMs"].(float64)) * time.Millisecond
+		if delay < 0 || delay > spread {
+			t.Fatalf("reconnect after %v, outside the spread of %v for %d tabs", delay, spread, len(conns))
 		}
 		e.expectClose(c, protocol.CloseShutdown)
+		d, found, err := e.store.Drained(context.Background(), pairings[i], now)
+		back := now.Add(delay + tabsocket.DrainedBackWithin)
+		if err != nil || !found || !d.At.Equal(now) || d.Until.Before(back) || d.Until.After(back.Add(time.Millisecond)) {
+			t.Fatalf("the mark of browser %d: %+v %v %v, want drained now, back by %v", i, d, found, err, back)
+		}
 	}
 	<-done
 	if _, resp, err := e.dial(origin); err == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a tab connected to a draining node: %v", err)
+	}
+}
+
+// TestADrainsSpreadGrowsWithItsTabs: the spread is what admitting the
+// tabs at DrainRate takes, capped by the window.
+func TestADrainsSpreadGrowsWithItsTabs(t *testing.T) {
+	window := 10 * time.Second
+	for _, tc := range []struct {
+		tabs int
+		want time.Duration
+	}{
+		{0, 0},
+		{40, 40 * time.Second / tabsocket.DrainRate},
+		{19_000, 19_000 * time.Second / tabsocket.DrainRate},
+		{100_000, window},
+	} {
+		if got := tabsocket.DrainSpread(tc.tabs, window); got != tc.want {
+			t.Errorf("%d tabs: spread %v, want %v", tc.tabs, got, tc.want)
+		}
 	}
 }
 

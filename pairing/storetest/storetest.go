@@ -135,6 +135,53 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 			t.Fatal("the re-keyed record went before IdleTTL after its last hello")
 		}
 	})
+	t.Run("a drained browser's mark lasts until its Until", func(t *testing.T) {
+		s := open(t)
+		marks := map[string]pairing.Drained{
+			"p1": {At: now, Until: now.Add(20 * time.Second)},
+			"p2": {At: now, Until: now.Add(time.Hour)},
+		}
+		if err := s.MarkDrained(ctx, marks); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MarkDrained(ctx, nil); err != nil {
+			t.Fatalf("no marks: %v", err)
+		}
+		drained := func(id string, at time.Time) (pairing.Drained, bool) {
+			t.Helper()
+			d, found, err := s.Drained(ctx, id, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d, found
+		}
+		if d, found := drained("p1", now.Add(10*time.Second)); !found || !d.At.Equal(now) || !d.Until.Equal(marks["p1"].Until) {
+			t.Fatalf("p1's mark before its Until: %+v %v", d, found)
+		}
+		if d, found := drained("p1", now.Add(20*time.Second)); found {
+			t.Fatalf("p1's mark at its Until: %+v", d)
+		}
+		if d, found := drained("none", now); found {
+			t.Fatalf("a pairing never drained: %+v", d)
+		}
+		// A later drain's mark replaces the first.
+		later := pairing.Drained{At: now.Add(time.Minute), Until: now.Add(2 * time.Minute)}
+		if err := s.MarkDrained(ctx, map[string]pairing.Drained{"p1": later}); err != nil {
+			t.Fatal(err)
+		}
+		if d, found := drained("p1", now.Add(90*time.Second)); !found || !d.At.Equal(later.At) || !d.Until.Equal(later.Until) {
+			t.Fatalf("p1's second mark: %+v %v", d, found)
+		}
+		// The store lets a mark go after its Until (read as of before it,
+		// it would be found if it were still kept).
+		oauthstoretest.AsOf(t, s, now.Add(3*time.Minute))
+		if d, found := drained("p1", now); found {
+			t.Fatalf("p1's mark is kept past its Until: %+v", d)
+		}
+		if _, found := drained("p2", now); !found {
+			t.Fatal("p2's mark went before its Until")
+		}
+	})
 	t.Run("a pairing lives IdleTTL after its last hello", func(t *testing.T) {
 		s := open(t)
 		has := func(id string) bool {

@@ -1,7 +1,8 @@
 // Package bolt is the embedded store of a single relay node (SPEC §7): one
 // bbolt file in the data directory holding what must survive a restart —
-// the generated signing key, the authorization server's records and the
-// pairing records, each until its end (Sweep deletes what ended, by the
+// the generated signing key, the authorization server's records, the
+// pairing records and the marks of the browsers a drain told to reconnect
+// (which the node's next process reads), each until its end (Sweep deletes what ended, by the
 // rules the Redis store keeps with TTLs). It keeps no secret in clear but
 // the signing key it generated, in a file only its user can read.
 package bolt
@@ -55,7 +56,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bbolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketPairings}, oauthBuckets...) {
+		for _, b := range append([][]byte{bucketMeta, bucketPairings, bucketDrained}, oauthBuckets...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -32,7 +32,8 @@ const sweepBatch = 500
 //     scope record and index entries;
 //   - a scope record whose connection is gone (one was never stored);
 //   - a pairing once now is past its LastSeen by more than
-//     pairing.IdleTTL.
+//     pairing.IdleTTL;
+//   - a drained browser's mark once now is past its Until.
 //
 // Each record is judged again in the transaction that deletes it, so one
 // updated since the scan (a family just refreshed) is kept. A record that
@@ -50,6 +51,7 @@ func (s *Store) Sweep(ctx context.Context, now time.Time) (int, error) {
 		{bucketConnections, decoded(func(c oauth.Connection) bool { return now.After(c.End()) }), dropConnection},
 		{bucketScopes, orphanScope(now), dropScope},
 		{bucketPairings, decoded(func(p pairing.Record) bool { return now.Sub(p.LastSeen) > pairing.IdleTTL }), dropPairing},
+		{bucketDrained, decoded(func(d pairing.Drained) bool { return !now.Before(d.Until) }), dropDrained},
 	}
 	total := 0
 	var firstErr error

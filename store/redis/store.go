@@ -31,6 +31,7 @@
 //	client:<id>                    client (JSON)                      TTL
 //	at:<hex hash>                  access token (JSON)                TTL
 //	pairing:<lookup id>            pairing (JSON)                     TTL
+//	drained:<pairing id>           a drained browser's mark (JSON)    TTL
 //	limit:<name>                   attempt bucket: when full (ms)     TTL
 //
 // The family-wide tag is a choice: a tag per record ({req:<id>}) would
@@ -55,8 +56,8 @@
 // earlier of its AbsoluteExpiry and LastUsed + oauth.FamilyIdleTTL, a
 // client until its End (renewed by its tokens: TouchClient), a connection
 // and its scope record until the connection's End, a pairing until
-// pairing.IdleTTL after its last hello, an attempt bucket until
-// it is full again. A record whose end has passed is deleted by the write
+// pairing.IdleTTL after its last hello, a drained browser's mark until
+// its Until, an attempt bucket until it is full again. A record whose end has passed is deleted by the write
 // instead. A set shared by several records (a pairing's connections, the
 // scope index) lives as long as its longest-lived member; entries whose
 // record expired go when a read finds them, and each scope write checks a
@@ -363,4 +364,46 @@ func setJSON(ctx context.Context, key string, v any, ttl time.Duration) (func(go
 		return nil, err
 	}
 	return func(p goredis.Pipeliner) { p.Set(ctx, key, raw, ttl) }, nil
+}
+
+// MarkDrained keeps each mark until its Until, in pipelines of
+// markBatch (a draining node writes the marks of all its tabs' browsers
+// at once; on a Redis Cluster the client splits a pipeline by slot). A
+// mark whose Until has passed is not written.
+func (s *Store) MarkDrained(ctx context.Context, marks map[string]pairing.Drained) error {
+	ids := make([]string, 0, len(marks))
+	for id := range marks {
+		ids = append(ids, id)
+	}
+	for len(ids) > 0 {
+		batch := ids[:min(markBatch, len(ids))]
+		ids = ids[len(batch):]
+		_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for _, id := range batch {
+				if ttl := s.ttl(marks[id].Until); ttl > 0 {
+					raw, _ := json.Marshal(marks[id]) // two times: always encodable
+					p.Set(ctx, s.plainKey("drained", id), raw, ttl)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("redis store: mark drained browsers: %w", err)
+		}
+	}
+	return nil
+}
+
+// markBatch bounds one pipeline of MarkDrained, so that each is answered
+// well within the client's read timeout.
+const markBatch = 1000
+
+// Drained returns the pairing's mark while its Until has not passed.
+func (s *Store) Drained(ctx context.Context, id string, now time.Time) (pairing.Drained, bool, error) {
+	var d pairing.Drained
+	found, err := getJSON(ctx, s.rdb, s.plainKey("drained", id), "drained mark "+id, &d)
+	if err != nil || !found || !now.Before(d.Until) {
+		return pairing.Drained{}, false, err
+	}
+	return d, true, nil
 }
