@@ -3,6 +3,7 @@ module github.com/tabrelay/tabrelay
 go 1.26.8
 
 require (
+	github.com/andybalholm/brotli v1.3.0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

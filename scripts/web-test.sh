@@ -5,8 +5,10 @@
 # tests/node), the type checks, a rebuild compared with the committed
 # dist/ (a stale build fails; for the demo also its bundle.json, with
 # tabrelay-bundle --check), the unit tests under Node 22's test runner
-# (scripts/node22.sh) with the SDK's size budget among them, and the size
-# reports. With "lint", only the dependencies and the type checks (make lint).
+# (scripts/node22.sh) with the SDK's size budget among them, the SDK as a
+# consumer installs it (web/sdk/scripts/consumer.mjs: npm pack, the
+# tarball's files, its types under TypeScript 5.0, 5.9 and ours), and the
+# size reports. With "lint", only the dependencies and the type checks (make lint).
 # Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,8 +54,9 @@ rebuilt() {
   done
 }
 
-rebuilt "$sdk" tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-bundle.js
+rebuilt "$sdk" tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-ui.css tabrelay-bundle.js
 (cd "$sdk" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $sdk)"
+(cd "$sdk" && "$node" scripts/consumer.mjs) || fail "the packed SDK does not install and type-check in a fresh project (node scripts/consumer.mjs in $sdk)"
 (cd "$sdk" && "$node" scripts/size.mjs)
 
 rebuilt "$demo" app.js card.html tools.js

@@ -1,13 +1,15 @@
 // Package sdk holds the built tab SDK (@tabrelay/tab, dist/tabrelay.js,
-// and its UI elements, dist/tabrelay-ui.js) that the relay serves to apps
-// at /sdk/, so that a page can load it with
-// one <script type="module"> and no build step. The TypeScript sources
-// and the build are beside this file; scripts/web-test.sh checks that the
-// committed build is the sources' own.
+// its UI elements, dist/tabrelay-ui.js, and their stylesheet,
+// dist/tabrelay-ui.css) that the relay serves to apps at /sdk/, so that a
+// page can load it with one <script type="module"> and no build step,
+// compressed (gzip, brotli) for a browser that asks. The TypeScript
+// sources and the build are beside this file; scripts/web-test.sh checks
+// that the committed build is the sources' own.
 package sdk
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"crypto/sha512"
 	_ "embed"
@@ -15,7 +17,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/andybalholm/brotli"
 )
 
 //go:embed dist/tabrelay.js
@@ -23,6 +30,9 @@ var module []byte
 
 //go:embed dist/tabrelay-ui.js
 var uiModule []byte
+
+//go:embed dist/tabrelay-ui.css
+var uiStylesheet []byte
 
 //go:embed package.json
 var packageJSON []byte
@@ -32,6 +42,11 @@ func Module() []byte { return module }
 
 // UIModule is the built module of the UI elements (<tabrelay-connect>).
 func UIModule() []byte { return uiModule }
+
+// UIStylesheet is the UI elements' stylesheet, for a page that links it
+// rather than have the module adopt it (web/sdk/README.md, "Content
+// Security Policy").
+func UIStylesheet() []byte { return uiStylesheet }
 
 // Version is the package's version (package.json).
 func Version() string {
@@ -85,34 +100,119 @@ func VersionPath() string { return "/sdk/" + Version() + "/tabrelay.js" }
 // UIVersionPath is the UI module's path under its exact version.
 func UIVersionPath() string { return "/sdk/" + Version() + "/tabrelay-ui.js" }
 
-// Handler serves the modules at their major and version paths, to pages
-// of any origin (a module script is fetched with CORS): the code is
-// public, and no cookie or credential goes with it.
+// UIStylesheetMajorPath is the UI stylesheet's path beside UIMajorPath.
+const UIStylesheetMajorPath = "/sdk/v1/tabrelay-ui.css"
+
+// UIStylesheetVersionPath is the UI stylesheet's path under its exact version.
+func UIStylesheetVersionPath() string { return "/sdk/" + Version() + "/tabrelay-ui.css" }
+
+// Handler serves the modules and the stylesheet at their major and
+// version paths, to pages of any origin (a module script is fetched with
+// CORS): the code is public, and no cookie or credential goes with it.
+// A request that accepts br or gzip gets the file compressed so, once per
+// relay (on the first request for it), with an ETag of its own per
+// encoding and Vary: Accept-Encoding.
 func Handler() http.Handler {
-	type file struct {
-		body  []byte
-		etag  string
-		cache string
-	}
 	const year, hour = "public, max-age=31536000, immutable", "public, max-age=3600"
-	files := map[string]file{
-		VersionPath(): {module, ETag(), year}, MajorPath: {module, ETag(), hour},
-		UIVersionPath(): {uiModule, UIETag(), year}, UIMajorPath: {uiModule, UIETag(), hour},
+	const js, css = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+	type file struct {
+		variants     func() encodings
+		ctype, cache string
+	}
+	// Each compressed once, on its first request.
+	core := sync.OnceValue(func() encodings { return encode(module) })
+	ui := sync.OnceValue(func() encodings { return encode(uiModule) })
+	sheet := sync.OnceValue(func() encodings { return encode(uiStylesheet) })
+	paths := map[string]file{
+		VersionPath(): {core, js, year}, MajorPath: {core, js, hour},
+		UIVersionPath(): {ui, js, year}, UIMajorPath: {ui, js, hour},
+		UIStylesheetVersionPath(): {sheet, css, year}, UIStylesheetMajorPath: {sheet, css, hour},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		f, ok := files[r.URL.Path]
+		f, ok := paths[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
 			return
 		}
 		h.Set("Cache-Control", f.cache)
-		h.Set("Content-Type", "text/javascript; charset=utf-8")
+		h.Set("Content-Type", f.ctype)
 		h.Set("Access-Control-Allow-Origin", "*")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-		h.Set("ETag", f.etag)
+		h.Set("Vary", "Accept-Encoding")
+		v := f.variants().pick(r.Header.Get("Accept-Encoding"))
+		if v.coding != "" {
+			h.Set("Content-Encoding", v.coding)
+		}
+		h.Set("ETag", v.etag)
 		// If-None-Match (304), HEAD and Content-Length, as net/http does them.
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(v.body))
 	})
+}
+
+// A variant is one encoding of a file: its bytes, its Content-Encoding
+// ("" for none) and its strong ETag.
+type variant struct {
+	body   []byte
+	coding string
+	etag   string
+}
+
+// encodings are a file's variants, best first: br, gzip, then identity.
+type encodings []variant
+
+// ETagOf is the ETag Handler sends with body in coding ("" for none): the
+// identity's ETag with the coding after a dash inside the quotes, so that
+// each encoding's bytes have their own strong validator (RFC 9110 §8.8.3).
+func ETagOf(body []byte, coding string) string {
+	tag := etagOf(body)
+	if coding == "" {
+		return tag
+	}
+	return strings.TrimSuffix(tag, `"`) + "-" + coding + `"`
+}
+
+func encode(body []byte) encodings {
+	var br, gz bytes.Buffer
+	bw := brotli.NewWriterLevel(&br, brotli.BestCompression)
+	gw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression) // a valid level: no error
+	for _, w := range []interface {
+		Write([]byte) (int, error)
+		Close() error
+	}{bw, gw} {
+		w.Write(body) // a bytes.Buffer's writes do not fail
+		w.Close()
+	}
+	return encodings{
+		{br.Bytes(), "br", ETagOf(body, "br")},
+		{gz.Bytes(), "gzip", ETagOf(body, "gzip")},
+		{body, "", ETagOf(body, "")},
+	}
+}
+
+// pick returns the best variant that accept (an Accept-Encoding header)
+// allows: a coding named with a q above 0, or "*"; identity otherwise.
+func (e encodings) pick(accept string) variant {
+	q := map[string]float64{}
+	for _, part := range strings.Split(accept, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		weight := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				weight = f
+			}
+		}
+		q[strings.ToLower(strings.TrimSpace(name))] = weight
+	}
+	for _, v := range e[:len(e)-1] {
+		w, named := q[v.coding]
+		if !named {
+			w, named = q["*"]
+		}
+		if named && w > 0 {
+			return v
+		}
+	}
+	return e[len(e)-1]
 }

@@ -1,55 +1,72 @@
 package sdk_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/andybalholm/brotli"
 
 	"github.com/tabrelay/tabrelay/web/sdk"
 )
 
+// get is a GET of srv's path with the header pairs, the body read whole
+// and not decoded (the client asks for no encoding of its own).
+func get(t *testing.T, srv *httptest.Server, path string, header ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
 func TestServesTheModule(t *testing.T) {
 	srv := httptest.NewServer(sdk.Handler())
 	defer srv.Close()
-	get := func(path string, header ...string) *http.Response {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
 	const year, hour = "public, max-age=31536000, immutable", "public, max-age=3600"
+	const js, css = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
 	for _, c := range []struct {
-		path, cache, etag string
-		body              []byte
+		path, cache, ctype, etag string
+		body                     []byte
 	}{
-		{sdk.VersionPath(), year, sdk.ETag(), sdk.Module()},
-		{sdk.MajorPath, hour, sdk.ETag(), sdk.Module()},
-		{sdk.UIVersionPath(), year, sdk.UIETag(), sdk.UIModule()},
-		{sdk.UIMajorPath, hour, sdk.UIETag(), sdk.UIModule()},
+		{sdk.VersionPath(), year, js, sdk.ETag(), sdk.Module()},
+		{sdk.MajorPath, hour, js, sdk.ETag(), sdk.Module()},
+		{sdk.UIVersionPath(), year, js, sdk.UIETag(), sdk.UIModule()},
+		{sdk.UIMajorPath, hour, js, sdk.UIETag(), sdk.UIModule()},
+		{sdk.UIStylesheetVersionPath(), year, css, sdk.ETagOf(sdk.UIStylesheet(), ""), sdk.UIStylesheet()},
+		{sdk.UIStylesheetMajorPath, hour, css, sdk.ETagOf(sdk.UIStylesheet(), ""), sdk.UIStylesheet()},
 	} {
 		path := c.path
-		resp := get(path, "Origin", "https://app.example.com")
+		resp, _ := get(t, srv, path, "Origin", "https://app.example.com")
 		h := resp.Header
-		if resp.StatusCode != http.StatusOK || h.Get("Content-Type") != "text/javascript; charset=utf-8" ||
+		if resp.StatusCode != http.StatusOK || h.Get("Content-Type") != c.ctype ||
 			h.Get("Cache-Control") != c.cache || h.Get("Access-Control-Allow-Origin") != "*" || h.Get("ETag") != c.etag ||
 			resp.ContentLength != int64(len(c.body)) {
 			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, h)
 		}
-		if resp := get(path, "If-None-Match", c.etag); resp.StatusCode != http.StatusNotModified {
+		if resp, _ := get(t, srv, path, "If-None-Match", c.etag); resp.StatusCode != http.StatusNotModified {
 			t.Fatalf("GET %s with its ETag: %d, want 304", path, resp.StatusCode)
 		}
 	}
 	for _, path := range []string{"/sdk/", "/sdk/v1/", "/sdk/v1/tabrelay.d.ts", "/sdk/0.0.0/tabrelay.js", "/sdk/0.0.0/tabrelay-ui.js", "/sdk/v1/tabrelay-ui.d.ts", "/sdk/v1/../package.json"} {
-		if resp := get(path); resp.StatusCode != http.StatusNotFound {
+		if resp, _ := get(t, srv, path); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("GET %s: %d, want 404", path, resp.StatusCode)
 		}
 	}
@@ -66,5 +83,92 @@ func TestTheReadmePinsThisBuild(t *testing.T) {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("web/sdk/README.md does not name %s: update its <script> tag", want)
 		}
+	}
+}
+
+// A browser that accepts br or gzip gets the file so encoded (br first),
+// each encoding under an ETag of its own that revalidates only that
+// encoding, and every answer says it varies with Accept-Encoding.
+func TestServesCompressed(t *testing.T) {
+	srv := httptest.NewServer(sdk.Handler())
+	defer srv.Close()
+	decode := map[string]func([]byte) ([]byte, error){
+		"": func(b []byte) ([]byte, error) { return b, nil },
+		"gzip": func(b []byte) ([]byte, error) {
+			r, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				return nil, err
+			}
+			return io.ReadAll(r)
+		},
+		"br": func(b []byte) ([]byte, error) { return io.ReadAll(brotli.NewReader(bytes.NewReader(b))) },
+	}
+	for path, want := range map[string][]byte{sdk.MajorPath: sdk.Module(), sdk.UIVersionPath(): sdk.UIModule(), sdk.UIStylesheetMajorPath: sdk.UIStylesheet()} {
+		etags := map[string]string{}
+		for _, c := range []struct{ accept, coding string }{
+			{"", ""},
+			{"identity", ""},
+			{"gzip", "gzip"},
+			{"gzip, deflate, br, zstd", "br"},
+			{"br;q=0, gzip;q=0.5", "gzip"},
+			{"BR", "br"},
+			{"*", "br"},
+			{"*, br;q=0", "gzip"},
+			{"gzip;q=0, br;q=0", ""},
+			{"deflate", ""},
+		} {
+			t.Run(path+" "+c.accept, func(t *testing.T) {
+				resp, body := get(t, srv, path, "Accept-Encoding", c.accept)
+				h := resp.Header
+				if resp.StatusCode != http.StatusOK || h.Get("Content-Encoding") != c.coding || h.Get("Vary") != "Accept-Encoding" {
+					t.Fatalf("%d, Content-Encoding %q, Vary %q; want 200, %q, Accept-Encoding", resp.StatusCode, h.Get("Content-Encoding"), h.Get("Vary"), c.coding)
+				}
+				got, err := decode[c.coding](body)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("the body does not decode to the file (%v)", err)
+				}
+				if c.coding != "" && len(body) >= len(want) {
+					t.Fatalf("%s: %d bytes, not smaller than the file's %d", c.coding, len(body), len(want))
+				}
+				etag := h.Get("ETag")
+				if etag != sdk.ETagOf(want, c.coding) {
+					t.Fatalf("ETag %s, want %s", etag, sdk.ETagOf(want, c.coding))
+				}
+				if prev, seen := etags[c.coding]; seen && prev != etag {
+					t.Fatalf("ETag %s, another request of %q got %s", etag, c.coding, prev)
+				}
+				etags[c.coding] = etag
+				if resp, _ := get(t, srv, path, "Accept-Encoding", c.accept, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
+					t.Fatalf("revalidated with its own ETag: %d, want 304", resp.StatusCode)
+				}
+				for coding, other := range etags {
+					if coding == c.coding {
+						continue
+					}
+					if resp, _ := get(t, srv, path, "Accept-Encoding", c.accept, "If-None-Match", other); resp.StatusCode != http.StatusOK {
+						t.Fatalf("revalidated with the %q encoding's ETag: %d, want 200 (another encoding's bytes)", coding, resp.StatusCode)
+					}
+				}
+			})
+		}
+		if len(etags) != 3 {
+			t.Fatalf("%s: ETags %v, want one per encoding", path, etags)
+		}
+	}
+}
+
+// The package's version is a semantic version (the /sdk/<version>/ paths
+// are made of it) and the CHANGELOG says what it brought.
+func TestTheVersionIsSemanticAndInTheChangelog(t *testing.T) {
+	semver := regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?$`)
+	if !semver.MatchString(sdk.Version()) {
+		t.Fatalf("package.json's version %q is not a semantic version", sdk.Version())
+	}
+	changelog, err := os.ReadFile("CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(changelog), "\n## "+sdk.Version()+"\n") {
+		t.Fatalf("CHANGELOG.md has no section \"## %s\"", sdk.Version())
 	}
 }

@@ -45,7 +45,6 @@ export interface ConnectClient {
     forget?(connection: string): Promise<void>;
     readonly app?: AppDeclaration;
 }
-declare const Base: typeof HTMLElement;
 /**
  * TabrelayConnect is the element: set `client` (a TabClient) and, unless
  * the client carries it, `app` (the defineApp declaration). It dispatches
@@ -226,19 +225,45 @@ export declare function defineConnectionsElement(name?: string): void;
 
 // ui/controls-dom.ts
 /** Base is HTMLElement in a browser, and a stand-in where there is none (node imports this module). */
-export declare const Base: typeof HTMLElement;
+declare const Base: typeof HTMLElement;
 /** uid returns an id unique in the page, for aria-labelledby. */
-export declare function uid(prefix: string): string;
-/** make builds an element with attributes; strings among children become text nodes. */
-export declare function make<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, string>, ...children: (Node | string)[]): HTMLElementTagNameMap[K];
-/** adoptStyle adds css once to the document (light DOM: the app's own rules can override it). */
-export declare function adoptStyle(name: string, css: string): void;
+declare function uid(prefix: string): string;
+/**
+ * make builds an element with attributes (true sets an empty one, false or
+ * undefined none); strings among children become text nodes.
+ */
+declare function make<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, string | boolean | undefined>, ...children: (Node | string)[]): HTMLElementTagNameMap[K];
+/** An element's stylesheet, registered by elementStyle when its module loads. */
+interface ElementStyle {
+    readonly name: string;
+    readonly css: string;
+}
+/** elementStyle registers an element's CSS (uiStylesheet joins them all: dist/tabrelay-ui.css). */
+declare function elementStyle(name: string, css: string): ElementStyle;
+/** uiStylesheet returns every element's CSS, as dist/tabrelay-ui.css holds it. */
+declare function uiStylesheet(): string;
+/**
+ * setStyleNonce gives the <style> elements of the fallback below the
+ * page's CSP nonce (style-src 'nonce-…'). Browsers with constructable
+ * stylesheets never need it.
+ */
+export declare function setStyleNonce(nonce: string | undefined): void;
+/**
+ * adoptStyle gives the root el is in (the document, or a shadow root) the
+ * element's stylesheet, once. It is a constructable stylesheet in its
+ * adoptedStyleSheets, which a Content-Security-Policy without
+ * 'unsafe-inline' does not block, unlike a <style> element (issue 26).
+ * Where the browser has none, a <style> in the document's head (with the
+ * nonce of setStyleNonce) or the shadow root. The rules are in :where(),
+ * so the app's own rules win.
+ */
+declare function adoptStyle(el: Element, style: ElementStyle): void;
 /** define registers an element once, where custom elements exist. */
-export declare function define(name: string, element: CustomElementConstructor): void;
+declare function define(name: string, element: CustomElementConstructor): void;
 /** typingElsewhere reports whether the person is typing in a field outside root: a new card must not take the focus then. */
-export declare function typingElsewhere(root: Element): boolean;
+declare function typingElsewhere(root: Element): boolean;
 /** The buttons' look, shared by the elements. */
-export declare const BUTTON_CSS = "button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;background:var(--tabrelay-button-bg,transparent);color:inherit}\n:focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}";
+declare const BUTTON_CSS = "button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;background:var(--tabrelay-button-bg,transparent);color:inherit}\n:focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}";
 
 // ui/data-switch.ts
 /** Said beside the switch: summaries of small groups can still tell single values. */

@@ -405,8 +405,12 @@ export interface Environment {
     clearTimeout(id: TimerId): void;
     /** A number in [0, 1), for the back-off's jitter. */
     random(): number;
-    /** Fills bytes from a cryptographic source (crypto.getRandomValues). */
-    randomBytes(bytes: Uint8Array<ArrayBuffer>): void;
+    /**
+     * Fills bytes from a cryptographic source (crypto.getRandomValues). A
+     * plain Uint8Array, not Uint8Array<ArrayBuffer>: TypeScript before 5.7,
+     * which a consumer may use, has no such generic (issue 26).
+     */
+    randomBytes(bytes: Uint8Array): void;
     /** null when the browser keeps no usable local storage. */
     localStorage: StorageLike | null;
     /** null where the Web Locks API is missing (it needs a secure context). */

@@ -58,8 +58,12 @@ export interface Environment {
   clearTimeout(id: TimerId): void;
   /** A number in [0, 1), for the back-off's jitter. */
   random(): number;
-  /** Fills bytes from a cryptographic source (crypto.getRandomValues). */
-  randomBytes(bytes: Uint8Array<ArrayBuffer>): void;
+  /**
+   * Fills bytes from a cryptographic source (crypto.getRandomValues). A
+   * plain Uint8Array, not Uint8Array<ArrayBuffer>: TypeScript before 5.7,
+   * which a consumer may use, has no such generic (issue 26).
+   */
+  randomBytes(bytes: Uint8Array): void;
   /** null when the browser keeps no usable local storage. */
   localStorage: StorageLike | null;
   /** null where the Web Locks API is missing (it needs a secure context). */
@@ -78,7 +82,8 @@ export function defaultEnvironment(): Environment {
     setTimeout: (fn, ms) => g.setTimeout(fn, ms),
     clearTimeout: (id) => g.clearTimeout(id as ReturnType<typeof setTimeout>),
     random: Math.random,
-    randomBytes: (bytes) => g.crypto.getRandomValues(bytes),
+    // The SDK hands it only its own new Uint8Array(n), never a shared buffer's view.
+    randomBytes: (bytes) => g.crypto.getRandomValues(bytes as Uint8Array<ArrayBuffer>),
     localStorage: usableStorage(() => g.localStorage),
     locks: g.navigator?.locks ?? null,
     page: typeof document === "undefined" ? null : browserPage(),

@@ -4,7 +4,7 @@
 // Dismiss once it is over. Set its `turns` (a Permissions' turns).
 
 import type { Turns, TurnLine } from "./turns.js";
-import { adoptStyle, Base, BUTTON_CSS, define, make } from "./controls-dom.js";
+import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make } from "./controls-dom.js";
 
 const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-activity) ul{list-style:none;margin:0;padding:0;display:grid;gap:var(--tabrelay-gap,.5em)}
@@ -12,6 +12,7 @@ const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,
 :where(tabrelay-activity) li>span{flex:1}
 :where(tabrelay-activity) [data-state=asking]>span{font-weight:600}
 :where(tabrelay-activity) ${BUTTON_CSS.replace(/\n/g, "\n:where(tabrelay-activity) ")}`;
+const SHEET = elementStyle("activity", STYLE);
 
 export class TabrelayActivity extends Base {
   private turnsValue: Turns | undefined;
@@ -28,7 +29,7 @@ export class TabrelayActivity extends Base {
   }
 
   connectedCallback(): void {
-    adoptStyle("activity", STYLE);
+    adoptStyle(this, SHEET);
     if (this.list && !this.list.isConnected) this.append(this.list);
     this.watch();
   }

@@ -8,7 +8,7 @@
 // Escape answers Deny.
 
 import type { Answer, Confirmer, Permissions, Question } from "./permissions.js";
-import { adoptStyle, Base, BUTTON_CSS, define, make, typingElsewhere, uid } from "./controls-dom.js";
+import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "./controls-dom.js";
 
 const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-confirm) [role=alertdialog]{background:var(--tabrelay-bg,Canvas);border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-padding,.75em);box-shadow:var(--tabrelay-shadow,0 2px 8px #0003)}
@@ -18,6 +18,7 @@ const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em
 :where(tabrelay-confirm) .tr-buttons{display:flex;flex-wrap:wrap;gap:var(--tabrelay-gap,.5em);margin-top:.5em}
 :where(tabrelay-confirm) [data-answer=once]{background:var(--tabrelay-accent,#1a5fd0);color:var(--tabrelay-accent-fg,#fff)}
 :where(tabrelay-confirm) ${BUTTON_CSS.replace(/\n/g, "\n:where(tabrelay-confirm) ")}`;
+const SHEET = elementStyle("confirm", STYLE);
 
 const BUTTONS: readonly [Answer, string][] = [["once", "Allow once"], ["connection", "This connection"], ["always", "Always"], ["deny", "Deny"]];
 
@@ -41,7 +42,7 @@ export class TabrelayConfirm extends Base {
   }
 
   connectedCallback(): void {
-    adoptStyle("confirm", STYLE);
+    adoptStyle(this, SHEET);
     this.permissionsValue?.setConfirmer(this.confirmer);
   }
 

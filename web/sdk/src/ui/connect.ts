@@ -8,6 +8,7 @@
 
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
+import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
 import { errorWords, ScopeModel, whoAsks } from "./model.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
@@ -17,23 +18,6 @@ export interface ConnectClient {
   decline(code: string): Promise<void>;
   forget?(connection: string): Promise<void>;
   readonly app?: AppDeclaration;
-}
-
-const Base: typeof HTMLElement = typeof HTMLElement === "undefined" ? (class {} as unknown as typeof HTMLElement) : HTMLElement;
-
-let ids = 0;
-
-type Attrs = Record<string, string | boolean | undefined>;
-
-/** h makes an element; strings among children become text nodes. */
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === true) el.setAttribute(k, "");
-    else if (typeof v === "string") el.setAttribute(k, v);
-  }
-  el.append(...children);
-  return el;
 }
 
 const STYLE = `
@@ -49,6 +33,7 @@ const STYLE = `
 :where(tabrelay-connect) .tr-note{color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
 :where(tabrelay-connect) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}
 :where(tabrelay-connect) [hidden]{display:none}`;
+const SHEET = elementStyle("connect", STYLE);
 
 /**
  * TabrelayConnect is the element: set `client` (a TabClient) and, unless
@@ -65,7 +50,7 @@ export class TabrelayConnect extends Base {
   private pendingCode = "";
   private model: ScopeModel | undefined;
   private readonly onHash = () => this.readFragment();
-  private readonly uid = "tabrelay-connect-" + ++ids;
+  private readonly uid = uid("connect");
   // The parts, made once.
   private input!: HTMLInputElement;
   private lookup!: HTMLButtonElement;
@@ -120,9 +105,7 @@ export class TabrelayConnect extends Base {
 
   private build(): void {
     this.built = true;
-    if (!document.getElementById("tabrelay-ui-style")) {
-      document.head.append(h("style", { id: "tabrelay-ui-style" }, STYLE));
-    }
+    adoptStyle(this, SHEET);
     const inputId = this.uid + "-code", hintId = this.uid + "-hint", headId = this.uid + "-head";
     this.input = h("input", {
       id: inputId, name: "code", type: "text", autocomplete: "off", spellcheck: "false", autocapitalize: "characters",
@@ -210,7 +193,7 @@ export class TabrelayConnect extends Base {
     const model = (this.model = new ScopeModel(app ?? { tools: [] }, info.requestedScope));
     const rows: Node[] = [h("legend", {}, `What it may use in ${app?.app.title ?? "this app"}`)];
     const box = (tool: string, action: string | undefined, label: string, note: string) => {
-      const id = `tabrelay-box-${++ids}`; // a count: names with "-" in them could collide
+      const id = uid("box"); // a count: names with "-" in them could collide
       const input = h("input", { type: "checkbox", id, "data-tool": tool, ...(action ? { "data-action": action } : {}) });
       input.checked = model.ticked(tool, action);
       input.addEventListener("change", () => {

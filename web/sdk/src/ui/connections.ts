@@ -9,7 +9,7 @@
 
 import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
-import { adoptStyle, Base, define, make, uid } from "./controls-dom.js";
+import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
 
 const T = ":where(tabrelay-connections)";
 const STYLE = `${T}{display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit);background:var(--tabrelay-bg,transparent);
@@ -27,6 +27,7 @@ ${T} [role=alert]:not(:empty){color:var(--tabrelay-error,#b00020);margin:var(--t
 ${T} .tr-note{color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
 ${T} :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}
 ${T} [hidden]{display:none}`;
+const SHEET = elementStyle("connections", STYLE);
 
 /**
  * TabrelayConnections is the element: set `client` (a TabClient) and `app`
@@ -65,7 +66,7 @@ export class TabrelayConnections extends Base {
   }
 
   connectedCallback(): void {
-    adoptStyle("connections", STYLE);
+    adoptStyle(this, SHEET);
     if (!this.parts) {
       const headId = this.uidBase + "-head";
       const refresh = make("button", { type: "button", "data-part": "refresh" }, "Refresh");

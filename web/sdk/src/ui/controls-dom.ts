@@ -1,6 +1,7 @@
 // What the person's control elements share: a node builder that only ever
 // sets text (nothing from outside becomes HTML), one stylesheet per element
-// themed by CSS custom properties, and a base class that exists in node.
+// themed by CSS custom properties (adopted, so a strict CSP lets it apply),
+// and a base class that exists in node.
 
 /** Base is HTMLElement in a browser, and a stand-in where there is none (node imports this module). */
 export const Base: typeof HTMLElement = typeof HTMLElement === "undefined" ? (class {} as unknown as typeof HTMLElement) : HTMLElement;
@@ -11,18 +12,79 @@ export function uid(prefix: string): string {
   return `tabrelay-${prefix}-${++ids}`;
 }
 
-/** make builds an element with attributes; strings among children become text nodes. */
-export function make<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+/**
+ * make builds an element with attributes (true sets an empty one, false or
+ * undefined none); strings among children become text nodes.
+ */
+export function make<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string | boolean | undefined> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === true) el.setAttribute(k, "");
+    else if (typeof v === "string") el.setAttribute(k, v);
+  }
   el.append(...children);
   return el;
 }
 
-/** adoptStyle adds css once to the document (light DOM: the app's own rules can override it). */
-export function adoptStyle(name: string, css: string): void {
-  if (typeof document === "undefined" || document.querySelector(`style[data-tabrelay="${name}"]`)) return;
-  document.head.append(make("style", { "data-tabrelay": name }, css));
+/** An element's stylesheet, registered by elementStyle when its module loads. */
+export interface ElementStyle {
+  readonly name: string;
+  readonly css: string;
+}
+
+const styles: ElementStyle[] = [];
+const sheets = new Map<ElementStyle, CSSStyleSheet>();
+let styleNonce: string | undefined;
+
+/** elementStyle registers an element's CSS (uiStylesheet joins them all: dist/tabrelay-ui.css). */
+export function elementStyle(name: string, css: string): ElementStyle {
+  const style = { name, css };
+  styles.push(style);
+  return style;
+}
+
+/** uiStylesheet returns every element's CSS, as dist/tabrelay-ui.css holds it. */
+export function uiStylesheet(): string {
+  return styles.map((s) => `/* <tabrelay-${s.name}> */\n${s.css.trim()}\n`).join("\n");
+}
+
+/**
+ * setStyleNonce gives the <style> elements of the fallback below the
+ * page's CSP nonce (style-src 'nonce-…'). Browsers with constructable
+ * stylesheets never need it.
+ */
+export function setStyleNonce(nonce: string | undefined): void {
+  styleNonce = nonce;
+}
+
+/**
+ * adoptStyle gives the root el is in (the document, or a shadow root) the
+ * element's stylesheet, once. It is a constructable stylesheet in its
+ * adoptedStyleSheets, which a Content-Security-Policy without
+ * 'unsafe-inline' does not block, unlike a <style> element (issue 26).
+ * Where the browser has none, a <style> in the document's head (with the
+ * nonce of setStyleNonce) or the shadow root. The rules are in :where(),
+ * so the app's own rules win.
+ */
+export function adoptStyle(el: Element, style: ElementStyle): void {
+  if (typeof document === "undefined") return;
+  const node = el.getRootNode?.();
+  const root: Document | ShadowRoot = typeof ShadowRoot !== "undefined" && node instanceof ShadowRoot ? node : document;
+  if ("adoptedStyleSheets" in root && typeof CSSStyleSheet === "function" && "replaceSync" in CSSStyleSheet.prototype) {
+    let sheet = sheets.get(style);
+    if (!sheet) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(style.css);
+      sheets.set(style, sheet);
+    }
+    if (!root.adoptedStyleSheets.includes(sheet)) root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+    return;
+  }
+  const parent = root === document ? document.head : root;
+  if (parent.querySelector(`style[data-tabrelay="${style.name}"]`)) return;
+  const element = make("style", { "data-tabrelay": style.name }, style.css);
+  if (styleNonce) element.nonce = styleNonce;
+  parent.append(element);
 }
 
 /** define registers an element once, where custom elements exist. */

@@ -4,7 +4,7 @@
 // sentence and listed as refused. Set its `permissions`.
 
 import type { Permissions } from "./permissions.js";
-import { adoptStyle, Base, define, make, uid } from "./controls-dom.js";
+import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
 
 /** Said beside the switch: summaries of small groups can still tell single values. */
 export const SUMMARIES_ONLY_CAVEAT = "Not anonymisation: a summary of a very small group can still reveal single values.";
@@ -14,6 +14,7 @@ const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-fo
 :where(tabrelay-data-switch) input{accent-color:var(--tabrelay-accent,#1a5fd0)}
 :where(tabrelay-data-switch) p{margin:.25em 0 0;color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
 :where(tabrelay-data-switch) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
+const SHEET = elementStyle("data-switch", STYLE);
 
 export class TabrelayDataSwitch extends Base {
   private permissionsValue: Permissions | undefined;
@@ -30,7 +31,7 @@ export class TabrelayDataSwitch extends Base {
   }
 
   connectedCallback(): void {
-    adoptStyle("data-switch", STYLE);
+    adoptStyle(this, SHEET);
     if (!this.input) {
       const note = uid("caveat");
       this.input = make("input", { type: "checkbox", role: "switch", "aria-describedby": note });

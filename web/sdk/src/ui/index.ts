@@ -30,6 +30,7 @@ export {
   type ConnectionRow, type ConnectionsClient, type ConnectionWords,
 } from "./connections-model.js";
 export { ERROR_WORDS, errorWords, hostOf, ScopeModel, whoAsks, type PickerTool, type WhoAsks } from "./model.js";
+export { setStyleNonce } from "./controls-dom.js";
 
 defineConnectElement();
 defineConnectionsElement();

@@ -11,7 +11,7 @@
 import type { AppDeclaration, PermissionKind } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf } from "../index.js";
 import { MODES, type Mode, type Permissions, type Setting, type Settings } from "./permissions.js";
-import { adoptStyle, Base, define, make, uid } from "./controls-dom.js";
+import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
 
 /** Each kind in plain words: its label and one line saying what it covers. */
 export const KIND_WORDS: Readonly<Record<PermissionKind, { readonly label: string; readonly explanation: string }>> = {
@@ -100,6 +100,7 @@ const STYLE = `:where(tabrelay-permissions){display:block;font:var(--tabrelay-fo
 :where(tabrelay-permissions) input:disabled+span{opacity:.7}
 :where(tabrelay-permissions) p,:where(tabrelay-permissions) small{margin:0 0 .25em;color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
 :where(tabrelay-permissions) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
+const SHEET = elementStyle("permissions", STYLE);
 
 export class TabrelayPermissions extends Base {
   private permissionsValue: Permissions | undefined;
@@ -118,7 +119,7 @@ export class TabrelayPermissions extends Base {
   }
 
   connectedCallback(): void {
-    adoptStyle("permissions", STYLE);
+    adoptStyle(this, SHEET);
     this.watch();
   }
 

@@ -1,0 +1,111 @@
+// The package as a team installs it (issue 26): `npm pack`, the tarball's
+// file list checked against the one we mean to publish, the tarball
+// installed into a fresh project, and that project's imports of both
+// entries (test/consumer/*.ts) type-checked without skipLibCheck under
+// nodenext and bundler resolution, with the oldest TypeScript the package
+// supports, the newest 5.x and the package's own (the newest); then node
+// imports both entries from it. The TypeScripts come from the npm registry
+// once and are kept under the repository's .cache/sdk-consumer/.
+//
+//   node scripts/consumer.mjs
+//
+// Fails with one line per failure.
+
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const cache = join(root, "..", "..", ".cache", "sdk-consumer");
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const own = JSON.parse(readFileSync(join(root, "node_modules/typescript/package.json"), "utf8")).version;
+
+/** The TypeScripts a consumer may use: the oldest supported (const type parameters need 5.0), the newest 5.x, and ours. */
+const TYPESCRIPTS = ["5.0.4", "5.9.3", own];
+
+/** What the tarball holds: the built modules, their types, the stylesheet, the CLI and the docs. */
+const PACKED = [
+  "CHANGELOG.md", "README.md", "package.json",
+  "dist/tabrelay-bundle.js", "dist/tabrelay-ui.css", "dist/tabrelay-ui.d.ts", "dist/tabrelay-ui.js", "dist/tabrelay.d.ts", "dist/tabrelay.js",
+];
+
+const RESOLUTIONS = {
+  nodenext: { module: "nodenext", moduleResolution: "nodenext" },
+  bundler: { module: "esnext", moduleResolution: "bundler" },
+};
+
+const failures = [];
+const work = mkdtempSync(join(tmpdir(), "tabrelay-consumer-"));
+try {
+  const tarball = pack(work);
+  const project = join(work, "app");
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  run(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefer-offline", tarball], project, "npm install of the tarball");
+  cpSync(join(root, "test/consumer"), join(project, "src"), { recursive: true });
+  for (const version of TYPESCRIPTS) {
+    const tsc = typescript(version);
+    for (const [name, options] of Object.entries(RESOLUTIONS)) {
+      const config = join(project, `tsconfig.${name}.json`);
+      writeFileSync(config, JSON.stringify({
+        compilerOptions: {
+          ...options, target: "es2022", lib: ["es2022", "dom"], types: [], strict: true, exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true,
+        },
+        include: ["src"],
+      }));
+      const r = spawnSync(process.execPath, [tsc, "-p", config], { cwd: project, encoding: "utf8" });
+      if (r.status !== 0) failures.push(`TypeScript ${version}, ${name} resolution:\n${(r.stdout + r.stderr).trim()}`);
+    }
+  }
+  const imported = spawnSync(process.execPath, ["--input-type=module", "-e",
+    'const core = await import("@tabrelay/tab"); const ui = await import("@tabrelay/tab/ui");' +
+    'if (typeof core.connect !== "function" || typeof ui.createPermissions !== "function") throw new Error("an entry lacks its exports");'],
+  { cwd: project, encoding: "utf8" });
+  if (imported.status !== 0) failures.push(`node cannot import the installed entries: ${imported.stderr.trim()}`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+if (failures.length) {
+  for (const f of failures) console.error("consumer: " + f);
+  process.exit(1);
+}
+console.log(`consumer: the packed tarball type-checks with TypeScript ${TYPESCRIPTS.join(", ")} (nodenext, bundler) and imports in node`);
+
+/** pack writes the tarball into dir, checks its file list, and returns its path. */
+function pack(dir) {
+  const out = run(npm, ["pack", "--json", "--pack-destination", dir, "--loglevel=error"], root, "npm pack");
+  const [info] = JSON.parse(out);
+  const files = info.files.map((f) => f.path).sort();
+  const want = [...PACKED].sort();
+  const extra = files.filter((f) => !want.includes(f)), missing = want.filter((f) => !files.includes(f));
+  if (extra.length || missing.length) {
+    failures.push(`the tarball holds ${extra.length ? "also " + extra.join(", ") : ""}${extra.length && missing.length ? "; " : ""}${missing.length ? "not " + missing.join(", ") : ""}`);
+  }
+  return join(dir, info.filename);
+}
+
+/** typescript returns the tsc of version, installed into the cache once (the package's own from its node_modules). */
+function typescript(version) {
+  if (version === own) return join(root, "node_modules/typescript/bin/tsc");
+  const dir = join(cache, "typescript-" + version);
+  const tsc = join(dir, "node_modules/typescript/bin/tsc");
+  if (!existsSync(tsc)) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ private: true }));
+    run(npm, ["install", "--no-audit", "--no-fund", "--loglevel=error", "--no-package-lock", `typescript@${version}`], dir, `npm install typescript@${version}`);
+  }
+  return tsc;
+}
+
+/** run runs a command in cwd and returns its stdout; a failure ends the script with its output. */
+function run(cmd, args, cwd, what) {
+  try {
+    return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    console.error(`consumer: ${what} failed: ${(e.stdout ?? "") + (e.stderr ?? e.message)}`.trim());
+    process.exit(1);
+  }
+}
