@@ -71,8 +71,9 @@ var files = map[string]file{
 // Handler serves the page under /demo/ (/demo redirects there) and
 // answers 404 for any other path. The page's scripts are its own files
 // (no inline script); it may connect only to this origin, over HTTP or
-// its WebSocket (the relay's /tab). Styles may be inline: the SDK's
-// elements add their own <style> (web/sdk/src/ui/controls-dom.ts).
+// its WebSocket (the relay's /tab). No inline style either (issue 26):
+// the SDK's elements adopt constructable stylesheets, which style-src
+// 'self' does not block (web/sdk/src/ui/controls-dom.ts).
 // Every answer is revalidated (no-cache with an ETag): a relay upgrade
 // changes the page at once.
 func Handler() http.Handler {
@@ -112,7 +113,7 @@ func contentSecurityPolicy(host string) string {
 	if validHost(host) {
 		connect += " ws://" + host + " wss://" + host
 	}
-	return "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src " + connect +
+	return "default-src 'self'; script-src 'self'; style-src 'self'; connect-src " + connect +
 		"; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
