@@ -68,7 +68,7 @@ function pinInReadme() {
   const path = join(root, "README.md");
   // Each integrity follows the href of its own file.
   const readme = readFileSync(path, "utf8")
-    .replace(/\/sdk\/\d+\.\d+\.\d+[^/]*\/(tabrelay(?:-ui)?\.js)/g, (_, file) => `/sdk/${version}/${file}`)
+    .replace(/\/sdk\/\d+\.\d+\.\d+[^/]*\/(tabrelay(?:-ui)?\.(?:js|css))/g, (_, file) => `/sdk/${version}/${file}`)
     .replace(/(\/(tabrelay(?:-ui)?\.js)"\s+integrity=")sha384-[A-Za-z0-9+/=]+/g, (_, head, file) => head + sri(file));
   writeFileSync(path, readme);
 }
