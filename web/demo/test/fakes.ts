@@ -1,7 +1,7 @@
 // Fakes for the demo's tests: a storage, and a ToolCall as the SDK hands
 // it to a handler.
 
-import type { Connection, LogLevel, ToolCall } from "@tabrelay/tab";
+import type { Connection, JsonObject, LogLevel, ToolCall } from "@tabrelay/tab";
 import type { NotesStorage } from "../src/notes.js";
 
 export class MemoryStorage implements NotesStorage {
@@ -27,8 +27,8 @@ export class FakeCall implements ToolCall {
   readonly signal = this.controller.signal;
   steps = 0;
   progressed: [number, number | undefined, string | undefined][] = [];
-  constructor(readonly tool: string, readonly arguments_: Record<string, unknown> = {}, readonly action: string | undefined = undefined) {}
-  get arguments(): Readonly<Record<string, unknown>> {
+  constructor(readonly tool: string, readonly arguments_: JsonObject = {}, readonly action: string | undefined = undefined) {}
+  get arguments(): JsonObject {
     return this.arguments_;
   }
   progress(progress: number, total?: number, message?: string): void {

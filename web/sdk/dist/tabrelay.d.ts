@@ -45,14 +45,18 @@ declare const MAX_RETRY_IN_MS = 3600000;
 declare function retryInMs(reason: string): number;
 
 // calls.ts
-/** One call as the app's handler gets it. */
-export interface ToolCall {
+/**
+ * One call as the app's handler gets it. Args is the type of its
+ * arguments: in handlers given to connect, the tool's inputSchema's
+ * (FromSchema), with `action` the handler's own for one of an action.
+ */
+export interface ToolCall<Args = JsonObject> {
     readonly id: string;
     readonly tool: string;
     /** The action named in the arguments, for a tool that declares actions. */
     readonly action: string | undefined;
     /** The arguments as the agent sent them; {} when there were none. */
-    readonly arguments: Readonly<Record<string, unknown>>;
+    readonly arguments: Args;
     /** Who calls: the approved connection, its client's name and host. */
     readonly connection: Connection;
     /** The agent turn this call belongs to (§12). */
@@ -73,24 +77,52 @@ export interface ToolCall {
     /** step says this call changed something in the app (§12). */
     step(): void;
 }
-/** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError. */
-export type ToolHandler = (call: ToolCall) => unknown;
+/** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError; or a promise of one. */
+export type ToolHandler<Args = JsonObject, R = unknown> = (call: ToolCall<Args>) => R;
 /** Handlers of a tool with actions, one per declared action. */
 export type ActionHandlers = Readonly<Record<string, ToolHandler>>;
-/** One handler (or one per action) for every declared tool. */
-export type Handlers<A extends AppDeclaration> = {
-    readonly [N in ToolName<A>]: ToolHandler | ActionHandlers;
+/**
+ * Handlers has one handler (or one per action) for every declared tool,
+ * each taking its tool's arguments (FromSchema of its inputSchema). Given
+ * H, the handlers themselves (connect infers it), each must return JSON
+ * (JsonChecked), a Reply, nothing, or a promise of one of these.
+ */
+export type Handlers<A extends AppDeclaration, H = unknown> = {
+    readonly [N in ToolName<A>]: HandlerFor<Extract<A["tools"][number], {
+        readonly name: N;
+    }>, N extends keyof H ? H[N] : unknown>;
+};
+/** OnlyDeclared refuses a handler for a tool the app does not declare. */
+export type OnlyDeclared<A extends AppDeclaration, H> = {
+    readonly [K in Exclude<keyof H, ToolName<A>>]: never;
+};
+type ArgumentsOf<T> = T extends {
+    readonly inputSchema: infer S;
+} ? FromSchema<S> : JsonObject;
+type ActionOf<T> = T extends {
+    readonly actions: readonly (infer X)[];
+} ? (X extends {
+    readonly name: infer N extends string;
+} ? N : never) : never;
+type ResultOf<G> = G extends (call: never) => infer R ? (R extends PromiseLike<infer P> ? PromiseLike<DataOf<P>> : DataOf<R>) : unknown;
+type DataOf<R> = R extends Reply<infer D> ? Reply<JsonChecked<D>> : JsonChecked<R>;
+type HandlerFor<T, G> = [ActionOf<T>] extends [never] ? ToolHandler<ArgumentsOf<T>, ResultOf<G>> : ToolHandler<ArgumentsOf<T>, ResultOf<G>> | {
+    readonly [X in ActionOf<T>]: ToolHandler<ArgumentsOf<T> & {
+        readonly action: X;
+    }, ResultOf<G extends {
+        readonly [K in X]: infer F;
+    } ? F : unknown>>;
 };
 /** Reply is a result with more than data: pictures, sound clips, embedded resources. */
-export declare class Reply {
+export declare class Reply<D = unknown> {
     readonly result: {
-        data?: unknown;
+        data?: D;
         images?: Media[];
         audio?: Media[];
         resources?: EmbeddedResource[];
     };
     constructor(result: {
-        data?: unknown;
+        data?: D;
         images?: Media[];
         audio?: Media[];
         resources?: EmbeddedResource[];
@@ -197,13 +229,13 @@ export interface PermissionsGate extends CallGate {
     /** onStep, when given, calls listener when the person ends an agent's turn (Stop): the client sends a step by the person (§12). */
     onStep?(listener: () => void): () => void;
 }
-export interface ClientOptions<A extends AppDeclaration> {
+export interface ClientOptions<A extends AppDeclaration, H = Handlers<A>> {
     /** The relay's address: https://relay.example.com (the socket is its /tab), or a ws(s):// URL used as it is. */
     relay: string;
     /** The app's tools, from defineApp. */
     app: A;
-    /** One handler (or one per action) for every declared tool. */
-    handlers: Handlers<A>;
+    /** One handler (or one per action) for every declared tool, typed by its inputSchema (Handlers). */
+    handlers: H;
     /**
      * permissions answers the relay's permissions-query: what the person's
      * settings make of each tool for that connection, at once. Given the
@@ -220,7 +252,9 @@ export interface ClientOptions<A extends AppDeclaration> {
     /** Replaces parts of the browser (tests, or a page that wraps WebSocket). */
     environment?: Partial<Environment>;
 }
-export declare class TabClient<A extends AppDeclaration> {
+/** The handlers a client takes: every declared tool's, none other, each returning JSON. */
+type CheckedHandlers<A extends AppDeclaration, H> = Handlers<A, H> & OnlyDeclared<A, H>;
+export declare class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     private readonly options;
     private readonly env;
     private readonly url;
@@ -249,7 +283,9 @@ export declare class TabClient<A extends AppDeclaration> {
     private pushes;
     private readonly listAt;
     private readonly connListeners;
-    constructor(options: ClientOptions<A>);
+    constructor(options: ClientOptions<A, H> & {
+        handlers: CheckedHandlers<A, H>;
+    });
     /** The status now. */
     get status(): Status;
     /** The pairing id of the last welcome ("" before it); not a secret. */
@@ -331,7 +367,7 @@ export declare class TabClient<A extends AppDeclaration> {
     private warnOnce;
 }
 /** connect makes a client and starts it: the quick start. */
-export declare function connect<const A extends AppDeclaration>(options: ClientOptions<A>): TabClient<A>;
+export declare function connect<const A extends AppDeclaration, H extends CheckedHandlers<A, H>>(options: ClientOptions<A, H>): TabClient<A, H>;
 /** socketURL returns the /tab WebSocket URL of a relay's address. */
 export declare function socketURL(relay: string): string;
 
@@ -758,6 +794,60 @@ export interface LocationLike {
  * Call it on load and on hashchange.
  */
 export declare function takeConnectCode(win?: LocationLike): string | null;
+
+// schema.ts
+/** A JSON value: what arguments are made of, and what a handler returns as a result's data. */
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | JsonObject;
+/** A JSON object. A property may read as undefined: it is absent. */
+export type JsonObject = {
+    readonly [key: string]: JsonValue | undefined;
+};
+/**
+ * FromSchema is the type of the values a JSON Schema admits, for the
+ * keywords that say what a value is: `const`, `enum`, `anyOf`, `oneOf`,
+ * `type` (one or a list: string, number, integer, boolean, null, array
+ * with `items`, object with `properties` and `required`). A schema it
+ * does not read (`{}`, `$ref`, a `not`) admits any JSON value; an object
+ * without `properties`, any JSON object. Properties beyond `properties`
+ * are left out of the type. Neither the SDK nor the relay checks an
+ * agent's arguments against the schema: the type is the schema's promise.
+ */
+export type FromSchema<S> = S extends {
+    readonly const: infer C;
+} ? C : S extends {
+    readonly enum: readonly (infer E)[];
+} ? E : S extends {
+    readonly anyOf: readonly (infer U)[];
+} ? FromSchema<U> : S extends {
+    readonly oneOf: readonly (infer U)[];
+} ? FromSchema<U> : S extends {
+    readonly type: infer T;
+} ? FromType<T, S> : JsonValue;
+type FromType<T, S> = T extends readonly (infer U)[] ? FromType<U, S> : T extends "string" ? string : T extends "number" | "integer" ? number : T extends "boolean" ? boolean : T extends "null" ? null : T extends "array" ? (S extends {
+    readonly items: infer I;
+} ? readonly FromSchema<I>[] : readonly JsonValue[]) : T extends "object" ? FromObject<S> : JsonValue;
+type RequiredOf<S> = S extends {
+    readonly required: readonly (infer R)[];
+} ? R : never;
+type FromObject<S> = S extends {
+    readonly properties: infer P;
+} ? Flat<{
+    readonly [K in keyof P & RequiredOf<S>]: FromSchema<P[K]>;
+} & {
+    readonly [K in Exclude<keyof P, RequiredOf<S>>]?: FromSchema<P[K]>;
+}> : JsonObject;
+type Flat<T> = {
+    [K in keyof T]: T[K];
+} & {};
+/**
+ * JsonChecked is T where T is JSON data — objects property by property,
+ * so an interface's values pass — and never in each place that is not
+ * (a bigint, a function, a symbol, a Map's methods): a handler whose
+ * result holds one does not type-check.
+ */
+export type JsonChecked<T> = unknown extends T ? T : T extends JsonValue | undefined | void ? T : T extends bigint | symbol | ((...args: never[]) => unknown) ? never : T extends object ? {
+    [K in keyof T]: JsonChecked<T[K]>;
+} : never;
 
 // tools.ts
 /**

@@ -10,16 +10,21 @@ import {
   type EmbeddedResource, type TabMessage, type TabResult,
 } from "./protocol.js";
 import type { CallRecord } from "./record.js";
+import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
 
-/** One call as the app's handler gets it. */
-export interface ToolCall {
+/**
+ * One call as the app's handler gets it. Args is the type of its
+ * arguments: in handlers given to connect, the tool's inputSchema's
+ * (FromSchema), with `action` the handler's own for one of an action.
+ */
+export interface ToolCall<Args = JsonObject> {
   readonly id: string;
   readonly tool: string;
   /** The action named in the arguments, for a tool that declares actions. */
   readonly action: string | undefined;
   /** The arguments as the agent sent them; {} when there were none. */
-  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly arguments: Args;
   /** Who calls: the approved connection, its client's name and host. */
   readonly connection: Connection;
   /** The agent turn this call belongs to (§12). */
@@ -41,16 +46,36 @@ export interface ToolCall {
   step(): void;
 }
 
-/** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError. */
-export type ToolHandler = (call: ToolCall) => unknown;
+/** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError; or a promise of one. */
+export type ToolHandler<Args = JsonObject, R = unknown> = (call: ToolCall<Args>) => R;
 /** Handlers of a tool with actions, one per declared action. */
 export type ActionHandlers = Readonly<Record<string, ToolHandler>>;
-/** One handler (or one per action) for every declared tool. */
-export type Handlers<A extends AppDeclaration> = { readonly [N in ToolName<A>]: ToolHandler | ActionHandlers };
+
+/**
+ * Handlers has one handler (or one per action) for every declared tool,
+ * each taking its tool's arguments (FromSchema of its inputSchema). Given
+ * H, the handlers themselves (connect infers it), each must return JSON
+ * (JsonChecked), a Reply, nothing, or a promise of one of these.
+ */
+export type Handlers<A extends AppDeclaration, H = unknown> = {
+  readonly [N in ToolName<A>]: HandlerFor<Extract<A["tools"][number], { readonly name: N }>, N extends keyof H ? H[N] : unknown>;
+};
+
+/** OnlyDeclared refuses a handler for a tool the app does not declare. */
+export type OnlyDeclared<A extends AppDeclaration, H> = { readonly [K in Exclude<keyof H, ToolName<A>>]: never };
+
+type ArgumentsOf<T> = T extends { readonly inputSchema: infer S } ? FromSchema<S> : JsonObject;
+type ActionOf<T> = T extends { readonly actions: readonly (infer X)[] } ? (X extends { readonly name: infer N extends string } ? N : never) : never;
+type ResultOf<G> = G extends (call: never) => infer R ? (R extends PromiseLike<infer P> ? PromiseLike<DataOf<P>> : DataOf<R>) : unknown;
+type DataOf<R> = R extends Reply<infer D> ? Reply<JsonChecked<D>> : JsonChecked<R>;
+type HandlerFor<T, G> = [ActionOf<T>] extends [never] ? ToolHandler<ArgumentsOf<T>, ResultOf<G>>
+  : ToolHandler<ArgumentsOf<T>, ResultOf<G>> | {
+    readonly [X in ActionOf<T>]: ToolHandler<ArgumentsOf<T> & { readonly action: X }, ResultOf<G extends { readonly [K in X]: infer F } ? F : unknown>>;
+  };
 
 /** Reply is a result with more than data: pictures, sound clips, embedded resources. */
-export class Reply {
-  constructor(readonly result: { data?: unknown; images?: Media[]; audio?: Media[]; resources?: EmbeddedResource[] }) {}
+export class Reply<D = unknown> {
+  constructor(readonly result: { data?: D; images?: Media[]; audio?: Media[]; resources?: EmbeddedResource[] }) {}
 }
 
 /** ToolError is a failure the agent should read: its message is the sentence it gets. */
@@ -166,7 +191,7 @@ export class Calls<A extends AppDeclaration> {
     if (frameLength * 3 > limit && utf8Bytes(JSON.stringify(raw)) > limit) {
       return `The arguments are larger than the ${limit} bytes this app takes; nothing was done.`;
     }
-    const handlers = this.o.handlers as Readonly<Record<string, ToolHandler | ActionHandlers>>;
+    const handlers = this.o.handlers as unknown as Readonly<Record<string, ToolHandler | ActionHandlers>>;
     const handler = handlers[tool.name];
     if (typeof handler === "function" && !tool.actions?.length) return { tool, handler, action: undefined, args: raw };
     const action = raw["action"];
@@ -199,7 +224,7 @@ export class Calls<A extends AppDeclaration> {
       if (live()) this.o.deliver(m, keep); // after its result the relay drops them
     };
     return {
-      id, tool: c.tool.name, action: c.action, arguments: c.args, connection,
+      id, tool: c.tool.name, action: c.action, arguments: c.args as JsonObject, connection,
       turn: typeof msg["turn"] === "string" ? msg["turn"] : "",
       deadline: num(msg["deadline"]),
       redelivery: num(msg["redelivery"]),

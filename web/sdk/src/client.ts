@@ -5,7 +5,7 @@
 // backoff.ts'; the secret and tab id are identity.ts'.
 
 import { jitteredWaitMs, retryInMs, MAX_BACKOFF_MS, Retries } from "./backoff.js";
-import { Calls, checkHandlers, type CallGate, type Handlers } from "./calls.js";
+import { Calls, checkHandlers, type CallGate, type Handlers, type OnlyDeclared } from "./calls.js";
 import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./codes.js";
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
@@ -48,13 +48,13 @@ export interface PermissionsGate extends CallGate {
   onStep?(listener: () => void): () => void;
 }
 
-export interface ClientOptions<A extends AppDeclaration> {
+export interface ClientOptions<A extends AppDeclaration, H = Handlers<A>> {
   /** The relay's address: https://relay.example.com (the socket is its /tab), or a ws(s):// URL used as it is. */
   relay: string;
   /** The app's tools, from defineApp. */
   app: A;
-  /** One handler (or one per action) for every declared tool. */
-  handlers: Handlers<A>;
+  /** One handler (or one per action) for every declared tool, typed by its inputSchema (Handlers). */
+  handlers: H;
   /**
    * permissions answers the relay's permissions-query: what the person's
    * settings make of each tool for that connection, at once. Given the
@@ -92,7 +92,10 @@ interface Socket {
   watchdog: TimerId;
 }
 
-export class TabClient<A extends AppDeclaration> {
+/** The handlers a client takes: every declared tool's, none other, each returning JSON. */
+type CheckedHandlers<A extends AppDeclaration, H> = Handlers<A, H> & OnlyDeclared<A, H>;
+
+export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
   private readonly env: Environment;
   private readonly url: string;
   private readonly prefix: string;
@@ -121,7 +124,7 @@ export class TabClient<A extends AppDeclaration> {
   private readonly listAt = new Map<unknown, number>();
   private readonly connListeners = new Set<(list: readonly ConnectionInfo[]) => void>();
 
-  constructor(private readonly options: ClientOptions<A>) {
+  constructor(private readonly options: ClientOptions<A, H> & { handlers: CheckedHandlers<A, H> }) {
     // Mistakes of the app's own code throw here, at once, not at a call.
     const problem = checkApp(options.app);
     if (problem) throw new TypeError("tabrelay: " + problem);
@@ -568,7 +571,7 @@ export class TabClient<A extends AppDeclaration> {
 }
 
 /** connect makes a client and starts it: the quick start. */
-export function connect<const A extends AppDeclaration>(options: ClientOptions<A>): TabClient<A> {
+export function connect<const A extends AppDeclaration, H extends CheckedHandlers<A, H>>(options: ClientOptions<A, H>): TabClient<A, H> {
   const client = new TabClient(options);
   client.start();
   return client;

@@ -5,7 +5,7 @@
 export { connect, TabClient, socketURL, type ClientOptions, type PermissionsAnswer, type PermissionsGate, type PermissionsQuery, type Status } from "./client.js";
 export {
   CallCancelled, Reply, ToolError, type CallGate,
-  type ActionHandlers, type Handlers, type ToolCall, type ToolHandler,
+  type ActionHandlers, type Handlers, type OnlyDeclared, type ToolCall, type ToolHandler,
 } from "./calls.js";
 export {
   CONNECT_FRAGMENT, RelayError, REQUEST_MESSAGES, takeConnectCode,
@@ -21,4 +21,5 @@ export {
   PROTOCOL_VERSION,
   type CancelReason, type Connection, type EmbeddedResource, type LogLevel, type Media, type Permission, type TabResult,
 } from "./protocol.js";
+export type { FromSchema, JsonChecked, JsonObject, JsonValue } from "./schema.js";
 export type { Environment, LocksLike, PageLike, SocketFactory, SocketLike, StorageLike, TimerId } from "./env.js";
