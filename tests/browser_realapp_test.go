@@ -85,7 +85,7 @@ const todoTools = `{ version: "probe-1", app: { name: "probe", title: "Probe" },
 
 // appSite serves files (path to body; JavaScript unless the path is /)
 // on an origin of its own.
-func appSite(t *testing.T, files map[string]string) (origin string) {
+func appSite(t testing.TB, files map[string]string) (origin string) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := files[r.URL.Path]
