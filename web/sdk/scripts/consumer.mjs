@@ -4,7 +4,8 @@
 // entries (test/consumer/*.ts) type-checked without skipLibCheck under
 // nodenext and bundler resolution, with the oldest TypeScript the package
 // supports, the newest 5.x and the package's own (the newest); then node
-// imports both entries from it. The TypeScripts come from the npm registry
+// imports both entries from it, and its tabrelay-bundle command writes a
+// bundle. The TypeScripts come from the npm registry
 // once and are kept under the repository's .cache/sdk-consumer/.
 //
 //   node scripts/consumer.mjs
@@ -73,6 +74,13 @@ try {
     'if (typeof core.connect !== "function" || typeof ui.createPermissions !== "function") throw new Error("an entry lacks its exports");'],
   { cwd: project, encoding: "utf8" });
   if (imported.status !== 0) failures.push(`node cannot import the installed entries: ${imported.stderr.trim()}`);
+  // The CLI, through the bin link npm made, on a declaration that imports the installed package.
+  writeFileSync(join(project, "tools.mjs"), 'import { defineApp } from "@tabrelay/tab";\n' +
+    'export const app = defineApp({ version: "todo-1", app: { name: "todo", title: "Todo" }, instructions: "Todo tools.",\n' +
+    '  tools: [{ name: "list_todos", description: "Lists the todos.", inputSchema: { type: "object" }, result: "cells" }] });\n');
+  const cli = spawnSync(join(project, "node_modules/.bin/tabrelay-bundle"), ["--app", "./tools.mjs", "--out", "bundle.json"], { cwd: project, encoding: "utf8" });
+  const bundle = cli.status === 0 ? JSON.parse(readFileSync(join(project, "bundle.json"), "utf8")) : undefined;
+  if (bundle?.tools?.[0]?.name !== "list_todos") failures.push(`npx tabrelay-bundle did not write the bundle: ${(cli.stderr ?? "") + (cli.error ?? "")}`.trim());
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -80,7 +88,7 @@ if (failures.length) {
   for (const f of failures) console.error("consumer: " + f);
   process.exit(1);
 }
-console.log(`consumer: the packed tarball type-checks with TypeScript ${TYPESCRIPTS.join(", ")} (nodenext, bundler) and imports in node`);
+console.log(`consumer: the packed tarball type-checks with TypeScript ${TYPESCRIPTS.join(", ")} (nodenext, bundler), imports in node, and its tabrelay-bundle runs`);
 
 /** pack writes the tarball into dir, checks its file list, and returns its path. */
 function pack(dir) {
