@@ -99,6 +99,10 @@ export type OnlyDeclared<A extends AppDeclaration, H> = {
 type ArgumentsOf<T> = T extends {
     readonly inputSchema: infer S;
 } ? FromSchema<S> : JsonObject;
+/** ToolArguments is the type of the arguments of app A's tool N: its inputSchema's (FromSchema). */
+export type ToolArguments<A extends AppDeclaration, N extends ToolName<A>> = ArgumentsOf<Extract<A["tools"][number], {
+    readonly name: N;
+}>>;
 type ActionOf<T> = T extends {
     readonly actions: readonly (infer X)[];
 } ? (X extends {

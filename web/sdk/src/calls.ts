@@ -65,6 +65,8 @@ export type Handlers<A extends AppDeclaration, H = unknown> = {
 export type OnlyDeclared<A extends AppDeclaration, H> = { readonly [K in Exclude<keyof H, ToolName<A>>]: never };
 
 type ArgumentsOf<T> = T extends { readonly inputSchema: infer S } ? FromSchema<S> : JsonObject;
+/** ToolArguments is the type of the arguments of app A's tool N: its inputSchema's (FromSchema). */
+export type ToolArguments<A extends AppDeclaration, N extends ToolName<A>> = ArgumentsOf<Extract<A["tools"][number], { readonly name: N }>>;
 type ActionOf<T> = T extends { readonly actions: readonly (infer X)[] } ? (X extends { readonly name: infer N extends string } ? N : never) : never;
 type ResultOf<G> = G extends (call: never) => infer R ? (R extends PromiseLike<infer P> ? PromiseLike<DataOf<P>> : DataOf<R>) : unknown;
 type DataOf<R> = R extends Reply<infer D> ? Reply<JsonChecked<D>> : JsonChecked<R>;

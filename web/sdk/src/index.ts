@@ -5,7 +5,7 @@
 export { connect, TabClient, socketURL, type ClientOptions, type PermissionsAnswer, type PermissionsGate, type PermissionsQuery, type Status } from "./client.js";
 export {
   CallCancelled, Reply, ToolError, type CallGate,
-  type ActionHandlers, type Handlers, type OnlyDeclared, type ToolCall, type ToolHandler,
+  type ActionHandlers, type Handlers, type OnlyDeclared, type ToolArguments, type ToolCall, type ToolHandler,
 } from "./calls.js";
 export {
   CONNECT_FRAGMENT, RelayError, REQUEST_MESSAGES, takeConnectCode,

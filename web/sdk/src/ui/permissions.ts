@@ -7,7 +7,7 @@
 // `permissions` option, it decides every call before the handler runs.
 
 import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
-import { PERMISSION_KINDS, permissionKindsOf, type AppDeclaration, type ToolName } from "../index.js";
+import { PERMISSION_KINDS, permissionKindsOf, type AppDeclaration, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
 import { Turns, whoOf } from "./turns.js";
 
 /** What the person set for one kind of question. */
@@ -107,8 +107,11 @@ export interface Question {
 /** A confirmer shows a question and resolves with the person's answer; a moot question's answer is ignored. */
 export type Confirmer = (question: Question) => Promise<Answer>;
 
-/** An estimate of a call's work on this device, in ms; undefined when it cannot tell (then `heavy` counts). */
-export type Estimate = (call: { readonly action: string | undefined; readonly arguments: Readonly<Record<string, unknown>> }) => number | undefined;
+/**
+ * An estimate of a call's work on this device, in ms; undefined when it
+ * cannot tell (then `heavy` counts). Args: the tool's arguments' type.
+ */
+export type Estimate<Args = JsonObject> = (call: { readonly action: string | undefined; readonly arguments: Args }) => number | undefined;
 
 /** The browser parts the permissions use (tests replace them). */
 export interface PermissionsEnvironment {
@@ -123,7 +126,7 @@ export interface PermissionsEnvironment {
 export interface PermissionsOptions<A extends AppDeclaration> {
   app: A;
   /** A function per heavy tool estimating its work from the arguments; without one, `heavy` always counts. */
-  estimates?: { readonly [N in ToolName<A>]?: Estimate };
+  estimates?: { readonly [N in ToolName<A>]?: Estimate<ToolArguments<A, N>> };
   /** Shows questions; the confirm card sets itself here too (setConfirmer). */
   confirm?: Confirmer;
   /** The prefix of the storage key `<prefix>:permissions:<app name>`; "tabrelay". */

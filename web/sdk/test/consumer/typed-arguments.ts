@@ -5,7 +5,8 @@
 // unused directive fails the check. scripts/consumer.mjs checks it against the packed
 // types with TypeScript 5.0, 5.9 and ours; `npm run check` here.
 
-import { connect, defineApp, Reply, TabClient, type FromSchema, type ToolCall } from "@tabrelay/tab";
+import { connect, defineApp, Reply, TabClient, type FromSchema, type ToolArguments, type ToolCall } from "@tabrelay/tab";
+import { createPermissions } from "@tabrelay/tab/ui";
 
 const period = { type: "object", properties: { from: { type: "string" }, to: { type: "string" } }, required: ["from"] } as const;
 
@@ -123,4 +124,9 @@ connect({ relay: "https://relay.example.com", app, handlers: { ...fine, other: (
 connect({ relay: "https://relay.example.com", app, handlers: { ...fine, cart: { add: () => null } } });
 
 // A handler written apart takes the arguments' type by ToolCall.
-export const find = (call: ToolCall<FromSchema<(typeof app)["tools"][0]["inputSchema"]>>) => call.arguments.limit;
+export const find = (call: ToolCall<ToolArguments<typeof app, "find">>) => call.arguments.limit;
+
+// The person's permissions estimate a call's work from the same arguments.
+createPermissions({ app, estimates: { find: ({ arguments: a }) => a.limit * 10 } });
+// @ts-expect-error: limit is a number there too
+createPermissions({ app, estimates: { find: ({ arguments: a }) => a.limit.length } });
