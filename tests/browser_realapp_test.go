@@ -125,18 +125,13 @@ func waitText(t *testing.T, ctx context.Context, sel, text string) {
 	}, "%s says %q (it says %q)", sel, text, got)
 }
 
-// TestAppRunsWithTheRelayDown: the README's two ways of loading the SDK
-// keep an app running when its relay is down at page load. Bundled with
-// the app (the SDK's module from the app's own origin, as a bundler puts
-// it), the app lists its todos and the status says reconnecting, and once
-// the relay is up the tab connects. Loaded from the relay with a dynamic
-// import, the app lists its todos and the status says "relay unreachable".
-// The static import from the relay the README showed before leaves the
-// app's script unrun: no todos.
-func TestAppRunsWithTheRelayDown(t *testing.T) {
-	browser := chromium(t)
-	listen, admin := freePort(t), freePort(t)
-	relay := "http://" + listen // nothing listens there yet
+// relayDownPages are the todo app's three pages for relay (where the
+// relay is, or will be): bundled.html imports the SDK from the app's own
+// origin (/tabrelay.js, as a bundle holds it), dynamic.html from the
+// relay with import() in a try, static.html with a static import (and
+// records that a script failed to load).
+func relayDownPages(t *testing.T, relay string) map[string]string {
+	t.Helper()
 	sdkModule, err := os.ReadFile("../web/sdk/dist/tabrelay.js")
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +140,7 @@ func TestAppRunsWithTheRelayDown(t *testing.T) {
 tab.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status").textContent = s.state; });
 `
 	importMap := `<script type="importmap">{ "imports": { "@tabrelay/tab": "` + relay + `/sdk/v1/tabrelay.js" } }</script>`
-	site := appSite(t, map[string]string{
+	return map[string]string{
 		"/bundled.html": todoPage("", `import { connect, defineApp } from "./tabrelay.js";
 `+todoApp+`const app = defineApp(`+todoTools+`);
 `+connectScript),
@@ -161,7 +156,22 @@ tab.onStatus((s) => { window.tabrelayStatus = s; document.getElementById("status
 		"/static.html": todoPage(importMap+`<script>addEventListener("error", () => (window.scriptFailed = true), true);</script>`, `import { connect } from "@tabrelay/tab";
 import { app } from "./tools.js";
 `+todoApp+connectScript),
-	})
+	}
+}
+
+// TestAppRunsWithTheRelayDown: the README's two ways of loading the SDK
+// keep an app running when its relay is down at page load. Bundled with
+// the app (the SDK's module from the app's own origin, as a bundler puts
+// it), the app lists its todos and the status says reconnecting, and once
+// the relay is up the tab connects. Loaded from the relay with a dynamic
+// import, the app lists its todos and the status says "relay unreachable".
+// The static import from the relay the README showed before leaves the
+// app's script unrun: no todos.
+func TestAppRunsWithTheRelayDown(t *testing.T) {
+	browser := chromium(t)
+	listen, admin := freePort(t), freePort(t)
+	relay := "http://" + listen // nothing listens there yet
+	site := appSite(t, relayDownPages(t, relay))
 	open := func(path string) context.Context {
 		ctx, cancel := chromedp.NewContext(browser)
 		t.Cleanup(cancel)

@@ -92,17 +92,6 @@ func TestTheReadmePinsThisBuild(t *testing.T) {
 func TestServesCompressed(t *testing.T) {
 	srv := httptest.NewServer(sdk.Handler())
 	defer srv.Close()
-	decode := map[string]func([]byte) ([]byte, error){
-		"": func(b []byte) ([]byte, error) { return b, nil },
-		"gzip": func(b []byte) ([]byte, error) {
-			r, err := gzip.NewReader(bytes.NewReader(b))
-			if err != nil {
-				return nil, err
-			}
-			return io.ReadAll(r)
-		},
-		"br": func(b []byte) ([]byte, error) { return io.ReadAll(brotli.NewReader(bytes.NewReader(b))) },
-	}
 	for path, want := range map[string][]byte{sdk.MajorPath: sdk.Module(), sdk.UIVersionPath(): sdk.UIModule(), sdk.UIStylesheetMajorPath: sdk.UIStylesheet()} {
 		etags := map[string]string{}
 		for _, c := range []struct{ accept, coding string }{
@@ -117,42 +106,59 @@ func TestServesCompressed(t *testing.T) {
 			{"gzip;q=0, br;q=0", ""},
 			{"deflate", ""},
 		} {
-			t.Run(path+" "+c.accept, func(t *testing.T) {
-				resp, body := get(t, srv, path, "Accept-Encoding", c.accept)
-				h := resp.Header
-				if resp.StatusCode != http.StatusOK || h.Get("Content-Encoding") != c.coding || h.Get("Vary") != "Accept-Encoding" {
-					t.Fatalf("%d, Content-Encoding %q, Vary %q; want 200, %q, Accept-Encoding", resp.StatusCode, h.Get("Content-Encoding"), h.Get("Vary"), c.coding)
-				}
-				got, err := decode[c.coding](body)
-				if err != nil || !bytes.Equal(got, want) {
-					t.Fatalf("the body does not decode to the file (%v)", err)
-				}
-				if c.coding != "" && len(body) >= len(want) {
-					t.Fatalf("%s: %d bytes, not smaller than the file's %d", c.coding, len(body), len(want))
-				}
-				etag := h.Get("ETag")
-				if etag != sdk.ETagOf(want, c.coding) {
-					t.Fatalf("ETag %s, want %s", etag, sdk.ETagOf(want, c.coding))
-				}
-				if prev, seen := etags[c.coding]; seen && prev != etag {
-					t.Fatalf("ETag %s, another request of %q got %s", etag, c.coding, prev)
-				}
-				etags[c.coding] = etag
-				if resp, _ := get(t, srv, path, "Accept-Encoding", c.accept, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
-					t.Fatalf("revalidated with its own ETag: %d, want 304", resp.StatusCode)
-				}
-				for coding, other := range etags {
-					if coding == c.coding {
-						continue
-					}
-					if resp, _ := get(t, srv, path, "Accept-Encoding", c.accept, "If-None-Match", other); resp.StatusCode != http.StatusOK {
-						t.Fatalf("revalidated with the %q encoding's ETag: %d, want 200 (another encoding's bytes)", coding, resp.StatusCode)
-					}
-				}
-			})
+			t.Run(path+" "+c.accept, func(t *testing.T) { checkEncoded(t, srv, path, want, c.accept, c.coding, etags) })
 		}
 		if len(etags) != 3 {
 			t.Fatalf("%s: ETags %v, want one per encoding", path, etags)
+		}
+	}
+}
+
+// checkEncoded GETs path accepting accept and checks that it comes in
+// coding, decodes to want, has the coding's own ETag (the one other
+// requests of that coding had, in etags, which it adds to) and
+// revalidates with it alone.
+func checkEncoded(t *testing.T, srv *httptest.Server, path string, want []byte, accept, coding string, etags map[string]string) {
+	decode := map[string]func([]byte) ([]byte, error){
+		"": func(b []byte) ([]byte, error) { return b, nil },
+		"gzip": func(b []byte) ([]byte, error) {
+			r, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				return nil, err
+			}
+			return io.ReadAll(r)
+		},
+		"br": func(b []byte) ([]byte, error) { return io.ReadAll(brotli.NewReader(bytes.NewReader(b))) },
+	}
+	resp, body := get(t, srv, path, "Accept-Encoding", accept)
+	h := resp.Header
+	if resp.StatusCode != http.StatusOK || h.Get("Content-Encoding") != coding || h.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("%d, Content-Encoding %q, Vary %q; want 200, %q, Accept-Encoding", resp.StatusCode, h.Get("Content-Encoding"), h.Get("Vary"), coding)
+	}
+	got, err := decode[coding](body)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the body does not decode to the file (%v)", err)
+	}
+	if coding != "" && len(body) >= len(want) {
+		t.Fatalf("%s: %d bytes, not smaller than the file's %d", coding, len(body), len(want))
+	}
+	etag := h.Get("ETag")
+	if etag != sdk.ETagOf(want, coding) {
+		t.Fatalf("ETag %s, want %s", etag, sdk.ETagOf(want, coding))
+	}
+	if prev, seen := etags[coding]; seen && prev != etag {
+		t.Fatalf("ETag %s, another request of %q got %s", etag, coding, prev)
+	}
+	etags[coding] = etag
+	if resp, _ := get(t, srv, path, "Accept-Encoding", accept, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
+		t.Fatalf("revalidated with its own ETag: %d, want 304", resp.StatusCode)
+	}
+	for other, tag := range etags {
+		if other == coding {
+			continue
+		}
+		if resp, _ := get(t, srv, path, "Accept-Encoding", accept, "If-None-Match", tag); resp.StatusCode != http.StatusOK {
+			t.Fatalf("revalidated with the %q encoding's ETag: %d, want 200 (another encoding's bytes)", other, resp.StatusCode)
 		}
 	}
 }
