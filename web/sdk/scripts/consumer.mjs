@@ -90,8 +90,21 @@ if (failures.length) {
 }
 console.log(`consumer: the packed tarball type-checks with TypeScript ${TYPESCRIPTS.join(", ")} (nodenext, bundler), imports in node, and its tabrelay-bundle runs`);
 
-/** pack writes the tarball into dir, checks its file list, and returns its path. */
+/**
+ * pack writes the tarball into dir, checks its file list, and returns its
+ * path. First it checks that package.json is as npm publishes it: npm
+ * "corrects" some mistakes at publish time only (a bin path it finds
+ * invalid is dropped), which `npm pkg fix` shows on a copy.
+ */
 function pack(dir) {
+  const copy = join(dir, "pkg-fix");
+  mkdirSync(copy);
+  const manifest = readFileSync(join(root, "package.json"), "utf8");
+  writeFileSync(join(copy, "package.json"), manifest);
+  run(npm, ["pkg", "fix", "--loglevel=error"], copy, "npm pkg fix");
+  if (JSON.stringify(JSON.parse(readFileSync(join(copy, "package.json"), "utf8"))) !== JSON.stringify(JSON.parse(manifest))) {
+    failures.push(`npm would correct package.json when publishing (npm pkg fix changes it): ${readFileSync(join(copy, "package.json"), "utf8")}`);
+  }
   const out = run(npm, ["pack", "--json", "--pack-destination", dir, "--loglevel=error"], root, "npm pack");
   const [info] = JSON.parse(out);
   const files = info.files.map((f) => f.path).sort();
