@@ -18,9 +18,10 @@ import (
 // TestDemoStyledUnderAStrictCSP: the demo, whose policy is style-src
 // 'self' (no 'unsafe-inline'), shows the SDK's six elements styled by
 // their own rules — the rules the relay-served stylesheet would give —
-// and the browser reports no violation of the policy. With the elements'
-// former inline <style>s every one was blocked: the elements stayed
-// inline, unpadded, and six violations were reported.
+// and the browser reports no violation of the policy; an element in a
+// shadow root is styled too (its root adopts the sheet). With the
+// elements' former inline <style>s every one was blocked: the elements
+// stayed inline, unpadded, and six violations were reported.
 func TestDemoStyledUnderAStrictCSP(t *testing.T) {
 	browser := chromium(t)
 	_, url := demoServe(t)
@@ -55,6 +56,14 @@ document.addEventListener("securitypolicyviolation", (e) => window.violations.pu
     activity: css("tabrelay-activity", "display"), dataSwitch: css("tabrelay-data-switch", "display"),
     permissions: css("tabrelay-permissions", "display"),
     legendRadius: css("tabrelay-permissions fieldset", "borderTopLeftRadius"),
+    // In a shadow root, which the document's adopted sheets do not reach: the root adopts its own.
+    shadowSwitch: (() => {
+      const host = document.body.appendChild(document.createElement("div"));
+      const sw = host.attachShadow({ mode: "open" }).appendChild(document.createElement("tabrelay-data-switch"));
+      const shown = getComputedStyle(sw).display;
+      host.remove();
+      return shown;
+    })(),
     inlineStyles: String(document.querySelectorAll("style").length),
     violations: window.violations.join("; "),
   };
@@ -64,7 +73,8 @@ document.addEventListener("securitypolicyviolation", (e) => window.violations.pu
 	}
 	want := map[string]string{
 		"connect": "block", "connectPadding": "12px", "lookupRadius": "8px", "connections": "block", "confirm": "grid",
-		"activity": "block", "dataSwitch": "block", "permissions": "block", "legendRadius": "8px", "inlineStyles": "0", "violations": "",
+		"activity": "block", "dataSwitch": "block", "permissions": "block", "legendRadius": "8px", "shadowSwitch": "block",
+		"inlineStyles": "0", "violations": "",
 	}
 	for k, v := range want {
 		if styles[k] != v {
