@@ -39,7 +39,7 @@ func yamlFiles(t *testing.T) map[string][]any {
 		if err != nil {
 			return err
 		}
-		docs, err := parseYAML(path, string(src))
+		docs, err := parseYAML(path, src)
 		if err != nil {
 			t.Errorf("%v", err)
 			return nil
