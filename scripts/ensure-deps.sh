@@ -5,7 +5,8 @@
 # pinned in scripts/conformance/package-lock.json, and the official MCP
 # TypeScript client the end-to-end tests drive (on the system node 20),
 # pinned in tests/node/package-lock.json, a redis-server for the Redis
-# store's tests and Chromium for the browser tests (Debian's packages).
+# store's tests, Chromium for the browser tests and promtool for the alert
+# rules' tests (Debian's packages).
 # Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,10 @@ apt_install() {
   command -v "$1" >/dev/null 2>&1 || fail "$1 is still missing after apt-get install $2"
 }
 
+# deploy/'s tests check and unit-test the alert rules with promtool, which
+# Debian ships in its prometheus package (the server's service is not
+# needed and is not started by the tests).
+apt_install promtool prometheus "deploy/'s tests run promtool check rules and promtool test rules"
 # store/redis tests start a real redis-server on a loopback port; their
 # sentinels are `redis-server --sentinel` (no redis-sentinel package needed)
 # and their Redis Cluster nodes redis-servers with cluster-enabled.
