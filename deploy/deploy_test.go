@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // The tests run in deploy/; the relay's source is the rest of the module.
@@ -98,23 +101,12 @@ func list(v any) []any {
 
 // ------------------------------------------------------- the relay's source
 
-// relaySource is what the relay's non-test Go source declares.
-type relaySource struct {
-	metrics map[string]bool     // registered metric names
-	labels  map[string][]string // a metric's variable labels, when found
-	strings map[string]bool     // every string literal (environment variable names among them)
-}
-
-var metricName = regexp.MustCompile(`^tabrelay_[a-z0-9_]+$`)
-
-// scanRelaySource parses the module's non-test .go files outside deploy/
-// and collects the metric names the relay registers: string literals that
-// are a whole tabrelay_… name (as in Name: "tabrelay_calls_total"), and
-// Opts literals built from Namespace "tabrelay", Subsystem and Name.
-// A call that takes such Opts and a []string literal gives its labels.
-func scanRelaySource(t *testing.T) relaySource {
+// relayStrings are the string literals of the module's non-test .go
+// files outside deploy/: the environment variables the relay reads among
+// them.
+func relayStrings(t *testing.T) map[string]bool {
 	t.Helper()
-	src := relaySource{metrics: map[string]bool{}, labels: map[string][]string{}, strings: map[string]bool{}}
+	out := map[string]bool{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -133,42 +125,13 @@ func scanRelaySource(t *testing.T) relaySource {
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
-			t.Errorf("reading the relay's metrics: %v", err)
+			t.Errorf("reading the relay's source: %v", err)
 			return nil
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.BasicLit:
-				if s, ok := stringLit(n); ok {
-					src.strings[s] = true
-					if metricName.MatchString(s) {
-						src.metrics[s] = true
-					}
-				}
-			case *ast.CompositeLit:
-				if name := optsName(n); name != "" {
-					src.metrics[name] = true
-				}
-			case *ast.CallExpr:
-				var name string
-				var labels []string
-				for _, a := range n.Args {
-					a = unparen(a)
-					if u, ok := a.(*ast.UnaryExpr); ok && u.Op == token.AND {
-						a = u.X
-					}
-					cl, ok := a.(*ast.CompositeLit)
-					if !ok {
-						continue
-					}
-					if nm := optsName(cl); nm != "" {
-						name = nm
-					} else if l, ok := stringSlice(cl); ok {
-						labels = l
-					}
-				}
-				if name != "" && labels != nil {
-					src.labels[name] = labels
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil {
+					out[s] = true
 				}
 			}
 			return true
@@ -178,115 +141,46 @@ func scanRelaySource(t *testing.T) relaySource {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(src.metrics) == 0 {
-		t.Fatal("found no tabrelay_ metric in the relay's source: is the test running in deploy/?")
-	}
-	return src
-}
-
-func unparen(e ast.Expr) ast.Expr {
-	for {
-		p, ok := e.(*ast.ParenExpr)
-		if !ok {
-			return e
-		}
-		e = p.X
-	}
-}
-
-func stringLit(e ast.Expr) (string, bool) {
-	lit, ok := unparen(e).(*ast.BasicLit)
-	if !ok || lit.Kind != token.STRING {
-		return "", false
-	}
-	s, err := strconv.Unquote(lit.Value)
-	return s, err == nil
-}
-
-// optsName is the metric name of a prometheus ...Opts literal: its Name, or
-// Namespace_Subsystem_Name; "" when it is none or not one of tabrelay's.
-func optsName(cl *ast.CompositeLit) string {
-	fields := map[string]string{}
-	for _, el := range cl.Elts {
-		kv, ok := el.(*ast.KeyValueExpr)
-		if !ok {
-			continue
-		}
-		key, ok := kv.Key.(*ast.Ident)
-		if !ok {
-			continue
-		}
-		if s, ok := stringLit(kv.Value); ok {
-			fields[key.Name] = s
-		}
-	}
-	name := fields["Name"]
-	if name == "" {
-		return ""
-	}
-	var parts []string
-	for _, p := range []string{fields["Namespace"], fields["Subsystem"], name} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	if full := strings.Join(parts, "_"); metricName.MatchString(full) {
-		return full
-	}
-	return ""
-}
-
-func stringSlice(cl *ast.CompositeLit) ([]string, bool) {
-	at, ok := cl.Type.(*ast.ArrayType)
-	if !ok {
-		return nil, false
-	}
-	if id, ok := at.Elt.(*ast.Ident); !ok || id.Name != "string" {
-		return nil, false
-	}
-	out := []string{}
-	for _, el := range cl.Elts {
-		s, ok := stringLit(el)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, s)
-	}
-	return out, true
+	return out
 }
 
 // ------------------------------------------------------------- metrics
 
 var (
-	usedMetric  = regexp.MustCompile(`tabrelay_[a-z0-9_]+`)
-	selector    = regexp.MustCompile(`(tabrelay_[a-z0-9_]+)\s*\{([^}]*)\}`)
+	// The relay's own metrics, and its Go and process collectors'.
+	usedMetric  = regexp.MustCompile(`\b(?:tabrelay|process|go)_[a-z0-9_]+`)
+	selector    = regexp.MustCompile(`\b((?:tabrelay|process|go)_[a-z0-9_]+)\s*\{([^}]*)\}`)
 	matcher     = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)`)
 	quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 )
 
-// targetLabels are added by the scrape (or by histograms), not by the relay.
+// targetLabels are added by the scrape, not by the relay.
 var targetLabels = []string{"namespace", "pod", "job", "instance", "container", "service", "endpoint", "node"}
 
-// registered reports whether name is a metric the relay registers, or a
-// series of one of its histograms; it returns the registered name.
-func (s relaySource) registered(name string) (string, bool) {
-	if s.metrics[name] {
+// family returns the served family a series name belongs to: the name
+// itself, or a histogram's _bucket, _sum or _count (a summary's _sum or
+// _count).
+func family(served map[string]servedMetric, name string) (string, bool) {
+	if _, ok := served[name]; ok {
 		return name, true
 	}
 	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok && s.metrics[base] {
+		base, ok := strings.CutSuffix(name, suffix)
+		m, served := served[base]
+		if ok && served && (m.kind == dto.MetricType_HISTOGRAM || m.kind == dto.MetricType_SUMMARY && suffix != "_bucket") {
 			return base, true
 		}
 	}
 	return "", false
 }
 
-// TestMetricNamesAreRegistered: every tabrelay_… name in the dashboard, the
-// alert rules and the runbook is one the relay registers (a histogram's
-// _bucket, _sum and _count included), and every label a selector matches
-// on is one of that metric's labels (or a label the scrape adds).
+// TestMetricNamesAreRegistered: every metric of the relay (tabrelay_…,
+// process_…, go_…) named in the dashboard, the alert rules, their unit
+// tests and the runbook is one a running relay serves at /metrics, and
+// every label a selector matches on is one of that metric's labels (or a
+// label the scrape adds; le of a histogram's _bucket).
 func TestMetricNamesAreRegistered(t *testing.T) {
-	src := scanRelaySource(t)
+	served := servedMetrics(t)
 	missing := map[string][]string{} // name → files using it
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -302,22 +196,22 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 			text = strings.ReplaceAll(text, `\"`, `"`)
 		}
 		for _, name := range usedMetric.FindAllString(text, -1) {
-			if _, ok := src.registered(name); !ok && !slices.Contains(missing[name], path) {
+			if _, ok := family(served, name); !ok && !slices.Contains(missing[name], path) {
 				missing[name] = append(missing[name], path)
 			}
 		}
 		for _, m := range selector.FindAllStringSubmatch(text, -1) {
-			base, ok := src.registered(m[1])
-			labels, known := src.labels[base]
-			if !ok || !known {
-				continue // reported above, or a metric without labels of its own found in the source
+			base, ok := family(served, m[1])
+			if !ok {
+				continue // reported above
 			}
+			labels := served[base].labels
 			for _, lm := range matcher.FindAllStringSubmatch(quotedValue.ReplaceAllString(m[2], `""`), -1) {
 				l := lm[1]
-				if slices.Contains(labels, l) || slices.Contains(targetLabels, l) || (l == "le" && strings.HasSuffix(m[1], "_bucket")) {
+				if labels[l] || slices.Contains(targetLabels, l) || (l == "le" && strings.HasSuffix(m[1], "_bucket")) {
 					continue
 				}
-				t.Errorf("%s: %s{%s}: %s has no label %q (its labels: %v)", path, m[1], m[2], base, l, labels)
+				t.Errorf("%s: %s{%s}: %s has no label %q (its labels: %v)", path, m[1], m[2], base, l, slices.Sorted(maps.Keys(labels)))
 			}
 		}
 		return nil
@@ -325,15 +219,8 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(missing) > 0 {
-		names := make([]string, 0, len(missing))
-		for n := range missing {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			t.Errorf("%s is used in %s but the relay registers no such metric", n, strings.Join(missing[n], ", "))
-		}
+	for _, n := range slices.Sorted(maps.Keys(missing)) {
+		t.Errorf("%s is used in %s but the relay serves no such metric", n, strings.Join(missing[n], ", "))
 	}
 }
 
@@ -694,7 +581,7 @@ func portNumber(p any, ports map[string]int) int {
 }
 
 func checkRelay(t *testing.T, objs []k8sObject) {
-	src := scanRelaySource(t)
+	relayReads := relayStrings(t)
 	d := find(t, objs, "Deployment", "tabrelay")
 	if r := get(d, "spec", "replicas"); r != 3 {
 		t.Errorf("Deployment tabrelay: replicas %v, want 3", r)
@@ -740,7 +627,7 @@ func checkRelay(t *testing.T, objs []k8sObject) {
 		} else {
 			env[name] = get(e, "valueFrom")
 		}
-		if get(e, "valueFrom", "fieldRef") == nil && !src.strings[name] {
+		if get(e, "valueFrom", "fieldRef") == nil && !relayReads[name] {
 			t.Errorf("env %s: the relay reads no such variable (no string literal %q in its source)", name, name)
 		}
 		if v, ok := env[name].(string); ok {
