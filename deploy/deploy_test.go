@@ -226,6 +226,10 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 
 // ------------------------------------------------------------ dashboard
 
+// TestDashboard: the dashboard's shape (uid, data source variable, unique
+// panel ids, panels that do not overlap), every panel querying, and every
+// metric of the relay's own that a running relay serves (tabrelay_…) shown
+// on some panel.
 func TestDashboard(t *testing.T) {
 	var dash struct {
 		UID           string `json:"uid"`
@@ -260,7 +264,9 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("%s: no datasource variable DS_PROMETHEUS of type prometheus", file)
 	}
 	ids := map[float64]string{}
-	exprs := 0
+	var exprs []string
+	var placed []map[string]any // the panels' gridPos, by their titles
+	var titles []string
 	var walk func(panels []map[string]any)
 	walk = func(panels []map[string]any) {
 		for _, p := range panels {
@@ -273,6 +279,12 @@ func TestDashboard(t *testing.T) {
 			if get(p, "gridPos", "w") == nil || get(p, "gridPos", "h") == nil {
 				t.Errorf("%s: panel %q has no gridPos", file, title)
 			}
+			for i, other := range placed {
+				if overlap(other, p["gridPos"]) {
+					t.Errorf("%s: panel %q overlaps panel %q", file, title, titles[i])
+				}
+			}
+			placed, titles = append(placed, p["gridPos"].(map[string]any)), append(titles, title)
 			if p["type"] == "row" {
 				var inner []map[string]any
 				for _, q := range list(p["panels"]) {
@@ -297,17 +309,33 @@ func TestDashboard(t *testing.T) {
 				if uid := str(get(q, "datasource", "uid")); uid != "" && uid != "${DS_PROMETHEUS}" {
 					t.Errorf("%s: panel %q: target datasource uid %q, want ${DS_PROMETHEUS}", file, title, uid)
 				}
-				if !strings.Contains(str(get(q, "expr")), "tabrelay_") {
-					t.Errorf("%s: panel %q: %q reads no tabrelay_ metric", file, title, get(q, "expr"))
-				}
-				exprs++
+				exprs = append(exprs, str(get(q, "expr")))
 			}
 		}
 	}
 	walk(dash.Panels)
-	if exprs == 0 {
-		t.Errorf("%s: no queries", file)
+	if len(exprs) == 0 {
+		t.Fatalf("%s: no queries", file)
 	}
+	served := servedMetrics(t)
+	shown := map[string]bool{}
+	for _, name := range usedMetric.FindAllString(strings.Join(exprs, "\n"), -1) {
+		if base, ok := family(served, name); ok {
+			shown[base] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(served)) {
+		if strings.HasPrefix(name, "tabrelay_") && !shown[name] {
+			t.Errorf("%s: no panel shows %s", file, name)
+		}
+	}
+}
+
+// overlap reports whether two gridPos rectangles share a cell.
+func overlap(a, b any) bool {
+	n := func(p any, k string) float64 { f, _ := get(p, k).(float64); return f }
+	return n(a, "x") < n(b, "x")+n(b, "w") && n(b, "x") < n(a, "x")+n(a, "w") &&
+		n(a, "y") < n(b, "y")+n(b, "h") && n(b, "y") < n(a, "y")+n(a, "h")
 }
 
 // -------------------------------------------------------------- alerts

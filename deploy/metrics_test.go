@@ -33,6 +33,9 @@ type servedMetric struct {
 // values it can take), so each family it registers is there.
 func servedMetrics(t *testing.T) map[string]servedMetric {
 	t.Helper()
+	if servedCache != nil {
+		return servedCache
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "tabrelay")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/tabrelay").CombinedOutput(); err != nil {
@@ -103,5 +106,10 @@ func servedMetrics(t *testing.T) map[string]servedMetric {
 	if _, ok := out["tabrelay_http_requests_total"]; !ok {
 		t.Fatalf("/metrics has no tabrelay_http_requests_total after a request; families: %d", len(out))
 	}
+	servedCache = out
 	return out
 }
+
+// servedCache is what servedMetrics read, kept for the package's other tests
+// (they do not run in parallel).
+var servedCache map[string]servedMetric
