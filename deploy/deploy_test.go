@@ -1,13 +1,11 @@
 package deploy
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,8 +16,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
 )
 
 // The tests run in deploy/; the relay's source is the rest of the module.
@@ -142,200 +138,6 @@ func relayStrings(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// ------------------------------------------------------------- metrics
-
-var (
-	// The relay's own metrics, and its Go and process collectors'.
-	usedMetric  = regexp.MustCompile(`\b(?:tabrelay|process|go)_[a-z0-9_]+`)
-	selector    = regexp.MustCompile(`\b((?:tabrelay|process|go)_[a-z0-9_]+)\s*\{([^}]*)\}`)
-	matcher     = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)`)
-	quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-)
-
-// targetLabels are added by the scrape, not by the relay.
-var targetLabels = []string{"namespace", "pod", "job", "instance", "container", "service", "endpoint", "node"}
-
-// family returns the served family a series name belongs to: the name
-// itself, or a histogram's _bucket, _sum or _count (a summary's _sum or
-// _count).
-func family(served map[string]servedMetric, name string) (string, bool) {
-	if _, ok := served[name]; ok {
-		return name, true
-	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		base, ok := strings.CutSuffix(name, suffix)
-		m, served := served[base]
-		if ok && served && (m.kind == dto.MetricType_HISTOGRAM || m.kind == dto.MetricType_SUMMARY && suffix != "_bucket") {
-			return base, true
-		}
-	}
-	return "", false
-}
-
-// TestMetricNamesAreRegistered: every metric of the relay (tabrelay_…,
-// process_…, go_…) named in the dashboard, the alert rules, their unit
-// tests and the runbook is one a running relay serves at /metrics, and
-// every label a selector matches on is one of that metric's labels (or a
-// label the scrape adds; le of a histogram's _bucket).
-func TestMetricNamesAreRegistered(t *testing.T) {
-	served := servedMetrics(t)
-	missing := map[string][]string{} // name → files using it
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		switch filepath.Ext(path) {
-		case ".json", ".yaml", ".yml", ".md":
-		default:
-			return nil
-		}
-		text := readFile(t, path)
-		if filepath.Ext(path) == ".json" {
-			text = strings.ReplaceAll(text, `\"`, `"`)
-		}
-		for _, name := range usedMetric.FindAllString(text, -1) {
-			if _, ok := family(served, name); !ok && !slices.Contains(missing[name], path) {
-				missing[name] = append(missing[name], path)
-			}
-		}
-		for _, m := range selector.FindAllStringSubmatch(text, -1) {
-			base, ok := family(served, m[1])
-			if !ok {
-				continue // reported above
-			}
-			labels := served[base].labels
-			for _, lm := range matcher.FindAllStringSubmatch(quotedValue.ReplaceAllString(m[2], `""`), -1) {
-				l := lm[1]
-				if labels[l] || slices.Contains(targetLabels, l) || (l == "le" && strings.HasSuffix(m[1], "_bucket")) {
-					continue
-				}
-				t.Errorf("%s: %s{%s}: %s has no label %q (its labels: %v)", path, m[1], m[2], base, l, slices.Sorted(maps.Keys(labels)))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range slices.Sorted(maps.Keys(missing)) {
-		t.Errorf("%s is used in %s but the relay serves no such metric", n, strings.Join(missing[n], ", "))
-	}
-}
-
-// ------------------------------------------------------------ dashboard
-
-// TestDashboard: the dashboard's shape (uid, data source variable, unique
-// panel ids, panels that do not overlap), every panel querying, and every
-// metric of the relay's own that a running relay serves (tabrelay_…) shown
-// on some panel.
-func TestDashboard(t *testing.T) {
-	var dash struct {
-		UID           string `json:"uid"`
-		Title         string `json:"title"`
-		SchemaVersion int    `json:"schemaVersion"`
-		Templating    struct {
-			List []struct {
-				Name  string `json:"name"`
-				Type  string `json:"type"`
-				Query any    `json:"query"`
-			} `json:"list"`
-		} `json:"templating"`
-		Panels []map[string]any `json:"panels"`
-	}
-	const file = "grafana/tabrelay-dashboard.json"
-	if err := json.Unmarshal([]byte(readFile(t, file)), &dash); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	if dash.UID == "" || dash.Title == "" {
-		t.Errorf("%s: uid %q, title %q: both are needed", file, dash.UID, dash.Title)
-	}
-	if dash.SchemaVersion < 36 {
-		t.Errorf("%s: schemaVersion %d, want 36 or later", file, dash.SchemaVersion)
-	}
-	hasDS := false
-	for _, v := range dash.Templating.List {
-		if v.Name == "DS_PROMETHEUS" && v.Type == "datasource" && v.Query == "prometheus" {
-			hasDS = true
-		}
-	}
-	if !hasDS {
-		t.Errorf("%s: no datasource variable DS_PROMETHEUS of type prometheus", file)
-	}
-	ids := map[float64]string{}
-	var exprs []string
-	var placed []map[string]any // the panels' gridPos, by their titles
-	var titles []string
-	var walk func(panels []map[string]any)
-	walk = func(panels []map[string]any) {
-		for _, p := range panels {
-			title, _ := p["title"].(string)
-			id, _ := p["id"].(float64)
-			if other, dup := ids[id]; dup || id == 0 {
-				t.Errorf("%s: panel %q: id %v missing or also used by %q", file, title, id, other)
-			}
-			ids[id] = title
-			if get(p, "gridPos", "w") == nil || get(p, "gridPos", "h") == nil {
-				t.Errorf("%s: panel %q has no gridPos", file, title)
-			}
-			for i, other := range placed {
-				if overlap(other, p["gridPos"]) {
-					t.Errorf("%s: panel %q overlaps panel %q", file, title, titles[i])
-				}
-			}
-			placed, titles = append(placed, p["gridPos"].(map[string]any)), append(titles, title)
-			if p["type"] == "row" {
-				var inner []map[string]any
-				for _, q := range list(p["panels"]) {
-					if m, ok := q.(map[string]any); ok {
-						inner = append(inner, m)
-					}
-				}
-				walk(inner)
-				continue
-			}
-			if uid := str(get(p, "datasource", "uid")); uid != "${DS_PROMETHEUS}" {
-				t.Errorf("%s: panel %q: datasource uid %q, want ${DS_PROMETHEUS}", file, title, uid)
-			}
-			targets := list(p["targets"])
-			if len(targets) == 0 {
-				t.Errorf("%s: panel %q has no query", file, title)
-			}
-			for _, q := range targets {
-				if str(get(q, "expr")) == "" {
-					t.Errorf("%s: panel %q: a target without expr", file, title)
-				}
-				if uid := str(get(q, "datasource", "uid")); uid != "" && uid != "${DS_PROMETHEUS}" {
-					t.Errorf("%s: panel %q: target datasource uid %q, want ${DS_PROMETHEUS}", file, title, uid)
-				}
-				exprs = append(exprs, str(get(q, "expr")))
-			}
-		}
-	}
-	walk(dash.Panels)
-	if len(exprs) == 0 {
-		t.Fatalf("%s: no queries", file)
-	}
-	served := servedMetrics(t)
-	shown := map[string]bool{}
-	for _, name := range usedMetric.FindAllString(strings.Join(exprs, "\n"), -1) {
-		if base, ok := family(served, name); ok {
-			shown[base] = true
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(served)) {
-		if strings.HasPrefix(name, "tabrelay_") && !shown[name] {
-			t.Errorf("%s: no panel shows %s", file, name)
-		}
-	}
-}
-
-// overlap reports whether two gridPos rectangles share a cell.
-func overlap(a, b any) bool {
-	n := func(p any, k string) float64 { f, _ := get(p, k).(float64); return f }
-	return n(a, "x") < n(b, "x")+n(b, "w") && n(b, "x") < n(a, "x")+n(a, "w") &&
-		n(a, "y") < n(b, "y")+n(b, "h") && n(b, "y") < n(a, "y")+n(a, "h")
 }
 
 // -------------------------------------------------------------- alerts
