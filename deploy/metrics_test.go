@@ -133,7 +133,7 @@ func startRelay(t *testing.T) (admin string) {
 var (
 	// The relay's own metrics, and its Go and process collectors'.
 	usedMetric  = regexp.MustCompile(`\b(?:tabrelay|process|go)_[a-z0-9_]+`)
-	selector    = regexp.MustCompile(`\b((?:tabrelay|process|go)_[a-z0-9_]+)\s*\{([^}]*)\}`)
+	selector    = regexp.MustCompile(`\b((?:tabrelay|process|go)_[a-z0-9_]+)\s*\{((?:[^}"]|"(?:[^"\\]|\\.)*")*)\}`)
 	matcher     = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)`)
 	quotedValue = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 )
