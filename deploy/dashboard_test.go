@@ -51,6 +51,7 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("%s: no queries", file)
 	}
 	t.Run("every metric shown", func(t *testing.T) { checkEveryMetricShown(t, file, c.queries) })
+	t.Run("queries parse", func(t *testing.T) { checkQueriesParse(t, c.queries, c.queried) })
 }
 
 // panelCheck checks a dashboard's panels, rows' panels included.
@@ -61,6 +62,7 @@ type panelCheck struct {
 	placed  []any              // the gridPos of the panels seen
 	titles  []string           // and their titles
 	queries []string           // every target's expr
+	queried []string           // and its panel's title
 }
 
 func (c *panelCheck) walk(panels []map[string]any) {
@@ -105,7 +107,7 @@ func (c *panelCheck) walk(panels []map[string]any) {
 			if uid := str(get(q, "datasource", "uid")); uid != "" && uid != "${DS_PROMETHEUS}" {
 				t.Errorf("%s: panel %q: target datasource uid %q, want ${DS_PROMETHEUS}", file, title, uid)
 			}
-			c.queries = append(c.queries, str(get(q, "expr")))
+			c.queries, c.queried = append(c.queries, str(get(q, "expr"))), append(c.queried, title)
 		}
 	}
 }

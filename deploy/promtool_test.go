@@ -1,9 +1,15 @@
 package deploy
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v2"
 )
 
 // promtool runs Prometheus's promtool (Debian's prometheus package, which
@@ -77,4 +83,36 @@ func TestEveryAlertUnitTested(t *testing.T) {
 			t.Errorf("alerts_test.yaml tests %s, which alerts.yaml does not have", name)
 		}
 	}
+}
+
+// grafanaVariable is a dashboard variable in a query: the range ones
+// become a duration, the others (in a matcher's value) a regexp.
+var grafanaVariable = regexp.MustCompile(`\$(__rate_interval|__interval|__range|[A-Za-z_]\w*)`)
+
+var notMetricName = regexp.MustCompile(`[^a-zA-Z0-9_]+`)
+
+// checkQueriesParse: every dashboard query, its Grafana variables
+// replaced, is PromQL that Prometheus accepts: promtool checks them as
+// the expressions of recording rules named after their panels.
+func checkQueriesParse(t *testing.T, queries, panels []string) {
+	var rules []map[string]string
+	for i, q := range queries {
+		expr := grafanaVariable.ReplaceAllStringFunc(q, func(v string) string {
+			if v == "$__rate_interval" || v == "$__interval" || v == "$__range" {
+				return "5m"
+			}
+			return ".*"
+		})
+		name := fmt.Sprintf("dashboard:%s:query_%d", notMetricName.ReplaceAllString(panels[i], "_"), i)
+		rules = append(rules, map[string]string{"record": name, "expr": expr})
+	}
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "dashboard-queries.yaml")
+	if err := os.WriteFile(file, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promtool(t, "check", "rules", file)
 }
