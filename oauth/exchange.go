@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/limit"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -89,43 +90,40 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 	if err != nil {
 		return exchanged{}, notFoundAsGrant(err)
 	}
-	depth, err := s.derivationDepth(ctx, parent)
+	root, depth, err := s.lineage(ctx, parent)
 	if err != nil {
 		return exchanged{}, notFoundAsGrant(err)
 	}
 	if depth >= maxDerivation {
 		return exchanged{}, invalidGrant("The subject token is derived too deeply to be exchanged again.")
 	}
-
-	// Counting the parent's children and minting one are one step on this
-	// node: exchanges at once cannot each find room under the cap.
-	unlock := s.derivations.lock(parent.ID)
-	defer unlock()
-	if n, err := s.liveChildren(ctx, parent); err != nil {
+	now := s.cfg.Clock.Now().UTC()
+	if wait, err := s.limited(ctx, limitedExchangeTree, limit.Bucket{Key: "exchange:" + root, Rate: ExchangeRate}); err != nil {
 		return exchanged{}, err
-	} else if n >= MaxDerivedPerConnection {
-		return exchanged{}, protocol.ErrBadRequest.Withf(
-			"This connection already has %d live derived connections (sub-agent tokens), the most the relay allows; "+
-				"revoke one of their tokens, or wait until one expires (each lives at most an hour).", n)
+	} else if wait > 0 {
+		return exchanged{}, protocol.ErrLimited.Withf("Too many token exchanges from this connection's tree: "+
+			"%d at once, then one every %d seconds; try again in %s seconds.", ExchangeRate.Burst, int(ExchangeRate.Every/time.Second), seconds(wait))
 	}
 
-	now := s.cfg.Clock.Now().UTC()
 	expires := now.Add(AccessTokenTTL)
 	if t.ExpiresAt.Before(expires) {
 		expires = t.ExpiresAt
 	}
 	// The child lives as long as its one token: no record outlives it.
 	child := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: parent.PairingID, ClientID: clientID,
-		ClientName: parent.ClientName, Host: parent.Host, CreatedAt: now, LastUsed: now, ParentID: parent.ID, ExpiresAt: expires}
-	// The child's own record goes first: a child stored without it would
-	// inherit the parent's whole scope. None asked: no record, it inherits.
+		ClientName: parent.ClientName, Host: parent.Host, CreatedAt: now, LastUsed: now, ParentID: parent.ID, RootID: root,
+		ExpiresAt: expires}
+	// The child's own record comes with it: a child stored without it
+	// would inherit the parent's whole scope. None asked: no record, it
+	// inherits.
+	var sc *Scope
 	if hasScope {
-		sc := Scope{Version: ScopeVersion, Entries: asked, UpdatedAt: now, UpdatedBy: "exchange"}
-		if err := s.cfg.Store.PutScope(ctx, child.ID, sc); err != nil {
-			return exchanged{}, err
-		}
+		sc = &Scope{Version: ScopeVersion, Entries: asked, UpdatedAt: now, UpdatedBy: "exchange"}
 	}
-	if err := s.cfg.Store.PutConnection(ctx, child); err != nil {
+	var full *DerivedFull
+	if err := s.cfg.Store.PutDerivedConnection(ctx, child, sc, Derivations, now); errors.As(err, &full) {
+		return exchanged{}, derivedFull(full)
+	} else if err != nil {
 		return exchanged{}, err
 	}
 	s.cfg.Logger.Info("connection derived", "pairing", child.PairingID, "connection", child.ID, "parent", parent.ID,
@@ -146,25 +144,36 @@ func (s *Server) exchangeToken(ctx context.Context, clientID string, f url.Value
 		ExpiresIn: int(expires.Sub(now) / time.Second), Scope: protocol.FormatScopeText(resolved)}, nil
 }
 
+// Derivations are the relay's bounds on derived connections (issue 23 §2;
+// docs/security.md says why): 16 children of one connection, as issue 15
+// item 13 had it (a host's sub-agents at once); 64 in the tree under one
+// connection a person approved (its sub-agents' own sub-agents
+// included); 256 in one browser (a few hosts' full trees). With
+// ExchangeRate they bound what one approval can mint in an hour to 64
+// live and 32 + 360 minted, where 16 children four deep made 69,904.
+var Derivations = DerivedLimits{PerParent: MaxDerivedPerConnection, PerRoot: 64, PerPairing: 256}
+
 // MaxDerivedPerConnection bounds the live connections derived from one
 // connection at once (token exchange): a host's sub-agents, not a way to
 // mint connections without end (issue 15 item 13).
 const MaxDerivedPerConnection = 16
 
-// liveChildren counts the connections derived from parent that still live
-// (not revoked, not expired), from its pairing's list.
-func (s *Server) liveChildren(ctx context.Context, parent Connection) (int, error) {
-	conns, err := s.cfg.Store.ConnectionsOfPairing(ctx, parent.PairingID)
-	if err != nil {
-		return 0, err
+// ExchangeRate bounds the token exchanges of one tree (all the nodes
+// together, in the store): 32 at once, then one every 10 s.
+var ExchangeRate = Rate{Burst: 32, Every: 10 * time.Second}
+
+// derivedFull is the OAuth error of an exchange over one of Derivations.
+func derivedFull(f *DerivedFull) error {
+	const after = "; revoke one of their tokens (POST /revoke), or wait until one expires (each lives at most an hour)."
+	switch f.Limit {
+	case LimitRoot:
+		return protocol.ErrBadRequest.Withf("The connection the person approved already has %d live derived connections "+
+			"in its tree (sub-agents' tokens, however deep), the most the relay allows"+after, f.Live)
+	case LimitPairing:
+		return protocol.ErrBadRequest.Withf("This browser already has %d live derived connections, the most the relay allows"+after, f.Live)
 	}
-	now, n := s.cfg.Clock.Now(), 0
-	for _, c := range conns {
-		if c.ParentID == parent.ID && !c.Revoked && now.Before(c.End()) {
-			n++
-		}
-	}
-	return n, nil
+	return protocol.ErrBadRequest.Withf("This connection already has %d live derived connections (sub-agent tokens), "+
+		"the most the relay allows"+after, f.Live)
 }
 
 func notFoundAsGrant(err error) error {
@@ -180,18 +189,19 @@ func (s *Server) accessTokenRecord(ctx context.Context, token string) (AccessTok
 	return t, err
 }
 
-// derivationDepth counts c's ancestors: 0 for a connection a person
-// approved. It stops one past maxDerivation.
-func (s *Server) derivationDepth(ctx context.Context, c Connection) (int, error) {
+// lineage returns the root of c's tree (the connection a person
+// approved; c itself when it is one) and c's depth under it: 0 for a
+// connection a person approved. It stops one past maxDerivation.
+func (s *Server) lineage(ctx context.Context, c Connection) (string, int, error) {
 	depth := 0
 	for c.ParentID != "" && depth <= maxDerivation {
 		var err error
 		if c, err = s.cfg.Store.Connection(ctx, c.ParentID); err != nil {
-			return 0, err
+			return "", 0, err
 		}
 		depth++
 	}
-	return depth, nil
+	return c.ID, depth, nil
 }
 
 // parseScopeParam reads the scope parameter in the relay's words

@@ -55,6 +55,7 @@ const (
 	limitedRegisterAddress  = "register_address"
 	limitedRegisterRelay    = "register_relay"
 	limitedAuthorizeAddress = "authorize_address"
+	limitedExchangeTree     = "exchange_tree" // token exchanges of one tree (ExchangeRate)
 )
 
 // limited counts an attempt against b: 0 when it was within, else the

@@ -149,6 +149,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(token, prefixAccess):
 		if t, h, err := lookup(r.Context(), s.cfg.Hasher, purposeAccess, token, s.cfg.Store.AccessToken); err == nil && (clientID == "" || t.ClientID == clientID) {
 			_ = s.cfg.Store.DeleteAccessToken(r.Context(), h)
+			s.endDerivedToken(r.Context(), t.ConnectionID)
 			s.revoked(t.PairingID)
 		}
 	}

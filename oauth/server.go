@@ -83,10 +83,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	resource string
-	// derivations serializes the token exchanges of one parent
-	// connection on this node (MaxDerivedPerConnection).
-	derivations keyedLocks
-	verified    *verified
+	verified *verified
 }
 
 // NewServer returns the authorization server.

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/limit"
@@ -41,6 +42,19 @@ type Store interface {
 	Connection(ctx context.Context, id string) (Connection, error)
 	UpdateConnection(ctx context.Context, id string, fn func(*Connection) error) (Connection, error)
 	ConnectionsOfPairing(ctx context.Context, pairing string) ([]Connection, error)
+	// PutDerivedConnection stores c, a connection derived (token
+	// exchange) from c.ParentID in the tree of c.RootID, with its own
+	// scope record when scope is not nil, if the live derived connections
+	// it joins stay within lim at now: its parent's children, its root's
+	// tree, its pairing's. The count and the write are one transaction,
+	// for every node. Over a limit nothing is stored and the answer is a
+	// *DerivedFull. The counts come from indexes kept with the records
+	// (never a scan of the pairing): a derived connection leaves them at
+	// its end, or when UpdateConnection revokes it.
+	PutDerivedConnection(ctx context.Context, c Connection, scope *Scope, lim DerivedLimits, now time.Time) error
+	// DerivedChildren lists the ids of the live connections derived
+	// from parent (in its index), sorted.
+	DerivedChildren(ctx context.Context, parent string, now time.Time) ([]string, error)
 
 	// PutFamily stores a new refresh-token family, findable by its id and
 	// by every refresh hash it holds.
@@ -176,7 +190,10 @@ type Connection struct {
 	Revoked    bool      `json:"revoked,omitempty"`
 	// ParentID is the connection a derived one was minted from (token
 	// exchange): its scope never exceeds its parent's, and it ends with it.
+	// RootID is the connection a person approved at the top of its tree
+	// (a record stored before issue 23 has none; it was never counted).
 	ParentID string `json:"parentId,omitempty"`
+	RootID   string `json:"rootId,omitempty"`
 	// ExpiresAt ends the connection: a person's ConnectionTTL after its
 	// approval, a derived one with its token. An ended one is dead and the
 	// store drops it (End).
@@ -191,6 +208,35 @@ func (c Connection) End() time.Time {
 		return c.CreatedAt.Add(ConnectionTTL)
 	}
 	return c.ExpiresAt
+}
+
+// Derived reports whether c was derived by a token exchange and counted
+// in its tree's indexes (PutDerivedConnection).
+func (c Connection) Derived() bool { return c.ParentID != "" && c.RootID != "" }
+
+// DerivedLimits bound the live derived connections (issue 23 §2): of one
+// connection, of one tree under a connection a person approved, and of
+// one browser. docs/security.md says why these numbers.
+type DerivedLimits struct {
+	PerParent, PerRoot, PerPairing int
+}
+
+// The kinds of DerivedFull.Limit.
+const (
+	LimitParent  = "parent"
+	LimitRoot    = "root"
+	LimitPairing = "pairing"
+)
+
+// DerivedFull is PutDerivedConnection's refusal: which limit is reached
+// (LimitParent, LimitRoot, LimitPairing) and how many live there.
+type DerivedFull struct {
+	Limit string
+	Live  int
+}
+
+func (e *DerivedFull) Error() string {
+	return "derived connections full (" + e.Limit + ": " + strconv.Itoa(e.Live) + " live)"
 }
 
 // Scope is a connection's grant over the catalogue, as the person chose it

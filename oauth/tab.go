@@ -216,6 +216,7 @@ func (s *Server) Forget(ctx context.Context, pairing, connection string) error {
 		return protocol.ErrUnavailable
 	}
 	s.revokeFamilies(ctx, connection)
+	s.revokeDerived(ctx, connection)
 	// A forgotten connection grants nothing, and the reverse index says so.
 	if err := s.cfg.Store.PutScope(ctx, connection, Scope{Version: ScopeVersion, UpdatedAt: s.cfg.Clock.Now().UTC(), UpdatedBy: "tab:forget"}); err != nil {
 		s.cfg.Logger.Error("clear the scope of a forgotten connection", "connection", connection, "err", err)
@@ -244,6 +245,48 @@ func (s *Server) SetScope(ctx context.Context, pairing, connection string, scope
 	return connectionInfo(c, sc.Entries), nil
 }
 
+// revokeDerived marks every connection derived from id, however deep,
+// revoked: they ended with it (every check walks to the root), and now
+// they leave the lists and the counts of Derivations too. The walk follows
+// the children's index, bounded by Derivations.PerRoot.
+func (s *Server) revokeDerived(ctx context.Context, id string) {
+	now := s.cfg.Clock.Now()
+	next := []string{id}
+	for seen := 0; len(next) > 0 && seen <= Derivations.PerRoot; {
+		kids, err := s.cfg.Store.DerivedChildren(ctx, next[0], now)
+		if err != nil {
+			s.cfg.Logger.Error("list derived connections", "connection", next[0], "err", err)
+		}
+		next = append(next[1:], kids...)
+		for _, k := range kids {
+			seen++
+			if _, err := s.cfg.Store.UpdateConnection(ctx, k, func(c *Connection) error { c.Revoked = true; return nil }); err != nil &&
+				!errors.Is(err, ErrNotFound) {
+				s.cfg.Logger.Error("revoke a derived connection", "connection", k, "err", err)
+			}
+		}
+	}
+}
+
+// endDerivedToken ends the derived connection whose one access token was
+// revoked (RFC 7009): it has no other, and it leaves the counts of
+// Derivations at once. A connection a person approved stays: its host
+// refreshes.
+func (s *Server) endDerivedToken(ctx context.Context, connection string) {
+	c, err := s.cfg.Store.UpdateConnection(ctx, connection, func(c *Connection) error {
+		if c.ParentID == "" || c.Revoked {
+			return ErrNotFound
+		}
+		c.Revoked = true
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	s.revokeDerived(ctx, connection)
+	s.connectionsChanged(c.PairingID)
+}
+
 func (s *Server) revokeFamilies(ctx context.Context, connection string) {
 	fams, err := s.cfg.Store.FamiliesOfConnection(ctx, connection)
 	if err != nil {
@@ -260,5 +303,5 @@ func connectionInfo(c Connection, scope []protocol.ScopeEntry) protocol.Connecti
 		scope = []protocol.ScopeEntry{}
 	}
 	return protocol.ConnectionInfo{ID: c.ID, Client: c.ClientName, Host: c.Host,
-		CreatedAt: c.CreatedAt.UnixMilli(), LastUsedAt: c.LastUsed.UnixMilli(), Scope: scope}
+		CreatedAt: c.CreatedAt.UnixMilli(), LastUsedAt: c.LastUsed.UnixMilli(), Scope: scope, ParentID: c.ParentID}
 }

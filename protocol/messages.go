@@ -338,6 +338,9 @@ type ConnectionInfo struct {
 	CreatedAt  int64        `json:"createdAt"`  // Unix ms
 	LastUsedAt int64        `json:"lastUsedAt"` // Unix ms
 	Scope      []ScopeEntry `json:"scope"`
+	// ParentID names the connection a derived one (a host's sub-agent,
+	// by token exchange) was minted from; none for one a person approved.
+	ParentID string `json:"parentId,omitempty"`
 }
 
 // Connections answers list-connections (by Ref).

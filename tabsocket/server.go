@@ -378,50 +378,58 @@ func (s *Server) untrack(c *conn) {
 // browser's connections as they are now: a connections message without
 // ref, so that an open Connections panel never goes stale (one tab
 // approved, forgot or changed a scope; an admin changed one; a host derived
-// one). One read per pairing is in flight at a time: changes that come
-// while it runs make one more read after it, so the last list sent is
-// never older than the last change, and a burst of changes costs two
-// reads, not one each.
+// one). A browser's pushes are at least PushGap apart: the first change
+// is pushed at once, and every change during a push or the gap after it
+// makes one more push when the gap is over. The last list sent is never
+// older than the last change, and a burst of N changes over a time T
+// costs at most 1 + T/PushGap pushes, not N (issue 23 §2: each exchange
+// of a flood pushed the whole list, 1.03 MB at 4,970 rows, to every tab).
 func (s *Server) PushConnections(pairing string) {
 	if s.cfg.Connections == nil {
 		return
 	}
 	s.mu.Lock()
-	_, running := s.pushes[pairing]
-	s.pushes[pairing] = running // a running push reads again when it is done
+	_, busy := s.pushes[pairing]
+	s.pushes[pairing] = busy // a push running or its gap: one more after it
 	s.mu.Unlock()
-	if !running {
+	if !busy {
 		go s.push(pairing)
 	}
 }
 
+// PushGap is the least time between two pushes of one browser's
+// connections to this node's tabs.
+const PushGap = 500 * time.Millisecond
+
+// push sends the list once, then after PushGap once more if a change
+// came meanwhile.
 func (s *Server) push(pairing string) {
-	for {
-		if to := s.proven(pairing); len(to) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-			list, err := s.cfg.Connections.Connections(ctx, pairing)
-			cancel()
-			if err != nil {
-				s.cfg.Logger.Warn("connections not pushed to the tabs", "pairing", pairing, "err", err)
-			} else {
-				frame, _ := json.Marshal(protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list})
-				for _, c := range s.proven(pairing) {
-					c.sendFrame(frame)
-				}
+	if to := s.proven(pairing); len(to) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		list, err := s.cfg.Connections.Connections(ctx, pairing)
+		cancel()
+		if err != nil {
+			s.cfg.Logger.Warn("connections not pushed to the tabs", "pairing", pairing, "err", err)
+		} else {
+			frame, _ := json.Marshal(protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list})
+			for _, c := range s.proven(pairing) {
+				c.sendFrame(frame)
 			}
 		}
+	}
+	s.cfg.Clock.AfterFunc(PushGap, func() {
 		s.mu.Lock()
 		again := s.pushes[pairing]
-		if !again {
-			delete(s.pushes, pairing)
-		} else {
+		if again {
 			s.pushes[pairing] = false
+		} else {
+			delete(s.pushes, pairing)
 		}
 		s.mu.Unlock()
-		if !again {
-			return
+		if again {
+			s.push(pairing)
 		}
-	}
+	})
 }
 
 // proven returns this node's proven sockets of pairing.

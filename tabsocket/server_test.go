@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -660,4 +661,76 @@ func mustSecret(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// listed is the authorization server's side as the pushes read it: a
+// browser's list that grows by one connection at each change, and how
+// often it was read. The person's decisions are not needed here.
+type listed struct{ size, reads atomic.Int32 }
+
+var errNotHere = protocol.ErrUnsupported.With("Not in this test.")
+
+func (*listed) ConnectInfo(context.Context, string, string, string) (protocol.ConnectInfo, error) {
+	return protocol.ConnectInfo{}, errNotHere
+}
+func (*listed) Approve(context.Context, string, string, string, []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
+	return protocol.ConnectionInfo{}, errNotHere
+}
+func (*listed) Decline(context.Context, string, string, string) error { return errNotHere }
+func (*listed) Forget(context.Context, string, string) error          { return errNotHere }
+func (*listed) SetScope(context.Context, string, string, []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
+	return protocol.ConnectionInfo{}, errNotHere
+}
+
+func (l *listed) Connections(context.Context, string) ([]protocol.ConnectionInfo, error) {
+	l.reads.Add(1)
+	out := make([]protocol.ConnectionInfo, l.size.Load())
+	for i := range out {
+		out[i] = protocol.ConnectionInfo{ID: fmt.Sprintf("conn-%d", i)}
+	}
+	return out, nil
+}
+
+// TestConnectionsPushesAreCoalesced (issue 23 §2): changes that come one
+// after another, each after the last push was read, made one push each,
+// the whole list every time. Now a browser's pushes are PushGap apart:
+// with the clock still, the first change is pushed and every later one
+// waits for the gap, after which one push carries them all.
+func TestConnectionsPushesAreCoalesced(t *testing.T) {
+	l := &listed{}
+	e := newEnv(t, func(c *tabsocket.Config) { c.Connections = l })
+	c, pairing := e.welcomed(newSecret(), "t1")
+	timers := e.clock.Pending()
+	const changes = 20
+	for i := 1; i <= changes; i++ {
+		l.size.Add(1)
+		e.srv.PushConnections(pairing)
+		// Until this change was read, or a gap holds it back.
+		testwait.Eventually(t, func() bool { return l.reads.Load() == int32(i) || e.clock.Pending() > timers },
+			"change %d neither read nor held back", i)
+	}
+	e.clock.Advance(tabsocket.PushGap)
+	pushes := 0
+	for {
+		m, code := read(t, c)
+		if m == nil {
+			t.Fatalf("socket closed (%d)", code)
+		}
+		if m["type"] != protocol.TypeConnections {
+			continue
+		}
+		pushes++
+		if len(m["connections"].([]any)) == changes {
+			break
+		}
+	}
+	if pushes != 2 || l.reads.Load() != 2 {
+		t.Fatalf("%d changes made %d pushes (%d reads); want 2: the first, and one after the gap", changes, pushes, l.reads.Load())
+	}
+	// Nothing changed since: the next gap pushes nothing.
+	e.clock.Advance(tabsocket.PushGap)
+	e.waitTouched(c)
+	if n := l.reads.Load(); n != 2 {
+		t.Fatalf("a gap with no change read the list again (%d reads)", n)
+	}
 }

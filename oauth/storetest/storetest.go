@@ -60,6 +60,8 @@ func Run(t *testing.T, open func(t *testing.T) oauth.Store) {
 	t.Run("one of racing decisions wins", func(t *testing.T) { testRequestAtomic(t, open(t)) })
 	t.Run("scope records and the reverse index", func(t *testing.T) { testScopeIndex(t, open(t)) })
 	t.Run("concurrent scope updates are not lost", func(t *testing.T) { testScopeAtomic(t, open(t)) })
+	t.Run("derived connections are counted", func(t *testing.T) { testDerived(t, open(t)) })
+	t.Run("racing derivations take the places once", func(t *testing.T) { testDerivedAtomic(t, open(t)) })
 	t.Run("every record ends", func(t *testing.T) { testLifetimes(t, open(t)) })
 	t.Run("attempt buckets", func(t *testing.T) { testAttempts(t, open(t)) })
 	t.Run("racing attempts take the burst once", func(t *testing.T) { testAttemptsAtomic(t, open(t)) })

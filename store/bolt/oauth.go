@@ -166,6 +166,11 @@ func (s *Store) UpdateConnection(_ context.Context, id string, fn func(*oauth.Co
 		if err := fn(&c); err != nil {
 			return err
 		}
+		if c.Revoked {
+			if err := dropDerived(tx, c); err != nil {
+				return err
+			}
+		}
 		return put(tx, bucketConnections, []byte(id), c)
 	})
 	return c, err

@@ -55,27 +55,33 @@ func (s *Store) UpdateScope(_ context.Context, connection string, fn func([]byte
 		if sc, err = fn(bytes.Clone(tx.Bucket(bucketScopes).Get([]byte(connection)))); err != nil {
 			return err
 		}
-		raw, err := json.Marshal(sc)
-		if err != nil {
-			return err
-		}
-		if err := dropScopeIndex(tx, connection); err != nil {
-			return err
-		}
-		idx := tx.Bucket(bucketScopeIndex)
-		for _, e := range sc.Entries {
-			for _, a := range e.Actions {
-				if err := idx.Put(indexKey(e.Tool, a, connection), []byte{}); err != nil {
-					return err
-				}
-			}
-		}
-		return tx.Bucket(bucketScopes).Put([]byte(connection), raw)
+		return writeScope(tx, connection, sc)
 	})
 	if err != nil {
 		return oauth.Scope{}, err
 	}
 	return sc, nil
+}
+
+// writeScope writes a connection's scope record and its index entries in
+// tx, those of the record it replaces gone.
+func writeScope(tx *bbolt.Tx, connection string, sc oauth.Scope) error {
+	raw, err := json.Marshal(sc)
+	if err != nil {
+		return err
+	}
+	if err := dropScopeIndex(tx, connection); err != nil {
+		return err
+	}
+	idx := tx.Bucket(bucketScopeIndex)
+	for _, e := range sc.Entries {
+		for _, a := range e.Actions {
+			if err := idx.Put(indexKey(e.Tool, a, connection), []byte{}); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Bucket(bucketScopes).Put([]byte(connection), raw)
 }
 
 // dropScopeIndex removes a connection's index entries: those of its

@@ -169,6 +169,9 @@ func dropConnection(tx *bbolt.Tx, key, raw []byte) error {
 	if err := dropScope(tx, key, nil); err != nil {
 		return err
 	}
+	if err := dropDerived(tx, c); err != nil {
+		return err
+	}
 	if err := tx.Bucket(bucketConnsByPairing).Delete(pairKey(c.PairingID, c.ID)); err != nil {
 		return err
 	}

@@ -235,6 +235,9 @@ func (s *Store) UpdateConnection(ctx context.Context, id string, fn func(*oauth.
 		}
 		ttl := s.ttl(c.End())
 		return func(p goredis.Pipeliner) {
+			if c.Revoked || ttl == 0 {
+				s.dropDerived(ctx, p, c)
+			}
 			if c.PairingID != pairing || ttl == 0 {
 				p.SRem(ctx, s.pairingConns(pairing), id)
 			}
