@@ -46,12 +46,6 @@ type Snapshot struct {
 	TurnConn string
 }
 
-// pendingQuery is a permissions question on its way to a tab.
-type pendingQuery struct {
-	asker *actor.PID
-	at    time.Time
-}
-
 func toWireConnection(c protocol.Connection) *wire.Connection {
 	return &wire.Connection{Id: c.ID, Kind: c.Kind, Client: c.Client, Host: c.Host}
 }

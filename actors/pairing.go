@@ -28,13 +28,14 @@ type pairing struct {
 	// tab that comes back (same id: it runs each at most once); their
 	// answer is late. Not moved with the pairing.
 	orphans  map[string]*call
-	queries  map[string]pendingQuery // permissions questions waiting for the tab
-	detached []detachedCall          // detached calls, oldest first (bounded)
-	turns    map[string]*turn        // each connection's turn, by connection id (SPEC §1)
-	waiters  map[pidKey]*heldWaiter  // waiters on other nodes, watched (pairing_schedule.go)
-	sched    clock.Timer             // the calls' schedule (pairing_schedule.go)
-	schedAt  time.Time               // when sched fires
-	schedGen int                     // counts schedules armed; a tick of an older one is stale
+	queries  map[string]*pendingQuery // permissions questions waiting for the tab, by id (pairing_perms.go)
+	answers  map[string]answered      // the tab's answers kept, by question
+	detached []detachedCall           // detached calls, oldest first (bounded)
+	turns    map[string]*turn         // each connection's turn, by connection id (SPEC §1)
+	waiters  map[pidKey]*heldWaiter   // waiters on other nodes, watched (pairing_schedule.go)
+	sched    clock.Timer              // the calls' schedule (pairing_schedule.go)
+	schedAt  time.Time                // when sched fires
+	schedGen int                      // counts schedules armed; a tick of an older one is stale
 	idle     clock.Timer
 	idleGen  int                                              // counts idle timers armed; a check of an older one is stale
 	released func(id string, self *actor.PID, handedOff bool) // told when the actor stops
@@ -109,7 +110,7 @@ type turn struct {
 func newPairing(id string, cfg Config, rebuilt bool, adopted *wire.PairingState, released func(string, *actor.PID, bool)) actor.Producer {
 	return func() actor.Actor {
 		p := &pairing{id: id, cfg: cfg, calls: map[string]*call{}, orphans: map[string]*call{},
-			queries: map[string]pendingQuery{}, turns: map[string]*turn{},
+			queries: map[string]*pendingQuery{}, answers: map[string]answered{}, turns: map[string]*turn{},
 			released: released, adopted: adopted}
 		if rebuilt {
 			p.tabsBackBy = cfg.Clock.Now().Add(cfg.RebuildGrace)
@@ -183,10 +184,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 	case *wire.PermissionsRequest:
 		p.onPermissionsRequest(ctx, m)
 	case *wire.TabPermissions:
-		if q, ok := p.queries[m.GetId()]; ok {
-			delete(p.queries, m.GetId())
-			ctx.Send(q.asker, &wire.PermissionsAnswer{Answered: true, Tools: m.GetTools()})
-		}
+		p.onPermissions(ctx, m)
 	case *wire.SnapshotRequest:
 		ctx.Respond(p.snapshot())
 	case *handOff:
@@ -201,12 +199,17 @@ func (p *pairing) Receive(ctx actor.Context) {
 
 // onTabMessage reads what a tab said that the wire has no message of its
 // own for: a tab message the pairing reads is a case of a type switch on
-// what protocol.DecodeFromTab returns, here. None takes this way yet; what
-// reaches it (a newer build's socket node sent it) is dropped.
+// what protocol.DecodeFromTab returns, here. Anything else that reaches
+// it (a newer build's socket node sent it) is dropped.
 func (p *pairing) onTabMessage(m *wire.TabMessage) {
 	env, err := protocol.DecodeType(m.GetJson())
+	var msg protocol.FromTab
 	if err == nil {
-		_, err = protocol.DecodeFromTab(env, m.GetJson())
+		msg, err = protocol.DecodeFromTab(env, m.GetJson())
+	}
+	if _, ok := msg.(protocol.PermissionsChanged); ok {
+		p.settingsChanged()
+		return
 	}
 	p.logger().Debug("tab message dropped: the pairing does not read it", "type", clip(env.Type), "err", err)
 }
@@ -311,29 +314,6 @@ func (p *pairing) noTabCame(ctx actor.Context, c *call) {
 
 // stopGrace ends c's wait for a tab that went away lately.
 func (p *pairing) stopGrace(c *call) { c.until = time.Time{} }
-
-// queryLife bounds how long a permissions question is remembered; its
-// asker has given up long before.
-const queryLife = 30 * time.Second
-
-// onPermissionsRequest asks the tab focused last (SPEC §4: anew for each
-// tool list). No tab: answered at once.
-func (p *pairing) onPermissionsRequest(ctx actor.Context, m *wire.PermissionsRequest) {
-	if len(p.tabs) == 0 || ctx.Sender() == nil {
-		ctx.Respond(&wire.PermissionsAnswer{})
-		return
-	}
-	now := p.cfg.Clock.Now()
-	for id, q := range p.queries {
-		if now.Sub(q.at) > queryLife {
-			delete(p.queries, id)
-		}
-	}
-	id := NewID("perm-")
-	p.queries[id] = pendingQuery{asker: ctx.Sender(), at: now}
-	sendTab(ctx, p.tabs[0].pid, protocol.PermissionsQuery{Envelope: protocol.Typed(protocol.TypePermissionsQuery),
-		ID: id, Connection: fromWireConnection(m.GetConnection()), Tools: m.GetTools()})
-}
 
 // turnFor returns the turn id of a call of connection conn at now: conn's
 // turn while it lasts (a call of it still in flight, or its last call

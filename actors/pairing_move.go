@@ -214,7 +214,9 @@ func (p *pairing) export() *wire.PairingState {
 			FocusedAtUnixNano: unixNano(t.focusedAt), JoinedUnixNano: unixNano(t.joined)})
 	}
 	for id, q := range p.queries {
-		s.Queries = append(s.Queries, &wire.QueryState{Id: id, AskerAddress: q.asker.Address, AskerId: q.asker.Id, AtUnixNano: unixNano(q.at)})
+		for _, a := range q.askers { // one entry per asker: a question's askers share its id
+			s.Queries = append(s.Queries, &wire.QueryState{Id: id, AskerAddress: a.Address, AskerId: a.Id, AtUnixNano: unixNano(q.at)})
+		}
 	}
 	for _, c := range p.calls {
 		until := c.until
@@ -267,7 +269,12 @@ func (p *pairing) adopt(ctx actor.Context, s *wire.PairingState) {
 	p.sortTabs()
 	p.cfg.Metrics.TabsConnected.Add(float64(len(p.tabs)))
 	for _, q := range s.GetQueries() {
-		p.queries[q.GetId()] = pendingQuery{asker: actor.NewPID(q.GetAskerAddress(), q.GetAskerId()), at: fromUnixNano(q.GetAtUnixNano())}
+		pq := p.queries[q.GetId()]
+		if pq == nil {
+			pq = &pendingQuery{at: fromUnixNano(q.GetAtUnixNano())}
+			p.queries[q.GetId()] = pq
+		}
+		pq.askers = append(pq.askers, actor.NewPID(q.GetAskerAddress(), q.GetAskerId()))
 	}
 	for _, cs := range s.GetCalls() {
 		if cs.GetWaiterId() == "" || cs.GetCall() == nil {

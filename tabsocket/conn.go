@@ -57,7 +57,7 @@ type conn struct {
 	// 0: none runs). schedule.go reads both.
 	nextPing     int64
 	writingSince atomic.Int64
-	credits      atomic.Int64               // calls sent that the tab has not answered yet
+	credits      atomic.Int64               // questions sent (asks) that the tab has not answered yet
 	pairing      string                     // set once the hello is accepted, before proven
 	tab          atomic.Pointer[actors.Tab] // set once the hello is accepted
 	proven       atomic.Bool                // the hello was accepted
@@ -103,21 +103,32 @@ func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 func (c *conn) Send(msg protocol.ToTab) bool {
 	// The writer encodes the message: the sender (a pairing, for a call
 	// whose arguments may be large) only queues it.
-	_, call := msg.(protocol.Call)
-	return c.put(outgoing{msg: msg}, call)
+	return c.put(outgoing{msg: msg}, asks(msg))
+}
+
+// asks reports whether msg is a question the tab answers: a call (its
+// result) or a permissions query (its permissions). Its answer is paid
+// for by the question, never by the tab's rate limit (SPEC §6, issue 23
+// §2: a flood of tools/list had the tab closed for answering the relay).
+func asks(msg protocol.ToTab) bool {
+	switch msg.(type) {
+	case protocol.Call, protocol.PermissionsQuery:
+		return true
+	}
+	return false
 }
 
 // sendFrame queues a message encoded already (never a call).
 func (c *conn) sendFrame(frame []byte) bool { return c.put(outgoing{frame: frame}, false) }
 
-// put queues o; a call counts as a credit once queued (the tab may answer
-// it outside the rate limit). While the socket ends nothing is queued: the
+// put queues o; a question (asks) counts as a credit once queued (the
+// tab may answer it outside the rate limit). While the socket ends nothing is queued: the
 // backlog of a gone tab costs nothing.
-func (c *conn) put(o outgoing, call bool) bool {
+func (c *conn) put(o outgoing, question bool) bool {
 	if c.ending.Load() || !c.enqueue(o) {
 		return false
 	}
-	if call {
+	if question {
 		c.credits.Add(1)
 	}
 	return true

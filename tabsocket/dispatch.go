@@ -27,7 +27,7 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	if err != nil {
 		return protocol.CloseBadMessage
 	}
-	if code := c.pace(env.Type == protocol.TypeResult); code != 0 {
+	if code := c.pace(env.Type == protocol.TypeResult || env.Type == protocol.TypePermissions); code != 0 {
 		return code
 	}
 	msg, err := protocol.DecodeFromTab(env, data)
@@ -44,6 +44,7 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 		if c.s.cfg.ToolsChanged != nil {
 			c.s.cfg.ToolsChanged(c.pairing)
 		}
+		tab.Forward(msg) // the pairing forgets the permissions answers it keeps
 	case protocol.Focus:
 		tab.Focus(focusTime(m.At, c.s.cfg.Clock.Now()))
 	case protocol.ConnectInfoRequest, protocol.Approve, protocol.ListConnections, protocol.Forget, protocol.SetScope:
@@ -61,12 +62,13 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 	return 0
 }
 
-// pace takes one message out of the tab's rate limit (SPEC §6): a result
-// is paid for by the call the relay sent; asking, answered and results
-// beyond the calls sent count like everything else the tab says on its
-// own. Over the limit the tab is closed as too fast.
-func (c *conn) pace(result bool) protocol.CloseCode {
-	paid := result && c.takeCredit()
+// pace takes one message out of the tab's rate limit (SPEC §6): an
+// answer (a result, permissions) is paid for by the question the relay
+// sent (asks); asking, answered and answers beyond the questions sent
+// count like everything else the tab says on its own. Over the limit the
+// tab is closed as too fast.
+func (c *conn) pace(answer bool) protocol.CloseCode {
+	paid := answer && c.takeCredit()
 	if !paid && !c.bucket.take(c.s.cfg.Clock.Now()) {
 		return protocol.CloseTooFast
 	}

@@ -19,7 +19,7 @@ import (
 
 // pairedBrowser is a browser with one focused tab (tabArgs added to its
 // command line) connected to r.
-func pairedBrowser(t *testing.T, r *relay, tabArgs ...string) (*browser, string) {
+func pairedBrowser(t testing.TB, r *relay, tabArgs ...string) (*browser, string) {
 	t.Helper()
 	b := newBrowser(t)
 	b.startTab(r.url, "a", append([]string{"--focus"}, tabArgs...)...)
@@ -31,7 +31,7 @@ func pairedBrowser(t *testing.T, r *relay, tabArgs ...string) (*browser, string)
 
 // connect runs the whole flow: register, authorize, approve in the tab,
 // follow the waiting page, exchange the code. It returns the token answer.
-func connect(t *testing.T, r *relay, b *browser, h *host, scope ...string) (*flow, map[string]any) {
+func connect(t testing.TB, r *relay, b *browser, h *host, scope ...string) (*flow, map[string]any) {
 	t.Helper()
 	if h.clientID == "" {
 		h.register()
