@@ -51,19 +51,26 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}
 	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		o := s.cfg.Caller.Call(ctx, call, nil)
+	ctx, grant := s.watchGrant(ctx, r, g.PairingID, tool.Name, actionOf(tool, args))
+	// outcome is the call's answer for the host, unless its grant ended or
+	// narrowed while it ran (withdraw.go).
+	outcome := func(o protocol.Outcome) map[string]any {
+		if why := grant.withdrawn(r.Context()); why != grantHolds {
+			protocol.LogOutcome(s.cfg.Logger, "withdrawn", o.CallID, g.ConnectionID, p.Name, time.Since(started))
+			return s.finishCall(e, s.withdrawal(why, tool.Name, actionOf(tool, args)))
+		}
 		s.logOutcome(o, g, p.Name, started)
-		writeResult(w, req.ID, s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o)))
+		return s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		writeResult(w, req.ID, outcome(s.cfg.Caller.Call(ctx, call, nil)))
 		return
 	}
 	n := &notifier{tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
 	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait, n.heartbeat)
 	n.st = st
 	defer st.stop()
-	o := s.cfg.Caller.Call(ctx, call, n.event)
-	s.logOutcome(o, g, p.Name, started)
-	out := s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))
+	out := outcome(s.cfg.Caller.Call(ctx, call, n.event))
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
 		writeResult(w, req.ID, out) // the stream never opened
 	}

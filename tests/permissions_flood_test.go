@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -25,6 +26,7 @@ type answeringTab struct {
 	queries atomic.Int64
 	answer  atomic.Value // the permission it answers for every tool
 	answers chan map[string]any
+	calls   chan map[string]any       // the relay's calls and cancels
 	ended   chan websocket.StatusCode // the close code, once the socket ended
 }
 
@@ -36,7 +38,8 @@ func openAnsweringTab(t *testing.T, relayURL, secret string) *answeringTab {
 	}
 	ws.SetReadLimit(protocol.MaxMessageBytes)
 	t.Cleanup(func() { ws.CloseNow() })
-	a := &answeringTab{ws: ws, answers: make(chan map[string]any, 16), ended: make(chan websocket.StatusCode, 1)}
+	a := &answeringTab{ws: ws, answers: make(chan map[string]any, 16), calls: make(chan map[string]any, 16),
+		ended: make(chan websocket.StatusCode, 1)}
 	a.answer.Store(protocol.PermissionRuns)
 	go a.run(context.Background())
 	return a
@@ -61,6 +64,8 @@ func (a *answeringTab) run(ctx context.Context) {
 				tools[name.(string)] = a.answer.Load().(string)
 			}
 			a.write(map[string]any{"type": protocol.TypePermissions, "id": m["id"], "tools": tools})
+		case protocol.TypeCall, protocol.TypeCancel:
+			a.calls <- m
 		default:
 			if m["ref"] != nil {
 				a.answers <- m
@@ -75,12 +80,58 @@ func (a *answeringTab) write(v any) {
 }
 
 // approve approves the connect request of code in this tab with scope.
-func (a *answeringTab) approve(t *testing.T, code string, scope ...map[string]any) {
+func (a *answeringTab) approve(t *testing.T, code string, scope ...map[string]any) map[string]any {
 	t.Helper()
-	a.write(map[string]any{"type": protocol.TypeApprove, "ref": "approve", "code": code, "scope": scope})
-	if m := <-a.answers; m["type"] != protocol.TypeDone {
-		t.Fatalf("approve: %v", m)
+	return a.request(t, map[string]any{"type": protocol.TypeApprove, "code": code, "scope": scope})
+}
+
+// request sends one of the tab's requests and returns its done.
+func (a *answeringTab) request(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	m["ref"] = fmt.Sprint(m["type"])
+	a.write(m)
+	for {
+		select {
+		case d := <-a.answers:
+			if d["ref"] != m["ref"] {
+				continue // a push's list, or another answer
+			}
+			if d["type"] != protocol.TypeDone {
+				t.Fatalf("%s: %v", m["type"], d)
+			}
+			return d
+		case <-time.After(patience):
+			t.Fatalf("%s: no answer", m["type"])
+		}
 	}
+}
+
+// next returns the next call or cancel the tab was sent.
+func (a *answeringTab) next(t *testing.T) map[string]any {
+	t.Helper()
+	select {
+	case m := <-a.calls:
+		return m
+	case <-time.After(patience):
+		t.Fatal("no call or cancel came")
+	}
+	return nil
+}
+
+// connectHost approves a host's connection in the tab and returns its
+// access token and connection id.
+func connectHost(t *testing.T, r *relay, tab *answeringTab, scope ...map[string]any) (string, string) {
+	t.Helper()
+	h := newHost(t, r.url)
+	h.register()
+	f := h.authorize()
+	done := tab.approve(t, f.code, scope...)
+	st := h.status(f)
+	status, tokens := h.exchange(f, h.codeFrom(f, st["redirect"]))
+	if status != http.StatusOK {
+		t.Fatalf("token: %d %v", status, tokens)
+	}
+	return tokens["access_token"].(string), done["connection"].(map[string]any)["id"].(string)
 }
 
 // TestToolsListFloodLeavesTheTabConnected (issue 23 §2): 2,000 tools/list
@@ -93,16 +144,7 @@ func (a *answeringTab) approve(t *testing.T, code string, scope ...map[string]an
 func TestToolsListFloodLeavesTheTabConnected(t *testing.T) {
 	r := startRelay(t, nil)
 	tab := openAnsweringTab(t, r.url, randomString()[:43])
-	h := newHost(t, r.url)
-	h.register()
-	f := h.authorize()
-	tab.approve(t, f.code, map[string]any{"tool": "whoami"}, map[string]any{"tool": "counter", "actions": []string{"get"}})
-	st := h.status(f)
-	status, tokens := h.exchange(f, h.codeFrom(f, st["redirect"]))
-	if status != http.StatusOK {
-		t.Fatalf("token: %d %v", status, tokens)
-	}
-	token := tokens["access_token"].(string)
+	token, _ := connectHost(t, r, tab, map[string]any{"tool": "whoami"}, map[string]any{"tool": "counter", "actions": []string{"get"}})
 
 	const lists, workers = 2000, 32
 	var next atomic.Int64
