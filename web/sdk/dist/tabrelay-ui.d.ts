@@ -115,6 +115,9 @@ export interface ConnectionWords {
     readonly host: string;
     /** Name and host, "Claude (claude.ai)": what buttons are named with. */
     readonly who: string;
+    /** A short part of the connection's id (not a secret): tells apart connections of one client. */
+    readonly shortId: string;
+    /** When it was approved (or derived), to the second. */
     readonly created: string;
     readonly lastUsed: string;
     /** What it may use, from the app's declaration. */
@@ -127,10 +130,24 @@ type Tools = Pick<AppDeclaration, "tools"> | undefined;
 export declare function scopeWords(scope: readonly ScopeEntry[], app: Tools): string;
 /** connectionWords puts a connection in words; timeOf formats Unix ms. */
 export declare function connectionWords(c: ConnectionInfo, app: Tools, timeOf?: (ms: number) => string): ConnectionWords;
-/** What a row shows: its words, and the view, the scope picker ("edit") or the forget question ("forget"). */
+/** shortId is six characters of a connection's id past its kind ("conn_"): enough to tell a browser's connections apart. */
+declare function shortId(id: string): string;
+/**
+ * What a row shows: its words, and the view, the scope picker ("edit") or
+ * the forget question ("forget"). Rows come in the panel's order: each
+ * connection a person approved, newest first, followed by the connections
+ * derived from it (a host's sub-agents), each under its parent (depth).
+ * When several rows have one name and host, `who` adds the short id.
+ */
 export interface ConnectionRow extends ConnectionWords {
     readonly id: string;
     readonly connection: ConnectionInfo;
+    /** 0 for a connection a person approved (or one whose parent is not listed); 1 for its sub-agents', and so on. */
+    readonly depth: number;
+    /** The listed connection it was derived from. */
+    readonly parentId: string | undefined;
+    /** Its parent's `who`, when it was derived from a listed one; "" otherwise. */
+    readonly derivedFrom: string;
     readonly mode: "view" | "edit" | "forget";
     /** The scope picker while editing: the Connect panel's model, ticked as the connection's scope is. */
     readonly picker: ScopeModel | undefined;
@@ -180,6 +197,8 @@ export declare class ConnectionsPanel {
     /** forget ends a row's connection, once askForget asked. */
     forget(id: string): Promise<boolean>;
     private run;
+    /** whoOf is a row's `who`: its name and host, with its short id when another row has the same. */
+    private whoOf;
     private find;
     /** take replaces the list with one heard; a row being edited or asked about that is gone says so. */
     private take;
@@ -214,6 +233,8 @@ export declare class TabrelayConnections extends Base {
     private stopFollowing;
     private restart;
     private render;
+    /** tree is the rows as list items, each derived connection in a list under its parent's item. */
+    private tree;
     private row;
     private picker;
     private back;

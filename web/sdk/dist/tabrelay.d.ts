@@ -711,6 +711,8 @@ export interface ConnectionInfo {
     createdAt: number;
     lastUsedAt: number;
     scope: ScopeEntry[];
+    /** The connection a derived one (a host's sub-agent, by token exchange) was made from; absent for one a person approved. */
+    parentId?: string;
 }
 /** Who waits behind a connect code (§8 step 3). */
 export interface ConnectInfo {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { RelayError, type ConnectionInfo, type ScopeEntry } from "../src/requests.js";
-import { connectionWords, ConnectionsPanel, SCOPE_REFUSED, scopeWords, type ConnectionsClient } from "../src/ui/connections-model.js";
+import { connectionWords, ConnectionsPanel, SCOPE_REFUSED, scopeWords, shortId, type ConnectionsClient } from "../src/ui/connections-model.js";
 import { ERROR_WORDS } from "../src/ui/model.js";
 import { app, TestHandlers } from "./app.js";
 import { FakeBrowser, flush } from "./fakes.js";
@@ -131,7 +131,7 @@ describe("a connection in words", () => {
   test("who, host, when, and a last use this relay does not record yet", () => {
     const w = connectionWords(A, app, (ms) => `t${ms - T0}`);
     assert.deepEqual(w, {
-      name: "Claude", host: "claude.test", who: "Claude (claude.test)", created: "t0",
+      name: "Claude", host: "claude.test", who: "Claude (claude.test)", shortId: "a", created: "t0",
       lastUsed: "not yet recorded (the relay records use about hourly)", scope: "echo; counter: get",
     });
     const used = connectionWords({ ...A, lastUsedAt: T0 + 5000, client: "", host: "" }, app, (ms) => `t${ms - T0}`);
@@ -171,6 +171,48 @@ class StubClient implements ConnectionsClient {
     return { ...c!, scope: [...scope] };
   }
 }
+
+describe("several connections of one client, and a host's sub-agents", () => {
+  const twin = (id: string, createdAt: number, parentId?: string): ConnectionInfo =>
+    ({ ...conn(id, "Claude", createdAt), ...(parentId ? { parentId } : {}) });
+
+  test("the short id tells apart connections of one name and host, and the time is to the second", () => {
+    assert.equal(shortId("conn_Zx9kQ2mLp0"), "Zx9kQ2");
+    const c = new StubClient();
+    c.push([twin("conn_first1", T0), twin("conn_second", T0 + 1000), B]);
+    const panel = new ConnectionsPanel(c, app, (ms) => `t${ms - T0}`);
+    panel.open();
+    assert.deepEqual(panel.rows.map((r) => [r.who, r.shortId, r.created]), [
+      ["Other (other.test)", "b", "t1000"],
+      ["Claude (claude.test, id second)", "second", "t1000"],
+      ["Claude (claude.test, id first1)", "first1", "t0"],
+    ]);
+    panel.askForget("conn_first1");
+    assert.equal(panel.rows.find((r) => r.id === "conn_first1")!.mode, "forget");
+    const seconds = connectionWords(A, app).created;
+    assert.match(seconds, /\d{1,2}:\d{2}:\d{2}/, "created says the second");
+  });
+
+  test("derived connections come under their parent, deepest last; one whose parent is not listed stands alone", async () => {
+    const c = new StubClient();
+    const root = twin("conn_root00", T0), kid = twin("conn_kid000", T0 + 3000, "conn_root00");
+    const grand = twin("conn_grand0", T0 + 4000, "conn_kid000"), stray = twin("conn_stray0", T0 + 5000, "conn_gone00");
+    c.push([grand, stray, B, kid, root]);
+    const panel = new ConnectionsPanel(c, app);
+    panel.open();
+    assert.deepEqual(panel.rows.map((r) => [r.id, r.depth, r.parentId ?? ""]), [
+      ["conn_stray0", 0, ""], ["conn_b", 0, ""], ["conn_root00", 0, ""],
+      ["conn_kid000", 1, "conn_root00"], ["conn_grand0", 2, "conn_kid000"],
+    ]);
+    assert.equal(panel.rows.find((r) => r.id === "conn_kid000")!.derivedFrom, "Claude (claude.test, id root00)");
+    assert.equal(panel.rows.find((r) => r.id === "conn_root00")!.derivedFrom, "");
+    // Forgetting the parent takes its sub-agents' connections with it at once.
+    panel.askForget("conn_root00");
+    assert.equal(await panel.forget("conn_root00"), true);
+    assert.deepEqual(panel.rows.map((r) => r.id), ["conn_stray0", "conn_b"]);
+    assert.equal(panel.notice, "Claude (claude.test, id root00) is forgotten: it can no longer use Test. To use Test again, it must connect anew.");
+  });
+});
 
 describe("the Connections panel, headless", () => {
   test("it follows a real client: asks once on open, then every push replaces the list, newest first", async () => {

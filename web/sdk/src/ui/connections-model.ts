@@ -27,6 +27,9 @@ export interface ConnectionWords {
   readonly host: string;
   /** Name and host, "Claude (claude.ai)": what buttons are named with. */
   readonly who: string;
+  /** A short part of the connection's id (not a secret): tells apart connections of one client. */
+  readonly shortId: string;
+  /** When it was approved (or derived), to the second. */
   readonly created: string;
   readonly lastUsed: string;
   /** What it may use, from the app's declaration. */
@@ -56,7 +59,7 @@ export function connectionWords(c: ConnectionInfo, app: Tools, timeOf: (ms: numb
   const name = c.client || "An application without a name";
   const host = c.host || "an unknown host";
   return {
-    name, host, who: `${name} (${host})`,
+    name, host, who: `${name} (${host})`, shortId: shortId(c.id),
     created: c.createdAt ? timeOf(c.createdAt) : "unknown",
     // The relay moves lastUsedAt at the host's token refreshes (about
     // hourly while it works), not at each call (§7).
@@ -65,14 +68,31 @@ export function connectionWords(c: ConnectionInfo, app: Tools, timeOf: (ms: numb
   };
 }
 
-function dateTime(ms: number): string {
-  return new Date(ms).toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+/** shortId is six characters of a connection's id past its kind ("conn_"): enough to tell a browser's connections apart. */
+export function shortId(id: string): string {
+  return id.slice(id.indexOf("_") + 1).slice(0, 6);
 }
 
-/** What a row shows: its words, and the view, the scope picker ("edit") or the forget question ("forget"). */
+function dateTime(ms: number): string {
+  return new Date(ms).toLocaleString([], { dateStyle: "medium", timeStyle: "medium" });
+}
+
+/**
+ * What a row shows: its words, and the view, the scope picker ("edit") or
+ * the forget question ("forget"). Rows come in the panel's order: each
+ * connection a person approved, newest first, followed by the connections
+ * derived from it (a host's sub-agents), each under its parent (depth).
+ * When several rows have one name and host, `who` adds the short id.
+ */
 export interface ConnectionRow extends ConnectionWords {
   readonly id: string;
   readonly connection: ConnectionInfo;
+  /** 0 for a connection a person approved (or one whose parent is not listed); 1 for its sub-agents', and so on. */
+  readonly depth: number;
+  /** The listed connection it was derived from. */
+  readonly parentId: string | undefined;
+  /** Its parent's `who`, when it was derived from a listed one; "" otherwise. */
+  readonly derivedFrom: string;
   readonly mode: "view" | "edit" | "forget";
   /** The scope picker while editing: the Connect panel's model, ticked as the connection's scope is. */
   readonly picker: ScopeModel | undefined;
@@ -121,13 +141,33 @@ export class ConnectionsPanel {
   }
 
   get rows(): ConnectionRow[] {
-    return (this.list ?? []).map((c) => {
-      const m = this.modes.get(c.id);
-      return {
-        ...connectionWords(c, this.app, this.timeOf), id: c.id, connection: c,
-        mode: m?.mode ?? "view", picker: m?.picker, busy: this.busyIds.has(c.id),
-      };
-    });
+    const list = this.list ?? [];
+    const listed = new Set(list.map((c) => c.id));
+    const kids = new Map<string, ConnectionInfo[]>();
+    for (const c of list) {
+      const parent = c.parentId && listed.has(c.parentId) ? c.parentId : "";
+      kids.set(parent, [...(kids.get(parent) ?? []), c]);
+    }
+    const words = new Map(list.map((c) => [c.id, connectionWords(c, this.app, this.timeOf)]));
+    const count = new Map<string, number>();
+    for (const w of words.values()) count.set(w.who, (count.get(w.who) ?? 0) + 1);
+    const who = (id: string) => {
+      const w = words.get(id)!;
+      return count.get(w.who)! > 1 ? `${w.name} (${w.host}, id ${w.shortId})` : w.who;
+    };
+    const out: ConnectionRow[] = [];
+    const visit = (parent: string, depth: number) => {
+      for (const c of kids.get(parent) ?? []) {
+        const m = this.modes.get(c.id);
+        out.push({
+          ...words.get(c.id)!, who: who(c.id), id: c.id, connection: c, depth, parentId: parent || undefined,
+          derivedFrom: parent ? who(parent) : "", mode: m?.mode ?? "view", picker: m?.picker, busy: this.busyIds.has(c.id),
+        });
+        if (depth < 8) visit(c.id, depth + 1); // the relay allows four levels; a cycle cannot loop here
+      }
+    };
+    visit("", 0);
+    return out;
   }
 
   onChange(listener: () => void): () => void {
@@ -148,7 +188,7 @@ export class ConnectionsPanel {
   edit(id: string): void {
     const c = this.find(id);
     if (!c || !this.app) return;
-    this.modes.set(id, { mode: "edit", picker: new ScopeModel(this.app, c.scope), who: connectionWords(c, this.app).who });
+    this.modes.set(id, { mode: "edit", picker: new ScopeModel(this.app, c.scope), who: this.whoOf(id) });
     this.say("", "");
   }
 
@@ -156,7 +196,7 @@ export class ConnectionsPanel {
   askForget(id: string): void {
     const c = this.find(id);
     if (!c) return;
-    this.modes.set(id, { mode: "forget", who: connectionWords(c, this.app).who });
+    this.modes.set(id, { mode: "forget", who: this.whoOf(id) });
     this.say("", "");
   }
 
@@ -185,8 +225,12 @@ export class ConnectionsPanel {
     return this.run(id, `Could not forget ${m.who}.`, async () => {
       await this.client.forget(id);
       this.modes.delete(id);
-      if (this.list) this.list = this.list.filter((x) => x.id !== id);
-      this.notice = `${m.who} is forgotten: it can no longer use the app, and must connect again to.`;
+      // Its sub-agents' connections end with it (the relay's next list says so too).
+      const gone = new Set([id]);
+      for (const r of this.rows) if (r.parentId && gone.has(r.parentId)) gone.add(r.id);
+      if (this.list) this.list = this.list.filter((x) => !gone.has(x.id));
+      const app = this.app?.app.title ?? "the app";
+      this.notice = `${m.who} is forgotten: it can no longer use ${app}. To use ${app} again, it must connect anew.`;
     });
   }
 
@@ -204,6 +248,11 @@ export class ConnectionsPanel {
       this.busyIds.delete(id);
       this.changed();
     }
+  }
+
+  /** whoOf is a row's `who`: its name and host, with its short id when another row has the same. */
+  private whoOf(id: string): string {
+    return this.rows.find((r) => r.id === id)?.who ?? "";
   }
 
   private find(id: string): ConnectionInfo | undefined {

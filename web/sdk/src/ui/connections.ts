@@ -1,8 +1,9 @@
 // <tabrelay-connections>: the Connections panel (docs/tab-protocol.md §8
 // "The Connections panel"). It lists the browser's connections — client,
-// host, created, last used, what each may use — lets the person change a
-// connection's scope (the Connect panel's ScopeModel) or forget it (after
-// a second word), and follows the relay's pushes, so an open panel never
+// host, a short id, created (to the second), last used, what each may use,
+// a host's sub-agents' connections in a list under the one they were
+// derived from — lets the person change a connection's scope (the Connect
+// panel's ScopeModel) or forget it (after a second word), and follows the relay's pushes, so an open panel never
 // goes stale. Light DOM, text only (nothing from the relay becomes HTML),
 // themed by the --tabrelay-* custom properties. ConnectionsPanel
 // (connections-model.ts) holds the logic.
@@ -20,6 +21,7 @@ ${T} h3{margin:0 0 .25em;font-size:1em}
 ${T} dl{display:grid;grid-template-columns:auto 1fr;gap:.1em var(--tabrelay-gap,.5em);margin:0 0 var(--tabrelay-gap,.5em)}
 ${T} dt{color:var(--tabrelay-muted,inherit);opacity:.8}
 ${T} dd{margin:0}
+${T} [data-part=derived]{margin-top:var(--tabrelay-gap,.5em);padding-inline-start:1em}
 ${T} fieldset{border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);margin:0 0 var(--tabrelay-gap,.5em)}
 ${T} button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;margin-inline-end:var(--tabrelay-gap,.5em)}
 ${T} [data-part=save],${T} [data-part=confirm-forget]{background:var(--tabrelay-accent,#1a5fd0);color:var(--tabrelay-accent-fg,#fff)}
@@ -119,9 +121,30 @@ export class TabrelayConnections extends Base {
         ? `No agent is connected to ${title} in this browser.`
         : model.stale ? "Not connected to the relay just now: this list may be out of date." : "";
     p.note.hidden = !p.note.textContent;
-    p.list.replaceChildren(...(model?.rows ?? []).map((row) => this.row(row, model!)));
+    p.list.replaceChildren(...this.tree(model));
     if (key === "heading") p.heading.focus();
     else if (key) this.querySelector<HTMLElement>(`[data-key="${CSS.escape(key)}"]`)?.focus();
+  }
+
+  /** tree is the rows as list items, each derived connection in a list under its parent's item. */
+  private tree(model: ConnectionsPanel | undefined): HTMLElement[] {
+    const top: HTMLElement[] = [];
+    const items = new Map<string, { li: HTMLElement; who: string; kids?: HTMLElement }>();
+    for (const r of model?.rows ?? []) {
+      const li = this.row(r, model!);
+      items.set(r.id, { li, who: r.who });
+      const parent = r.parentId ? items.get(r.parentId) : undefined;
+      if (!parent) {
+        top.push(li);
+        continue;
+      }
+      if (!parent.kids) {
+        parent.kids = make("ul", { "data-part": "derived", "aria-label": `Sub-agents of ${parent.who}` });
+        parent.li.append(parent.kids);
+      }
+      parent.kids.append(li);
+    }
+    return top;
   }
 
   private row(r: ConnectionRow, model: ConnectionsPanel): HTMLElement {
@@ -134,8 +157,10 @@ export class TabrelayConnections extends Base {
     };
     const term = (dt: string, dd: string, part: string) => [make("dt", {}, dt), make("dd", { "data-part": part }, dd)];
     const li = make("li", { "data-connection": r.id, ...(r.busy ? { "aria-busy": "true" } : {}) },
-      make("h3", { id: headId, "data-part": "client" }, r.name),
-      make("dl", {}, ...term("Host", r.host, "host"), ...term("Connected", r.created, "created"),
+      make("h3", { id: headId, "data-part": "client" }, r.derivedFrom ? `${r.name}: a sub-agent` : r.name),
+      make("dl", {}, ...term("Host", r.host, "host"),
+        ...(r.derivedFrom ? term("Made by", `${r.derivedFrom}, for a sub-agent (token exchange)`, "derived-from") : []),
+        ...term("Id", r.shortId, "id"), ...term("Connected", r.created, "created"),
         ...term("Last used", r.lastUsed, "last-used"), ...term("May use", r.scope, "scope")));
     if (r.mode === "view") {
       li.append(
