@@ -2,7 +2,9 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,5 +122,93 @@ func TestChromiumConnectionsPanelFollowsPushes(t *testing.T) {
 	lists() // the second tab's panel followed the push
 	if alert, _ := chromedp.Run(second, chromedp.Evaluate[string](`document.querySelector("tabrelay-connections [role=alert]").textContent`)); alert != "" {
 		t.Fatalf("the second tab's panel shows an error: %q", alert)
+	}
+}
+
+// TestChromiumConnectionsPanelGroupsSubAgents (issue 23 §2, issue 25 item
+// 6): one client connected twice, and two sub-agents' connections derived
+// from the first by token exchange. The panel lists the sub-agents in a
+// list under the first connection, says whose they are, and names every
+// row apart (a short id beside the same name and host), in the words its
+// buttons are labelled with.
+func TestChromiumConnectionsPanelGroupsSubAgents(t *testing.T) {
+	browser := chromium(t)
+	listen, admin := freePort(t), freePort(t)
+	relayURL := "http://" + listen
+	pageOrigin, pageURL := appPage(t, connectionsPage(relayURL))
+	startServe(t, listen, admin, t.TempDir(), "ALLOWED_ORIGINS="+pageOrigin+","+origin)
+	ctx, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, ctx, "connected")
+
+	h := newHost(t, relayURL)
+	h.register()
+	var first string
+	for i := range 2 {
+		f := h.authorize()
+		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+			`window.tabrelayClient.approve(`+strconv.Quote(f.code)+`, [{ tool: "echo" }]).then((c) => c.id)`, chromedp.EvalAwaitPromise))
+		if err != nil || id == "" {
+			t.Fatalf("approve in the page: %q %v", id, err)
+		}
+		_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
+		if i == 0 {
+			first = tokens["access_token"].(string)
+		}
+	}
+	for range 2 {
+		if status, out := h.tokenExchange(first, ""); status != http.StatusOK {
+			t.Fatalf("exchange: %d %v", status, out)
+		}
+	}
+
+	var shape struct {
+		Top     int      `json:"top"`
+		Under   []string `json:"under"`
+		MadeBy  []string `json:"madeBy"`
+		Labels  []string `json:"labels"`
+		Parent  string   `json:"parent"`
+		IDs     []string `json:"ids"`
+		Created string   `json:"created"`
+	}
+	eventually(t, func() bool {
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify((() => {
+  const root = document.querySelector("tabrelay-connections [data-part=list]");
+  const all = (sel, from = root) => [...from.querySelectorAll(sel)];
+  const group = root.querySelector(":scope > li > ul[data-part=derived]");
+  return {
+    top: all(":scope > li").length,
+    under: group ? all(":scope > li > h3", group).map((e) => e.textContent) : [],
+    madeBy: all("[data-part=derived-from]").map((e) => e.textContent),
+    labels: all("button[data-part=forget]").map((b) => b.getAttribute("aria-label")),
+    parent: group ? group.closest("li").querySelector("[data-part=id]").textContent : "",
+    ids: all("[data-part=id]").map((e) => e.textContent),
+    created: root.querySelector("[data-part=created]")?.textContent ?? "",
+  };
+})())`))
+		return err == nil && json.Unmarshal([]byte(raw), &shape) == nil && shape.Top == 2 && len(shape.Under) == 2
+	}, "the panel lists two connections with two sub-agents under one (it shows %+v)", shape)
+	for _, u := range shape.Under {
+		if u != "E2E Host: a sub-agent" {
+			t.Fatalf("a sub-agent's row is headed %q", u)
+		}
+	}
+	for _, m := range shape.MadeBy {
+		if !strings.Contains(m, "id "+shape.Parent) || !strings.Contains(m, "for a sub-agent") {
+			t.Fatalf("a sub-agent's row says it was made by %q; its parent's id is %q", m, shape.Parent)
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range shape.Labels {
+		if seen[l] || !strings.HasPrefix(l, "Forget E2E Host (") || !strings.Contains(l, ", id ") {
+			t.Fatalf("the Forget buttons are labelled %q: each must name its own connection", shape.Labels)
+		}
+		seen[l] = true
+	}
+	if len(shape.IDs) != 4 || !regexp.MustCompile(`\d:\d\d:\d\d`).MatchString(shape.Created) {
+		t.Fatalf("ids %q, created %q: want four short ids and a time to the second", shape.IDs, shape.Created)
 	}
 }

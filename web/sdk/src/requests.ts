@@ -190,9 +190,11 @@ export function scopeOf(v: unknown): ScopeEntry[] {
 
 export function connectionInfoOf(v: unknown): ConnectionInfo {
   const c = isRecord(v) ? v : {};
+  const parentId = text(c["parentId"]);
   return {
     id: text(c["id"]), client: text(c["client"]), host: text(c["host"]),
     createdAt: num(c["createdAt"]), lastUsedAt: num(c["lastUsedAt"]), scope: scopeOf(c["scope"]),
+    ...(parentId ? { parentId } : {}),
   };
 }
 

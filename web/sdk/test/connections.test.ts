@@ -193,6 +193,12 @@ describe("several connections of one client, and a host's sub-agents", () => {
     assert.match(seconds, /\d{1,2}:\d{2}:\d{2}/, "created says the second");
   });
 
+  test("the client keeps a derived connection's parentId from the relay's list, and gives none to one without", () => {
+    const t = connected();
+    t.relay.last.receive({ type: "connections", connections: [{ ...B, parentId: "conn_a" }, A, { ...A, id: "conn_c", parentId: 7 }] });
+    assert.deepEqual(t.client.connections?.map((c) => c.parentId), ["conn_a", undefined, undefined]);
+  });
+
   test("derived connections come under their parent, deepest last; one whose parent is not listed stands alone", async () => {
     const c = new StubClient();
     const root = twin("conn_root00", T0), kid = twin("conn_kid000", T0 + 3000, "conn_root00");
