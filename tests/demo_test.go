@@ -449,3 +449,42 @@ func TestDemoRelayRestartAndForget(t *testing.T) {
 		t.Fatalf("the forgotten connection's call: %v %s %s; want 401", rep.Statuses, rep.Error, rep.text())
 	}
 }
+
+// TestDemoForgetWithdrawsTheCard (issue 23 §2): delete_note waits on the
+// person's confirm card; the person forgets the host's connection in the
+// Connections panel of the same page. The card goes at once (there is
+// nothing left to allow), the host reads that the person ended the
+// connection, and the note stays.
+func TestDemoForgetWithdrawsTheCard(t *testing.T) {
+	browser := chromium(t)
+	p, _ := demoServe(t)
+	h := connectDemo(t, browser, p.url, []string{"list_notes", "write_note", "delete_note"}, nil)
+	if rep := h.call("write_note", map[string]any{"action": "add", "title": "Keep me"}); rep.isError() {
+		t.Fatalf("write_note: %s %s", rep.Error, rep.text())
+	}
+	_, pending := h.start("delete_note", map[string]any{"id": h.noteID("Keep me")})
+	ctx, cancel := context.WithTimeout(h.demo, patience)
+	defer cancel()
+	const row = `tabrelay-connections li[data-connection]`
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(demoCard))); err != nil {
+		t.Fatalf("no confirm card for delete_note: %v", err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(row+` [data-part=forget]`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` [data-part=confirm-forget]`)),
+		chromedp.Click(chromedp.CSS(row+` [data-part=confirm-forget]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(row)),
+	); err != nil {
+		t.Fatalf("Forget in the Connections panel while the card is up: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(demoCard))); err != nil {
+		t.Fatalf("the card of the forgotten connection's call stays: %v", err)
+	}
+	rep := waitReply(t, pending)
+	if !rep.isError() || !strings.Contains(rep.text(), "ended this connection") {
+		t.Fatalf("the forgotten host read %s %s; want the withdrawal", rep.Error, rep.text())
+	}
+	if kept, _ := chromedp.Run(h.demo, chromedp.Evaluate[bool](`document.body.innerText.includes("Keep me")`)); !kept {
+		t.Fatal("the note of the withdrawn delete_note is gone from the page")
+	}
+}
