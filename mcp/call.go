@@ -56,7 +56,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	// narrowed while it ran (withdraw.go).
 	outcome := func(o protocol.Outcome) map[string]any {
 		if why := grant.withdrawn(r.Context()); why != grantHolds {
-			protocol.LogOutcome(s.cfg.Logger, "withdrawn", o.CallID, g.ConnectionID, p.Name, time.Since(started))
+			protocol.LogOutcome(s.cfg.Logger, protocol.Withdrawn, o.CallID, g.ConnectionID, p.Name, time.Since(started))
 			return s.finishCall(e, s.withdrawal(why, tool.Name, actionOf(tool, args)))
 		}
 		s.logOutcome(o, g, p.Name, started)

@@ -107,11 +107,14 @@ func EncodeOutcome(b *Bundle, o Outcome) ToolResult {
 
 // LateAnswer names, in the operator's log, the answer a tab sent for a
 // call the relay had stopped waiting for (detached, or its tab closed);
-// Refused a call the connection's scope did not allow. Both are outcomes
-// of a call the operator sees beside the OutcomeKinds.
+// Refused a call the connection's scope did not allow; Withdrawn a call
+// whose connection the person forgot or narrowed while it ran (the host
+// reads that, whatever the tab answered). All are outcomes of a call the
+// operator sees beside the OutcomeKinds.
 const (
 	LateAnswer = "late_answer"
 	Refused    = "refused"
+	Withdrawn  = "withdrawn"
 )
 
 // LogOutcome writes the operator's line of a call that did not end with

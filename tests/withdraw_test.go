@@ -119,4 +119,7 @@ func TestAResultAfterTheForgetIsRefused(t *testing.T) {
 	tab.request(t, map[string]any{"type": protocol.TypeForget, "connection": conn})
 	tab.result(id)
 	withdrawnAs(t, <-host, "ended this connection")
+	if !strings.Contains(r.logs.String(), `"outcome":"withdrawn"`) {
+		t.Fatalf("no call outcome line says the call was withdrawn:\n%s", r.logs.String())
+	}
 }
