@@ -197,7 +197,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, wrong codes, and codes refused by the wrong-code limits (of an address or its network: limited; of the whole relay: limited_relay)."}, []string{"decision"}),
 		Limited: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tabrelay_oauth_limited_total", Help: "Registrations and authorization requests refused by a limit: of an address (register_address, authorize_address) or of the whole relay (register_relay)."}, []string{"limit"}),
+			Name: "tabrelay_oauth_limited_total", Help: "Registrations, authorization requests and token exchanges refused by a limit: of an address (register_address, authorize_address), of the whole relay (register_relay), or of one connection's tree of sub-agents (exchange_tree)."}, []string{"limit"}),
 	}
 	for _, g := range []string{"authorization_code", "refresh_token", grantTokenExchange} {
 		m.TokensIssued.WithLabelValues(g)
