@@ -17,7 +17,7 @@ import (
 // forgotten host got a success). While a call runs, its handler hears its
 // browser's events (a connection forgotten, a scope written, a token
 // revoked: here, or on another node through the Bus) and checks its token
-// and the call's tool and action again at each. Once they no longer hold,
+// and the call's tool and action again at each, and at every keep-alive. Once they no longer hold,
 // the call's context ends, so the pairing withdraws it from the tab (a
 // cancel: the SDK takes its question to the person away), and whatever
 // the tab answers after is refused: the host reads why instead.
@@ -53,12 +53,18 @@ func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool,
 	w := &grantWatch{s: s, r: r, tool: tool, action: action, started: time.Now(), cancel: cancel, done: make(chan struct{})}
 	w.changes, w.unsubscribe = s.cfg.Events.subscribe(pairing)
 	go func() {
+		// As a listen stream does: a check every keep-alive too, should an
+		// event of another node's have been lost on its way here.
+		recheck := time.NewTicker(s.cfg.KeepAlive)
+		defer recheck.Stop()
 		for {
 			select {
 			case <-w.done:
 				return
 			case <-ctx.Done():
 				return
+			case <-recheck.C:
+				w.check(ctx)
 			case kind := <-w.changes:
 				if w.heard(kind) {
 					w.check(ctx)
