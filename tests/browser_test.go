@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -97,7 +97,7 @@ func echoPage(relay string) string {
 const client = connect({
   relay,
   app,
-  handlers: { echo: (call) => { window.runs.push(call.id); return { echoed: call.arguments, by: "chromium" }; } },
+  handlers: { echo: (call) => { window.runs.push(call.id); return { echoed: call.arguments, by: "the page" }; } },
 });
 const panel = document.querySelector("tabrelay-connect");
 panel.app = app;
@@ -116,87 +116,86 @@ func waitState(t testing.TB, ctx context.Context, state string) {
 	}, "the page's client %s (it is %q)", state, got)
 }
 
-// TestChromiumTabAnswersACall is the SDK in a real browser: a page that
-// loads it from the relay connects, the person approves a host's
-// connection in the page's Connect panel, the page answers the host's tools/call, and when the relay
-// restarts under it the page reconnects by itself and answers again.
-func TestChromiumTabAnswersACall(t *testing.T) {
-	ctx := chromium(t)
-	listen, admin, data := freePort(t), freePort(t), t.TempDir()
-	relayURL := "http://" + listen
-	pageOrigin, pageURL := appPage(t, echoPage(relayURL))
-	allowed := "ALLOWED_ORIGINS=" + pageOrigin + "," + origin
-	p := startServe(t, listen, admin, data, allowed)
-	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
-		t.Fatal(err)
-	}
-	waitState(t, ctx, "connected")
+// TestBrowserTabAnswersACall is the SDK in a real browser, in each
+// engine: a page that loads it from the relay connects, the person
+// approves a host's connection in the page's Connect panel, the page
+// answers the host's tools/call, and when the relay restarts under it the
+// page reconnects by itself and answers again.
+func TestBrowserTabAnswersACall(t *testing.T) {
+	inEachEngine(t, func(t *testing.T, e *engine) {
+		listen, admin, data := freePort(t), freePort(t), t.TempDir()
+		relayURL := "http://" + listen
+		pageOrigin, pageURL := appPage(t, echoPage(relayURL))
+		allowed := "ALLOWED_ORIGINS=" + pageOrigin + "," + origin
+		p := startServe(t, listen, admin, data, allowed)
+		tab := openTab(t, e, pageURL)
+		waitStateIn(t, tab, "connected")
 
-	// The person approves in the page: the waiting page's code typed into
-	// its Connect panel, which shows who asks before they choose.
-	h := newHost(t, relayURL)
-	h.register()
-	f := h.authorize()
-	approveInPage(t, ctx, f.code)
-	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-	c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
-	answeredByPage := func(value string) {
-		t.Helper()
-		rep := c.send("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"value": value}}, false, nil)
-		text := fmt.Sprint(rep.result["content"])
-		if rep.err != nil || rep.result["isError"] == true || !strings.Contains(text, "chromium") || !strings.Contains(text, value) {
-			t.Fatalf("tools/call echo: %d %v %v", rep.status, rep.err, rep.result)
+		// The person approves in the page: the waiting page's code typed into
+		// its Connect panel, which shows who asks before they choose.
+		h := newHost(t, relayURL)
+		h.register()
+		f := h.authorize()
+		approveInPage(t, tab, f.code)
+		_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
+		c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
+		answeredByPage := func(value string) {
+			t.Helper()
+			rep := c.send("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"value": value}}, false, nil)
+			text := fmt.Sprint(rep.result["content"])
+			if rep.err != nil || rep.result["isError"] == true || !strings.Contains(text, "the page") || !strings.Contains(text, value) {
+				t.Fatalf("tools/call echo: %d %v %v", rep.status, rep.err, rep.result)
+			}
 		}
-	}
-	answeredByPage("first")
+		answeredByPage("first")
 
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	<-p.exited
-	waitState(t, ctx, "reconnecting")
-	startServe(t, listen, admin, data, allowed)
-	waitState(t, ctx, "connected")
-	answeredByPage("second")
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.exited
+		waitStateIn(t, tab, "reconnecting")
+		startServe(t, listen, admin, data, allowed)
+		waitStateIn(t, tab, "connected")
+		answeredByPage("second")
 
-	if runs, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.runs.length`)); err != nil || runs != 2 {
-		t.Fatalf("the page ran %d calls (%v), want 2", runs, err)
-	}
+		if runs := evalAs[int](t, tab, `window.runs.length`); runs != 2 {
+			t.Fatalf("the page ran %d calls, want 2", runs)
+		}
+	})
 }
 
 // approveInPage types code into the page's <tabrelay-connect>, checks that
 // it names the host's client (a self-registered one: it "calls itself"
 // so) with nothing ticked, ticks echo and approves.
-func approveInPage(t *testing.T, page context.Context, code string) {
+func approveInPage(t *testing.T, tab engineTab, code string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(page, 30*time.Second)
-	defer cancel()
 	const panel = "tabrelay-connect "
-	if err := chromedp.Do(ctx,
-		chromedp.WaitVisible(chromedp.CSS(panel+"input[name=code]")),
-		chromedp.SendKeys(chromedp.CSS(panel+"input[name=code]"), code),
-		chromedp.Click(chromedp.CSS(panel+"button[data-part=lookup]")),
-		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=client]")),
-	); err != nil {
+	waitTrue(t, tab, visible(panel+"input[name=code]"), "the Connect panel's code field")
+	if err := tab.typeText(panel+"input[name=code]", code); err != nil {
 		t.Fatalf("type the code into the Connect panel: %v", err)
 	}
-	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(panel+"[data-part=client]")))
-	identity, err2 := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(panel+"[data-part=identity]")))
-	if err != nil || err2 != nil || who != "E2E Host" || !strings.Contains(identity, "calls itself") {
-		t.Fatalf("the Connect panel shows %q / %q (%v %v), want the host's client E2E Host, calling itself so", who, identity, err, err2)
+	if err := tab.click(panel + "button[data-part=lookup]"); err != nil {
+		t.Fatalf("press Continue in the Connect panel: %v", err)
 	}
-	ticked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("tabrelay-connect input[data-tool=echo]").checked`))
-	if err != nil || ticked {
-		t.Fatalf("echo is ticked before the person chose (%v): the host asked for nothing", err)
+	waitTrue(t, tab, visible(panel+"[data-part=client]"), "the Connect panel shows who asks")
+	text := func(css string) string {
+		return evalAs[string](t, tab, `document.querySelector(`+jsString(panel+css)+`).textContent.trim()`)
 	}
-	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(panel+"input[data-tool=echo]")),
-		chromedp.Click(chromedp.CSS(panel+"button[data-part=approve]")),
-		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=undo]")),
-	); err != nil {
-		alert, _ := chromedp.Run(page, chromedp.Text(chromedp.CSS(panel+"[role=alert]")))
-		t.Fatalf("approve in the Connect panel: %v %s", err, alert)
+	if who, identity := text("[data-part=client]"), text("[data-part=identity]"); who != "E2E Host" || !strings.Contains(identity, "calls itself") {
+		t.Fatalf("the Connect panel shows %q / %q, want the host's client E2E Host, calling itself so", who, identity)
 	}
-	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(panel+"[data-part=result]")))
-	if err != nil || !strings.Contains(result, "E2E Host") || !strings.Contains(result, "is connected") {
-		t.Fatalf("the Connect panel's result: %q %v", result, err)
+	if evalAs[bool](t, tab, `document.querySelector("tabrelay-connect input[data-tool=echo]").checked`) {
+		t.Fatal("echo is ticked before the person chose: the host asked for nothing")
+	}
+	for _, css := range []string{"input[data-tool=echo]", "button[data-part=approve]"} {
+		if err := tab.click(panel + css); err != nil {
+			t.Fatalf("click %s in the Connect panel: %v", css, err)
+		}
+	}
+	waitTrue(t, tab, visible(panel+"[data-part=undo]"), lazy(func() string {
+		var alert string
+		tab.eval(`document.querySelector("tabrelay-connect [role=alert]")?.textContent || ""`, &alert)
+		return "the Connect panel approved (it says " + strconv.Quote(alert) + ")"
+	}))
+	if result := text("[data-part=result]"); !strings.Contains(result, "E2E Host") || !strings.Contains(result, "is connected") {
+		t.Fatalf("the Connect panel's result: %q", result)
 	}
 }
