@@ -1,12 +1,9 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 )
 
 // counterPage is an app page with the probe bundle's counter, whose reset
@@ -40,92 +37,80 @@ document.querySelector("tabrelay-activity").turns = permissions.turns;
 `)
 }
 
-// TestChromiumConfirmCard: a call the person's settings ask about shows a
-// card in the page, naming who asks, what and why; the host's call waits
-// for the answer. Allow once runs it; Deny answers the agent with the
-// refusal; This connection lets the next one run without a card.
-func TestChromiumConfirmCard(t *testing.T) {
-	page := chromium(t)
-	listen, admin := freePort(t), freePort(t)
-	relayURL := "http://" + listen
-	pageOrigin, pageURL := appPage(t, counterPage(relayURL))
-	startServe(t, listen, admin, t.TempDir(), "ALLOWED_ORIGINS="+pageOrigin+","+origin)
-	if err := chromedp.Do(page, chromedp.Navigate(pageURL)); err != nil {
-		t.Fatal(err)
-	}
-	waitState(t, page, "connected")
+// TestBrowserConfirmCard, in each engine: a call the person's settings
+// ask about shows a card in the page, naming who asks, what and why; the
+// host's call waits for the answer. Allow once runs it; Deny answers the
+// agent with the refusal; This connection lets the next one run without a
+// card.
+func TestBrowserConfirmCard(t *testing.T) {
+	inEachEngine(t, func(t *testing.T, e *engine) {
+		listen, admin := freePort(t), freePort(t)
+		relayURL := "http://" + listen
+		pageOrigin, pageURL := appPage(t, counterPage(relayURL))
+		startServe(t, listen, admin, t.TempDir(), "ALLOWED_ORIGINS="+pageOrigin+","+origin)
+		page := openTab(t, e, pageURL)
+		waitStateIn(t, page, "connected")
+		c := approvedHostIn(t, page, relayURL, `[{ tool: "counter" }]`)
 
-	c := approvedHost(t, page, relayURL, `[{ tool: "counter" }]`)
+		// reset starts a call and returns its answer, once the host has it.
+		reset := func() <-chan rpcReply {
+			out := make(chan rpcReply, 1)
+			go func() {
+				out <- c.send("tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"action": "reset"}}, false, nil)
+			}()
+			return out
+		}
+		resets := func() int { return evalAs[int](t, page, `window.resets`) }
 
-	// reset starts a call and returns its answer, once the host has it.
-	reset := func() <-chan rpcReply {
-		out := make(chan rpcReply, 1)
-		go func() {
-			out <- c.send("tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"action": "reset"}}, false, nil)
-		}()
-		return out
-	}
-	// answerCard waits for the card, checks what it says, and presses answer.
-	answerCard := func(answer string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(page, patience)
-		defer cancel()
-		const card = `tabrelay-confirm [role=alertdialog]`
-		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(card))); err != nil {
-			t.Fatalf("no confirm card: %v", err)
+		pending := reset()
+		answerCard(t, page, "once")
+		if rep := waitReply(t, pending); rep.err != nil || rep.result["isError"] == true || !strings.Contains(fmt.Sprint(rep.result["content"]), `"counter":0`) {
+			t.Fatalf("after Allow once: %v %v", rep.err, rep.result)
 		}
-		heading, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(card+" h2")))
-		reasons, err2 := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(card+" ul")))
-		if err != nil || err2 != nil || !strings.Contains(heading, "E2E Host") || !strings.Contains(heading, "Counter") || reasons == "" {
-			t.Fatalf("the card says %q / %q (%v %v); want who asks, what and why", heading, reasons, err, err2)
+		if resets() != 1 {
+			t.Fatalf("resets = %d after Allow once", resets())
 		}
-		focused, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.activeElement === document.querySelector("`+card+`")`))
-		if !focused {
-			t.Error("the first card did not take the keyboard focus")
-		}
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(card+` button[data-answer=`+answer+`]`))); err != nil {
-			t.Fatalf("press %s: %v", answer, err)
-		}
-		if err := chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(card))); err != nil {
-			t.Fatalf("the card stays after %s: %v", answer, err)
-		}
-	}
-	resets := func() int {
-		n, err := chromedp.Run(page, chromedp.Evaluate[int](`window.resets`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 
-	pending := reset()
-	answerCard("once")
-	if rep := waitReply(t, pending); rep.err != nil || rep.result["isError"] == true || !strings.Contains(fmt.Sprint(rep.result["content"]), `"counter":0`) {
-		t.Fatalf("after Allow once: %v %v", rep.err, rep.result)
-	}
-	if resets() != 1 {
-		t.Fatalf("resets = %d after Allow once", resets())
-	}
+		pending = reset()
+		answerCard(t, page, "deny")
+		if rep := waitReply(t, pending); rep.result["isError"] != true || !strings.Contains(fmt.Sprint(rep.result["content"]), "The person declined") {
+			t.Fatalf("after Deny: %v %v; want the refusal sentence", rep.err, rep.result)
+		}
+		if resets() != 1 {
+			t.Fatalf("resets = %d: Deny ran the call", resets())
+		}
 
-	pending = reset()
-	answerCard("deny")
-	if rep := waitReply(t, pending); rep.result["isError"] != true || !strings.Contains(fmt.Sprint(rep.result["content"]), "The person declined") {
-		t.Fatalf("after Deny: %v %v; want the refusal sentence", rep.err, rep.result)
-	}
-	if resets() != 1 {
-		t.Fatalf("resets = %d: Deny ran the call", resets())
-	}
+		pending = reset()
+		answerCard(t, page, "connection")
+		waitReply(t, pending)
+		// This connection: the next call runs without a card.
+		if rep := waitReply(t, reset()); rep.err != nil || rep.result["isError"] == true {
+			t.Fatalf("the call after This connection: %v %v", rep.err, rep.result)
+		}
+		if cards := evalAs[int](t, page, `document.querySelectorAll("tabrelay-confirm [role=alertdialog]").length`); cards != 0 || resets() != 3 {
+			t.Fatalf("after This connection: %d cards, %d resets; want 0 and 3", cards, resets())
+		}
+	})
+}
 
-	pending = reset()
-	answerCard("connection")
-	waitReply(t, pending)
-	// This connection: the next call runs without a card.
-	if rep := waitReply(t, reset()); rep.err != nil || rep.result["isError"] == true {
-		t.Fatalf("the call after This connection: %v %v", rep.err, rep.result)
+// answerCard waits for the page's confirm card, checks what it says and
+// that it took the keyboard focus, and presses answer.
+func answerCard(t *testing.T, page engineTab, answer string) {
+	t.Helper()
+	const card = `tabrelay-confirm [role=alertdialog]`
+	waitTrue(t, page, visible(card), "a confirm card")
+	heading := evalAs[string](t, page, `document.querySelector("`+card+` h2").textContent`)
+	reasons := evalAs[string](t, page, `document.querySelector("`+card+` ul").textContent`)
+	if !strings.Contains(heading, "E2E Host") || !strings.Contains(heading, "Counter") || reasons == "" {
+		t.Fatalf("the card says %q / %q; want who asks, what and why", heading, reasons)
 	}
-	if cards, _ := chromedp.Run(page, chromedp.Evaluate[int](`document.querySelectorAll("tabrelay-confirm [role=alertdialog]").length`)); cards != 0 || resets() != 3 {
-		t.Fatalf("after This connection: %d cards, %d resets; want 0 and 3", cards, resets())
+	if !evalAs[bool](t, page, `document.activeElement === document.querySelector("`+card+`")`) {
+		t.Error("the card did not take the keyboard focus")
 	}
+	if err := page.click(card + ` button[data-answer=` + answer + `]`); err != nil {
+		t.Fatalf("press %s: %v", answer, err)
+	}
+	waitTrue(t, page, `!document.querySelector("`+card+`")`, "the card gone after "+answer)
 }
 
 // jsString quotes s as a JavaScript string literal.

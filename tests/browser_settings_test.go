@@ -183,13 +183,17 @@ func TestChromiumPermissionSettings(t *testing.T) {
 // would, and returns the host's MCP client with its token.
 func approvedHost(t *testing.T, page context.Context, relayURL, scope string) *mcpClient {
 	t.Helper()
+	return approvedHostIn(t, cdpTab{page}, relayURL, scope)
+}
+
+// approvedHostIn is approvedHost in a tab of any engine.
+func approvedHostIn(t *testing.T, tab engineTab, relayURL, scope string) *mcpClient {
+	t.Helper()
 	h := newHost(t, relayURL)
 	h.register()
 	f := h.authorize()
-	approved, err := chromedp.Run(page, chromedp.Evaluate[string](
-		`window.tabrelayClient.approve(`+jsString(f.code)+`, `+scope+`).then((c) => c.client)`, chromedp.EvalAwaitPromise))
-	if err != nil || approved != "E2E Host" {
-		t.Fatalf("approve in the page: %q %v", approved, err)
+	if approved := evalAs[string](t, tab, `window.tabrelayClient.approve(`+jsString(f.code)+`, `+scope+`).then((c) => c.client)`); approved != "E2E Host" {
+		t.Fatalf("approve in the page: %q", approved)
 	}
 	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
 	return &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
