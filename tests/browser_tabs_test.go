@@ -1,13 +1,10 @@
 package tests
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/tabrelay/tabrelay/internal/testwait"
 )
@@ -38,65 +35,49 @@ const client = connect({
 `)
 }
 
-// tabsOfOneBrowser is a Chromium with the app page open in a second tab,
+// tabsOfOneBrowser is a browser with the app page open in a second tab,
 // a `tabrelay serve` process, and a host's connection that may call echo
 // and wait.
 type tabsOfOneBrowser struct {
 	t       *testing.T
-	browser context.Context
+	browser *engine // its first tab stays on about:blank: closing a tab must not close the browser
 	pageURL string
-	second  context.Context
+	second  engineTab
 	host    *mcpClient
 	echo    int
 }
 
-func newTabsOfOneBrowser(t *testing.T) *tabsOfOneBrowser {
-	browser := chromium(t) // stays on about:blank: closing a tab must not close the browser
+func newTabsOfOneBrowser(t *testing.T, e *engine) *tabsOfOneBrowser {
 	listen, admin := freePort(t), freePort(t)
 	relayURL := "http://" + listen
 	pageOrigin, pageURL := appPage(t, twoToolPage(relayURL))
 	startServe(t, listen, admin, t.TempDir(), "ALLOWED_ORIGINS="+pageOrigin+","+origin)
-	b := &tabsOfOneBrowser{t: t, browser: browser, pageURL: pageURL}
+	b := &tabsOfOneBrowser{t: t, browser: e, pageURL: pageURL}
 	b.second = b.open()
-
-	h := newHost(t, relayURL)
-	h.register()
-	f := h.authorize()
-	if _, err := chromedp.Run(b.second, chromedp.Evaluate[string](
-		`window.tabrelayClient.approve(`+jsString(f.code)+`, [{ tool: "echo" }, { tool: "wait" }]).then((c) => c.id)`, chromedp.EvalAwaitPromise)); err != nil {
-		t.Fatalf("approve in the page: %v", err)
-	}
-	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-	b.host = &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
+	b.host = approvedHostIn(t, b.second, relayURL, `[{ tool: "echo" }, { tool: "wait" }]`)
 	return b
 }
 
 // open opens the app page in a new tab of the browser, connected.
-func (b *tabsOfOneBrowser) open() context.Context {
-	ctx, cancel := chromedp.NewContext(b.browser)
-	b.t.Cleanup(cancel)
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.pageURL)); err != nil {
-		b.t.Fatal(err)
-	}
-	waitState(b.t, ctx, "connected")
-	return ctx
+func (b *tabsOfOneBrowser) open() engineTab {
+	tab := openTab(b.t, b.browser, b.pageURL)
+	waitStateIn(b.t, tab, "connected")
+	return tab
 }
 
 // runInNewTab opens a tab the person looks at, and starts a wait call,
 // which runs there: the host's reply comes on the channel returned.
-func (b *tabsOfOneBrowser) runInNewTab() (tab context.Context, id string, reply <-chan rpcReply) {
+func (b *tabsOfOneBrowser) runInNewTab() (tab engineTab, id string, reply <-chan rpcReply) {
 	t := b.t
 	tab = b.open()
-	if _, err := chromedp.Run(tab, chromedp.Evaluate[any](`window.tabrelayClient.focus()`)); err != nil {
-		t.Fatal(err)
-	}
+	evalAs[any](t, tab, `window.tabrelayClient.focus()`)
 	// The focus reaches the relay before the call: an echo answered by the
 	// new tab says so.
 	eventually(t, func() bool {
 		b.echo++
 		b.host.send("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"value": b.echo}}, false, nil)
-		last, _ := chromedp.Run(tab, chromedp.Evaluate[int](`window.lastEcho || 0`))
-		return last == b.echo
+		var last int
+		return tab.eval(`window.lastEcho || 0`, &last) == nil && last == b.echo
 	}, "an echo reaches the focused tab")
 
 	replies := make(chan rpcReply, 1)
@@ -105,10 +86,17 @@ func (b *tabsOfOneBrowser) runInNewTab() (tab context.Context, id string, reply 
 		replies <- c.send("tools/call", map[string]any{"name": "wait", "arguments": map[string]any{"ms": 1}}, false, nil)
 	}()
 	eventually(t, func() bool {
-		id, _ = chromedp.Run(tab, chromedp.Evaluate[string](`window.running[0] || ""`))
-		return id != ""
+		return tab.eval(`window.running[0] || ""`, &id) == nil && id != ""
 	}, "the call runs in the new tab")
 	return tab, id, replies
+}
+
+// closeTab closes tab, as the person does.
+func (b *tabsOfOneBrowser) closeTab(tab engineTab) time.Time {
+	if err := tab.close(); err != nil {
+		b.t.Fatalf("close the tab: %v", err)
+	}
+	return time.Now()
 }
 
 // told waits for the host's reply and checks that it says the call may
@@ -126,52 +114,52 @@ func (b *tabsOfOneBrowser) told(id string, reply <-chan rpcReply) string {
 	if rep.err != nil || rep.result["isError"] != true || !strings.Contains(text, "may have run in part") {
 		t.Fatalf("the host got %v %v; want an error result saying the call may have run in part", rep.err, rep.result)
 	}
-	runs, err := chromedp.Run(b.second, chromedp.Evaluate[int](`Number(localStorage.getItem("ran:`+id+`") || 0)`))
-	if err != nil || runs != 1 {
-		t.Fatalf("the call ran %d times across the tabs (%v), want 1", runs, err)
+	if runs := evalAs[int](t, b.second, `Number(localStorage.getItem("ran:`+id+`") || 0)`); runs != 1 {
+		t.Fatalf("the call ran %d times across the tabs, want 1", runs)
 	}
-	if n, _ := chromedp.Run(b.second, chromedp.Evaluate[int](`window.running.length`)); n != 0 {
+	if n := evalAs[int](t, b.second, `window.running.length`); n != 0 {
 		t.Fatalf("the second tab ran the call too")
 	}
 	return text
 }
 
-// TestChromiumACallRunsOnceAcrossTabs: two tabs of one Chromium; a call
-// runs in the tab focused last, which closes in the middle of it, at
-// several moments. The relay moves the call to the other tab, which must
-// not run it again (docs/tab-protocol.md §10): the host is told it may
-// have run in part.
-func TestChromiumACallRunsOnceAcrossTabs(t *testing.T) {
-	b := newTabsOfOneBrowser(t)
-	for _, after := range []time.Duration{0, time.Second, 2500 * time.Millisecond} {
-		tab, id, reply := b.runInNewTab()
-		time.Sleep(after)    // the moment of the close, not a wait for anything
-		chromedp.Cancel(tab) // the tab closes mid-call
-		closed := time.Now()
-		text := b.told(id, reply)
-		t.Logf("closed %v into the call, the host was told %v after the close: %s", after, time.Since(closed).Round(time.Millisecond), text)
-	}
+// TestBrowserACallRunsOnceAcrossTabs, in each engine: two tabs of one
+// browser; a call runs in the tab focused last, which closes in the middle
+// of it, at several moments. The relay moves the call to the other tab,
+// which must not run it again (docs/tab-protocol.md §10): the host is told
+// it may have run in part.
+func TestBrowserACallRunsOnceAcrossTabs(t *testing.T) {
+	inEachEngine(t, func(t *testing.T, e *engine) {
+		b := newTabsOfOneBrowser(t, e)
+		for _, after := range []time.Duration{0, time.Second, 2500 * time.Millisecond} {
+			tab, id, reply := b.runInNewTab()
+			time.Sleep(after)         // the moment of the close, not a wait for anything
+			closed := b.closeTab(tab) // the tab closes mid-call
+			text := b.told(id, reply)
+			t.Logf("closed %v into the call, the host was told %v after the close: %s", after, time.Since(closed).Round(time.Millisecond), text)
+		}
+	})
 }
 
-// TestChromiumATabClosingAfterItsSocketIsNotSaidToRun is issue 25 item 4:
-// the relay learns that a tab's socket closed before the browser lets go
-// of the tab's call lock, so the other tab, given the call, finds the lock
-// held and waits. Played here without a race: the tab's socket closes
-// (the client stops; the tool runs on, holding the lock), the call moves,
-// and the tab closes at several moments after. The waiting tab must ask
-// the lock again and tell the host the call may have run in part — not,
-// after its whole wait, that it still runs in a tab that is gone.
-func TestChromiumATabClosingAfterItsSocketIsNotSaidToRun(t *testing.T) {
-	b := newTabsOfOneBrowser(t)
-	for _, after := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second} {
-		tab, id, reply := b.runInNewTab()
-		if _, err := chromedp.Run(tab, chromedp.Evaluate[any](`window.tabrelayClient.stop()`)); err != nil {
-			t.Fatal(err)
+// TestBrowserATabClosingAfterItsSocketIsNotSaidToRun is issue 25 item 4,
+// in each engine: the relay learns that a tab's socket closed before the
+// browser lets go of the tab's call lock, so the other tab, given the
+// call, finds the lock held and waits. Played here without a race: the
+// tab's socket closes (the client stops; the tool runs on, holding the
+// lock), the call moves, and the tab closes at several moments after. The
+// waiting tab must ask the lock again and tell the host the call may have
+// run in part — not, after its whole wait, that it still runs in a tab
+// that is gone.
+func TestBrowserATabClosingAfterItsSocketIsNotSaidToRun(t *testing.T) {
+	inEachEngine(t, func(t *testing.T, e *engine) {
+		b := newTabsOfOneBrowser(t, e)
+		for _, after := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second} {
+			tab, id, reply := b.runInNewTab()
+			evalAs[any](t, tab, `window.tabrelayClient.stop()`)
+			time.Sleep(after) // the moment of the close, not a wait for anything
+			closed := b.closeTab(tab)
+			text := b.told(id, reply)
+			t.Logf("closed %v after its socket, the host was told %v after the close: %s", after, time.Since(closed).Round(time.Millisecond), text)
 		}
-		time.Sleep(after) // the moment of the close, not a wait for anything
-		chromedp.Cancel(tab)
-		closed := time.Now()
-		text := b.told(id, reply)
-		t.Logf("closed %v after its socket, the host was told %v after the close: %s", after, time.Since(closed).Round(time.Millisecond), text)
-	}
+	})
 }
