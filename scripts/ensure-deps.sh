@@ -5,8 +5,8 @@
 # pinned in scripts/conformance/package-lock.json, and the official MCP
 # TypeScript client the end-to-end tests drive (on the system node 20),
 # pinned in tests/node/package-lock.json, a redis-server for the Redis
-# store's tests, Chromium for the browser tests and promtool for the alert
-# rules' tests (Debian's packages).
+# store's tests, Chromium, Firefox ESR and WebKitGTK (with Xvfb) for the
+# browser tests, and promtool for the alert rules' tests (Debian's packages).
 # Fails with one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,8 +44,15 @@ apt_install promtool prometheus "deploy/'s tests run promtool check rules and pr
 # sentinels are `redis-server --sentinel` (no redis-sentinel package needed)
 # and their Redis Cluster nodes redis-servers with cluster-enabled.
 apt_install redis-server redis-server "the Redis store's tests start one"
-# The tab SDK's browser tests drive Debian's Chromium (headless) from Go.
+# The tab SDK's browser tests run in three engines, driven from Go
+# (tests/browser_engine_test.go): Debian's Chromium (headless), its Firefox
+# ESR (headless, over WebDriver BiDi) and WebKitGTK's WebKitWebDriver with
+# its MiniBrowser, which needs a display: a virtual one, from xvfb-run.
 apt_install chromium chromium "the tab SDK's browser tests run in it"
+apt_install firefox-esr firefox-esr "the tab SDK's browser tests run in it"
+apt_install WebKitWebDriver webkit2gtk-driver "the tab SDK's browser tests run in WebKit through it"
+apt_install xvfb-run xvfb "WebKit's MiniBrowser runs on its virtual display"
+apt_install xauth xauth "xvfb-run needs it"
 bash scripts/node22.sh >/dev/null 2>.cache/node22.log || { tail -3 .cache/node22.log >&2; fail "could not install Node 22 (scripts/node22.sh)"; }
 
 conf=scripts/conformance

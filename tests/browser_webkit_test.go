@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -18,7 +19,9 @@ import (
 // which drives its MiniBrowser. MiniBrowser has no headless mode, so the
 // driver runs under xvfb-run, on a virtual display.
 
-const miniBrowser = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser"
+// miniBrowsers is where Debian's libwebkit2gtk-4.1-0 (a dependency of
+// webkit2gtk-driver) keeps MiniBrowser, under the machine's multiarch name.
+const miniBrowsers = "/usr/lib/*/webkit2gtk-4.1/MiniBrowser"
 
 // startWebKit starts WebKitWebDriver on a virtual display and opens a
 // session of MiniBrowser with it.
@@ -27,6 +30,10 @@ func startWebKit(t *testing.T) *engine {
 		if _, err := exec.LookPath(need); err != nil {
 			t.Fatalf("%s is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install webkit2gtk-driver xvfb xauth", need)
 		}
+	}
+	miniBrowser, _ := filepath.Glob(miniBrowsers)
+	if len(miniBrowser) == 0 {
+		t.Fatalf("no %s: make test installs it (scripts/ensure-deps.sh), or apt-get install webkit2gtk-driver", miniBrowsers)
 	}
 	port := redistest.FreePort(t)
 	w := &webDriver{url: "http://127.0.0.1:" + port}
@@ -49,7 +56,7 @@ func startWebKit(t *testing.T) *engine {
 		} `json:"capabilities"`
 	}
 	caps := map[string]any{"alwaysMatch": map[string]any{"browserName": "MiniBrowser",
-		"webkitgtk:browserOptions": map[string]any{"binary": miniBrowser, "args": []string{"--automation"}}}}
+		"webkitgtk:browserOptions": map[string]any{"binary": miniBrowser[0], "args": []string{"--automation"}}}}
 	if err := w.do(http.MethodPost, "/session", map[string]any{"capabilities": caps}, &session); err != nil {
 		t.Fatalf("webkit: new session: %v (the driver said: %s)", err, out)
 	}
