@@ -2,20 +2,22 @@ package tests
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/redistest"
 	"github.com/tabrelay/tabrelay/internal/testwait"
 )
 
 // twoToolPage is an app page with the probe bundle's echo and wait. Its
 // wait runs until the page closes: a call in the middle of its run.
 // Every run is counted in localStorage, which the browser's tabs share.
-// A tab waits up to 20 s for another tab's result of a call (the SDK's
-// waitForOtherTabMs; 5 s by default), so that a tab that says the call
-// still runs elsewhere can only have waited out a live tab.
-func twoToolPage(relay string) string {
+// A tab waits up to waitMs for another tab's result of a call (the SDK's
+// waitForOtherTabMs; 5 s by default).
+func twoToolPage(relay string, waitMs int) string {
 	return sdkPage(relay, "tabs", ``, ``,
 		`[
     { name: "echo", description: "Answers with its arguments.", inputSchema: { type: "object", properties: { value: {} } }, result: "summaries" },
@@ -26,7 +28,7 @@ window.running = [];
 const client = connect({
   relay,
   app,
-  waitForOtherTabMs: 20000,
+  waitForOtherTabMs: `+strconv.Itoa(waitMs)+`,
   handlers: {
     echo: (call) => { ran(call.id); window.lastEcho = call.arguments.value; return { echoed: call.arguments }; },
     wait: (call) => { ran(call.id); window.running.push(call.id); return new Promise(() => {}); },
@@ -47,10 +49,20 @@ type tabsOfOneBrowser struct {
 	echo    int
 }
 
+// newTabsOfOneBrowser serves the relay and the page on loopback, a secure
+// context. A tab waits up to 20 s for another's result, so that a tab that
+// says the call still runs elsewhere can only have waited out a live tab.
 func newTabsOfOneBrowser(t *testing.T, e *engine) *tabsOfOneBrowser {
-	listen, admin := freePort(t), freePort(t)
+	return newTabsOfOneBrowserAt(t, e, "127.0.0.1", 20000)
+}
+
+// newTabsOfOneBrowserAt serves the relay and the page on the address host,
+// with a wait of waitMs for another tab's result.
+func newTabsOfOneBrowserAt(t *testing.T, e *engine, host string, waitMs int) *tabsOfOneBrowser {
+	// A port of the session's range, free on loopback: most likely on host too.
+	listen, admin := net.JoinHostPort(host, redistest.FreePort(t)), freePort(t)
 	relayURL := "http://" + listen
-	pageOrigin, pageURL := appPage(t, twoToolPage(relayURL))
+	pageOrigin, pageURL := appPageAt(t, host, func() string { return twoToolPage(relayURL, waitMs) })
 	startServe(t, listen, admin, t.TempDir(), "ALLOWED_ORIGINS="+pageOrigin+","+origin)
 	b := &tabsOfOneBrowser{t: t, browser: e, pageURL: pageURL}
 	b.second = b.open()
@@ -103,6 +115,11 @@ func (b *tabsOfOneBrowser) closeTab(tab engineTab) time.Time {
 // have run in part (docs/tab-protocol.md §10: a tab that closed mid-call),
 // and that the call ran once in all.
 func (b *tabsOfOneBrowser) told(id string, reply <-chan rpcReply) string {
+	return b.toldThat(id, reply, "may have run in part")
+}
+
+// toldThat is told with want, what the host's error result says.
+func (b *tabsOfOneBrowser) toldThat(id string, reply <-chan rpcReply, want string) string {
 	t := b.t
 	var rep rpcReply
 	select {
@@ -111,8 +128,8 @@ func (b *tabsOfOneBrowser) told(id string, reply <-chan rpcReply) string {
 		t.Fatal("the host got no answer after the tab closed")
 	}
 	text := fmt.Sprint(rep.result["content"])
-	if rep.err != nil || rep.result["isError"] != true || !strings.Contains(text, "may have run in part") {
-		t.Fatalf("the host got %v %v; want an error result saying the call may have run in part", rep.err, rep.result)
+	if rep.err != nil || rep.result["isError"] != true || !strings.Contains(text, want) {
+		t.Fatalf("the host got %v %v; want an error result saying %q", rep.err, rep.result, want)
 	}
 	if runs := evalAs[int](t, b.second, `Number(localStorage.getItem("ran:`+id+`") || 0)`); runs != 1 {
 		t.Fatalf("the call ran %d times across the tabs, want 1", runs)
@@ -162,4 +179,44 @@ func TestBrowserATabClosingAfterItsSocketIsNotSaidToRun(t *testing.T) {
 			t.Logf("closed %v after its socket, the host was told %v after the close: %s", after, time.Since(closed).Round(time.Millisecond), text)
 		}
 	})
+}
+
+// TestBrowserWithoutWebLocksACallStillRunsOnce is the SDK without the Web
+// Locks API, in each engine. All three have it in a secure context (the
+// tests above run on loopback, one), none in an insecure one: here the
+// relay and the page are served over plain HTTP on the machine's own
+// address, not loopback. The SDK then degrades as web/sdk/README.md says:
+// the record alone claims a call, so a call whose tab closed mid-call is
+// still not run again by the other tab, but without a lock to say the
+// closed tab is gone, the other tab waits out waitForOtherTabMs and
+// answers that the call runs in another tab.
+func TestBrowserWithoutWebLocksACallStillRunsOnce(t *testing.T) {
+	host := nonLoopbackAddress(t)
+	inEachEngine(t, func(t *testing.T, e *engine) {
+		b := newTabsOfOneBrowserAt(t, e, host, 3000)
+		has := evalAs[map[string]bool](t, b.second, `({ secure: isSecureContext, locks: "locks" in navigator })`)
+		if has["secure"] || has["locks"] {
+			t.Fatalf("the page on %s has %v: want an insecure context without navigator.locks", host, has)
+		}
+		tab, id, reply := b.runInNewTab()
+		b.closeTab(tab)
+		text := b.toldThat(id, reply, "runs in another tab of this browser")
+		t.Logf("without Web Locks, the host was told: %s", text)
+	})
+}
+
+// nonLoopbackAddress is an IPv4 address of this machine that is not
+// loopback: a page served on it over plain HTTP is an insecure context.
+func nonLoopbackAddress(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("this machine has no address but loopback, where every page is a secure context")
+	return ""
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -51,7 +52,13 @@ func appPage(t testing.TB, html string) (origin, url string) {
 // origin must be known before what it shows (the relay's URL) is.
 func appPageOf(t testing.TB, html func() string) (origin, url string) {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return appPageAt(t, "127.0.0.1", html)
+}
+
+// appPageAt is appPageOf on the address host.
+func appPageAt(t testing.TB, host string, html func() string) (origin, url string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
 			return
@@ -60,6 +67,13 @@ func appPageOf(t testing.TB, html func() string) (origin, url string) {
 		w.Header().Set("Cache-Control", "no-store")
 		fmt.Fprint(w, html())
 	}))
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv.URL, srv.URL + "/"
 }
