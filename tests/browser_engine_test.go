@@ -188,8 +188,9 @@ func (c cdpTab) close() error { return chromedp.Cancel(c.ctx) }
 
 // startGroup starts argv in a process group of its own, with its output
 // to out, and ends the whole group (the browser's and the driver's child
-// processes, Xvfb) by its id with the test, after shutdown (may be nil) had
-// its chance.
+// processes, Xvfb) by its id with the test: at once, or when shutdown is
+// not nil, after shutdown asked the program to end and it did (or 10 s
+// passed).
 func startGroup(t *testing.T, argv []string, env []string, out *syncbuf.Buffer, shutdown func()) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)

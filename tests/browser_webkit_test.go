@@ -38,7 +38,10 @@ func startWebKit(t *testing.T) *engine {
 	port := redistest.FreePort(t)
 	w := &webDriver{url: "http://127.0.0.1:" + port}
 	out := &syncbuf.Buffer{}
-	startGroup(t, []string{"xvfb-run", "-a", "WebKitWebDriver", "--port=" + port}, []string{"HOME=" + t.TempDir()}, out, func() {
+	// The driver outlives its session: the group ends without waiting,
+	// after the session closed MiniBrowser.
+	startGroup(t, []string{"xvfb-run", "-a", "WebKitWebDriver", "--port=" + port}, []string{"HOME=" + t.TempDir()}, out, nil)
+	t.Cleanup(func() {
 		if w.session != "" {
 			w.do(http.MethodDelete, "", nil, nil)
 		}
