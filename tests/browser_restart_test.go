@@ -60,7 +60,7 @@ func (r *restartCalls) call(client *http.Client, value string) {
 	switch {
 	case err != nil:
 		kind = "unreachable"
-	case !a.isError() && strings.Contains(text, "chromium") && strings.Contains(text, value):
+	case !a.isError() && strings.Contains(text, "the page") && strings.Contains(text, value):
 		kind = "page"
 		r.byPage++
 	case a.text() == protocol.RestartingSentence(""):
@@ -113,7 +113,7 @@ func TestChromiumPageOutlivesItsRelaysRestart(t *testing.T) {
 	h := newHost(t, relayURL)
 	h.register()
 	f := h.authorize()
-	approveInPage(t, ctx, f.code)
+	approveInPage(t, cdpTab{ctx}, f.code)
 	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
 
 	calls := &restartCalls{relay: relayURL, token: tokens["access_token"].(string), kinds: map[string]int{}}
