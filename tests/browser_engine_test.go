@@ -212,8 +212,21 @@ func startGroup(t *testing.T, argv []string, env []string, out *syncbuf.Buffer, 
 			case <-time.After(10 * time.Second):
 			}
 		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		endGroup(cmd.Process.Pid)
 		<-exited
 	})
 	return cmd
+}
+
+// endGroup ends the process group pgid: SIGTERM first, which lets Xvfb
+// remove its display's lock and socket (killed, it leaves them in /tmp),
+// then SIGKILL to whatever is left after 5 s.
+func endGroup(pgid int) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return // no process of the group is left
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
 }
