@@ -51,6 +51,10 @@ type Config struct {
 	PreviousKeys   [][]byte
 	AllowedOrigins []string
 	AppURL         string
+	// NoCrossDevice refuses typed connect codes: only a link approval in
+	// the browser that opened the waiting page connects
+	// (RELAY_CONNECT_CROSS_DEVICE=false).
+	NoCrossDevice bool
 	// Demo serves the demo app (web/demo) at /demo/ on the public listener.
 	Demo     bool
 	Bundle   *protocol.Bundle // nil: the demo app's
@@ -200,7 +204,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.events = mcp.NewEvents(eventBus)
 	n.oauth, err = oauth.NewServer(oauth.Config{
-		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, Bundle: cfg.Bundle, Store: n.store,
+		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, NoCrossDevice: cfg.NoCrossDevice, Bundle: cfg.Bundle, Store: n.store,
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
 		CIMD:   cimd.NewFetcher(cimd.Options{AllowLoopback: cfg.CIMDAllowLoopback, RootCAs: cfg.CIMDRootCAs}),
 		Clock:  cfg.Clock, Logger: cfg.Logger, Metrics: oauth.NewMetrics(reg), TrustProxy: cfg.TrustProxy,

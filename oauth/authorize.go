@@ -17,7 +17,10 @@ import (
 
 // waitCookie holds the waiting page's secret: the status URL alone is not
 // enough to fetch an authorization code, the browser that opened the page
-// must also hold this cookie.
+// must also hold this cookie. It is SameSite=Strict with the status URL's
+// path, under which the confirm page of a link approval posts it too
+// (confirm.go): a same-origin request of a relay page, which carries a
+// Strict cookie even when another site opened that page.
 const waitCookie = "tabrelay_wait"
 
 // Bounds of what an authorization request brings into the connect request
@@ -25,7 +28,7 @@ const waitCookie = "tabrelay_wait"
 // characters, VS Code's callback URI of a couple hundred, a JWT): a
 // longer one is refused, never stored. The code challenge is bounded by
 // its own rule, the scope by the catalogue (requestedScope), the client's
-// name at its registration (maxClientName).
+// name at its registration (cimd.MaxClientName).
 const (
 	maxState       = 2 << 10             // bytes
 	maxRedirectURI = cimd.MaxRedirectURI // bytes, also of a registered one (checkRedirectURI)
@@ -127,7 +130,6 @@ func (s *Server) notThisResource(param string) *protocol.RelayError {
 // startWaiting stores the connect request and shows its waiting page.
 func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, redirectURI, addr string) {
 	code, wait := newConnectCode(), randomToken("")
-	u, _ := url.Parse(redirectURI)
 	now := s.cfg.Clock.Now().UTC()
 	req := ConnectRequest{
 		ID: randomID("req_"), WaitHash: s.cfg.Hasher.Hash(purposeWait, wait), CodeHash: s.cfg.Hasher.Hash(purposeConnect, code),
@@ -135,6 +137,7 @@ func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, 
 		State: r.URL.Query().Get("state"), Resource: s.resource, CreatedAt: now, ExpiresAt: now.Add(ConnectCodeTTL),
 		Status: RequestPending, RequestedScope: s.requestedScope(r.URL.Query().Get("scope")),
 		Network: limit.Network(addr),
+		Device:  deviceOf(r.UserAgent()), AddrHash: s.cfg.Hasher.Hash(purposeAddress, addr),
 	}
 	if err := s.cfg.Store.PutConnectRequest(r.Context(), req); err != nil {
 		s.cfg.Logger.Error("store connect request", "err", err)
@@ -145,7 +148,7 @@ func (s *Server) startWaiting(w http.ResponseWriter, r *http.Request, c Client, 
 		MaxAge: int(ConnectCodeTTL / time.Second), HttpOnly: true, Secure: strings.HasPrefix(s.cfg.Issuer, "https:"),
 		SameSite: http.SameSiteStrictMode})
 	s.waitingPage(w, waitingData{
-		App: s.cfg.AppTitle, Client: c.Name, Host: u.Host, Code: code,
+		App: s.cfg.AppTitle, Client: c.Name, Host: asciiHost(redirectURI), Code: code, LinkOnly: s.cfg.NoCrossDevice,
 		StatusURL: s.cfg.Issuer + "/authorize/status/" + req.ID, ApproveURL: s.approveURL(code),
 		Minutes: int(ConnectCodeTTL / time.Minute),
 	})
@@ -176,11 +179,14 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Clock.Now()
+	// A link approval waiting for its browser's proof is still pending
+	// here: no code until the approving browser showed this page's cookie.
+	waiting := req.Status == RequestPending || req.Status == RequestConfirming
 	switch {
-	case req.Status == RequestPending && now.After(req.ExpiresAt):
+	case waiting && now.After(req.ExpiresAt):
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestExpired,
 			"redirect": s.errorRedirect(req.RedirectURI, req.State, protocol.ErrAccessDenied.With("the connect code expired before it was approved"))})
-	case req.Status == RequestPending:
+	case waiting:
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestPending})
 	case req.Status == RequestDeclined:
 		httpx.WriteJSON(w, http.StatusOK, map[string]string{"state": RequestDeclined,

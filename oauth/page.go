@@ -13,6 +13,9 @@ type waitingData struct {
 	StatusURL, ApproveURL   string
 	Minutes                 int
 	Nonce                   string
+	// LinkOnly: typed codes are off (Config.NoCrossDevice); the page
+	// asks for its link, opened in this browser.
+	LinkOnly bool
 }
 
 // The waiting page: plain HTML, no external assets, its one script and
@@ -31,9 +34,12 @@ body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding
 <body id="waiting" data-connect-code="{{.Code}}" data-status-url="{{.StatusURL}}">
 <h1>Approve this connection in {{.App}}</h1>
 <p><strong>{{.Client}}</strong> (returning to <strong>{{.Host}}</strong>) asks to use {{.App}} in your browser.</p>
-<p>In the browser where you use {{.App}}, open it and enter this code:</p>
+{{if .LinkOnly}}<p>Approve it in {{.App}}, in this browser: this relay connects an agent only from the browser that shows this page.</p>
+{{else if .ApproveURL}}<p>Approve it in {{.App}} with the link below, in this browser. On another device, open {{.App}} there and enter this code:</p>
 <p class="code">{{.Code}}</p>
-{{if .ApproveURL}}<p><a href="{{.ApproveURL}}" target="_blank" rel="noopener noreferrer">Open {{.App}} to approve</a></p>{{end}}
+{{else}}<p>In the browser where you use {{.App}}, open it and enter this code:</p>
+<p class="code">{{.Code}}</p>
+{{end}}{{if .ApproveURL}}<p><a href="{{.ApproveURL}}" target="_blank" rel="noopener noreferrer">Open {{.App}} to approve</a></p>{{end}}
 <p id="state" class="muted" role="status">Waiting for your decision. This page goes on by itself; the code expires in {{.Minutes}} minutes.</p>
 <p class="muted">If you did not start this, close this page: nothing is connected until you approve the code in {{.App}}.</p>
 <script nonce="{{.Nonce}}">

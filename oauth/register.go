@@ -9,17 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/internal/limit"
 	"github.com/tabrelay/tabrelay/oauth/cimd"
 	"github.com/tabrelay/tabrelay/protocol"
 )
-
-// maxClientName bounds a client's name: it is shown on the waiting page
-// and in the tab's connections list.
-const maxClientName = 100
 
 // maxRegistration bounds a registration request's body.
 const maxRegistration = 64 << 10
@@ -100,12 +95,8 @@ func (e redirectError) Error() string { return e.msg }
 func checkClientMetadata(md *cimd.Metadata) error {
 	md.ClientName = strings.TrimSpace(md.ClientName)
 	switch {
-	case md.ClientName == "":
-		return errors.New("client_name is required: the person is shown who asks")
-	case utf8.RuneCountInString(md.ClientName) > maxClientName:
-		return fmt.Errorf("client_name may have at most %d characters", maxClientName)
-	case strings.ContainsFunc(md.ClientName, cimd.MisleadingRune):
-		return errors.New("client_name may not hold control characters or direction overrides: it is what the person is shown")
+	case cimd.NameProblem(md.ClientName) != "":
+		return errors.New("client_name " + cimd.NameProblem(md.ClientName))
 	case md.TokenEndpointAuthMethod != "" && md.TokenEndpointAuthMethod != "none":
 		return errors.New("token_endpoint_auth_method must be none: the relay registers public clients only")
 	case len(md.RedirectURIs) == 0:

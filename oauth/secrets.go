@@ -71,6 +71,8 @@ const (
 	purposeAuthCode = "code"
 	purposeConnect  = "connect"
 	purposeWait     = "wait"
+	purposeConfirm  = "confirm"
+	purposeAddress  = "address"
 )
 
 // Token prefixes: they tell a person (and secret scanners) what a leaked

@@ -53,13 +53,17 @@ type Config struct {
 	AppURL string // the approval link goes to AppURL#tabrelay-connect=<code>
 	// AppTitle names the app on the waiting page.
 	AppTitle string
-	Bundle   *protocol.Bundle // the catalogue a chosen scope is checked against
-	Store    Store
-	Hasher   *Hasher
-	CIMD     *cimd.Fetcher
-	Clock    clock.Clock
-	Logger   *slog.Logger
-	Metrics  *Metrics
+	// NoCrossDevice refuses typed connect codes (RELAY_CONNECT_CROSS_DEVICE
+	// =false): only a link approval, proven by the browser that opened
+	// the waiting page, connects.
+	NoCrossDevice bool
+	Bundle        *protocol.Bundle // the catalogue a chosen scope is checked against
+	Store         Store
+	Hasher        *Hasher
+	CIMD          *cimd.Fetcher
+	Clock         clock.Clock
+	Logger        *slog.Logger
+	Metrics       *Metrics
 	// TrustProxy takes the client address from X-Forwarded-For (behind a
 	// load balancer) for the per-address limits.
 	TrustProxy bool
@@ -123,6 +127,8 @@ func (s *Server) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /register", s.register)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("GET /authorize/status/{id}", s.status)
+	mux.HandleFunc("GET /authorize/status/{id}/confirm", s.confirmPage)
+	mux.HandleFunc("POST /authorize/status/{id}/confirm", s.confirm)
 	mux.HandleFunc("POST /token", s.token)
 	mux.HandleFunc("POST /revoke", s.revoke)
 }
@@ -195,14 +201,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Registrations: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_oauth_registrations_total", Help: "Clients registered dynamically."}),
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab, wrong codes, and codes refused by the wrong-code limits (of an address or its network: limited; of the whole relay: limited_relay)."}, []string{"decision"}),
+			Name: "tabrelay_oauth_connect_decisions_total", Help: "Connect codes decided in a tab (link approvals waiting for the browser's proof: confirming; declined because the approving browser did not open the waiting page: declined_other_browser; typed codes refused by RELAY_CONNECT_CROSS_DEVICE=false: cross_device_off), wrong codes, and codes refused by the wrong-code limits (of an address or its network: limited; of the whole relay: limited_relay)."}, []string{"decision"}),
 		Limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tabrelay_oauth_limited_total", Help: "Registrations, authorization requests and token exchanges refused by a limit: of an address (register_address, authorize_address), of the whole relay (register_relay), or of one connection's tree of sub-agents (exchange_tree)."}, []string{"limit"}),
 	}
 	for _, g := range []string{"authorization_code", "refresh_token", grantTokenExchange} {
 		m.TokensIssued.WithLabelValues(g)
 	}
-	for _, d := range []string{"approved", "declined", "wrong_code", "limited", "limited_relay"} {
+	for _, d := range []string{"approved", "declined", "confirming", "declined_other_browser", "cross_device_off", "wrong_code", "limited", "limited_relay"} {
 		m.Decisions.WithLabelValues(d)
 	}
 	for _, l := range []string{limitedRegisterAddress, limitedRegisterRelay, limitedAuthorizeAddress} {

@@ -133,11 +133,14 @@ func ClientTouch(now time.Time) func(c *Client, found bool) (bool, error) {
 
 // Connect request states.
 const (
-	RequestPending   = "pending"
-	RequestApproved  = "approved"
-	RequestDeclined  = "declined"
-	RequestExpired   = "expired"
-	RequestExchanged = "exchanged" // its authorization code was used
+	RequestPending = "pending"
+	// RequestConfirming: approved through the approval link, waiting for
+	// the approving browser's proof that it opened the waiting page.
+	RequestConfirming = "confirming"
+	RequestApproved   = "approved"
+	RequestDeclined   = "declined"
+	RequestExpired    = "expired"
+	RequestExchanged  = "exchanged" // its authorization code was used
 )
 
 // ConnectRequest is one /authorize request waiting for the person, and
@@ -162,11 +165,21 @@ type ConnectRequest struct {
 	// address): a tab of that network looks its code up within its own
 	// wrong-code limits, not the relay's (oauth/tab.go).
 	Network string `json:"network,omitempty"`
+	// Where the waiting page's request came from: the browser family and
+	// system its User-Agent names, and its address hashed (compared with
+	// an approving tab's, never shown).
+	Device   string `json:"device,omitempty"`
+	AddrHash []byte `json:"addrHash,omitempty"`
 
 	// Set when the person decided.
 	PairingID    string    `json:"pairingId,omitempty"`
 	ConnectionID string    `json:"connectionId,omitempty"`
 	DecidedAt    time.Time `json:"decidedAt,omitempty"`
+	// A link approval (RequestConfirming): the scope chosen, and the
+	// hashed handle of the relay page that proves the browser.
+	ApprovedScope []protocol.ScopeEntry `json:"approvedScope,omitempty"`
+	ConfirmHash   []byte                `json:"confirmHash,omitempty"`
+	DeclineReason string                `json:"declineReason,omitempty"` // DeclinedOtherBrowser, or "" (the person declined)
 
 	// The authorization code, once the waiting page fetched it.
 	AuthCodeHash      []byte    `json:"authCodeHash,omitempty"`

@@ -14,25 +14,56 @@ import (
 // The person's side of the authorization server, called for a proven tab
 // of pairing (the tab socket checked its secret) from address addr.
 
-// Approve grants the connect request of code to pairing, with the scope
-// the person chose (SPEC §5, §8). The code is single use. The connection
-// and its scope are stored first and the request marked approved last, so
-// the waiting page never hands out a code for a connection that is not
-// there yet.
+// Approve grants the connect request of a typed code to pairing, with
+// the scope the person chose (SPEC §5, §8): ApproveVia of ViaTyped, for
+// callers that never open a relay window.
 func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
+	info, _, err := s.ApproveVia(ctx, pairing, addr, code, scope, protocol.ViaTyped)
+	return info, err
+}
+
+// ApproveVia is the person's yes to code, which reached the tab via link
+// or typed (protocol.ViaLink, ViaTyped; "" is typed). The code is single
+// use either way.
+//
+// A link approval makes no connection yet: the request waits
+// (RequestConfirming) until the approving browser opens the relay page
+// of the returned URL and proves there that it holds the waiting page's
+// cookie (confirm); without the cookie it is declined. A typed code may
+// come from another device (the relay cannot tell): it connects at once,
+// unless the operator turned that off (Config.NoCrossDevice).
+func (s *Server) ApproveVia(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry, via string) (protocol.ConnectionInfo, string, error) {
 	entries, err := protocol.CheckScope(s.cfg.Bundle, scope, false)
 	if err != nil {
-		return protocol.ConnectionInfo{}, err
+		return protocol.ConnectionInfo{}, "", err
+	}
+	if via != protocol.ViaLink && s.cfg.NoCrossDevice {
+		// Before the code is looked up: the answer tells a guesser nothing.
+		s.cfg.Metrics.Decisions.WithLabelValues("cross_device_off").Inc()
+		return protocol.ConnectionInfo{}, "", protocol.ErrCrossDeviceOff
 	}
 	req, err := s.pendingRequest(ctx, addr, code)
 	if err != nil {
-		return protocol.ConnectionInfo{}, err
+		return protocol.ConnectionInfo{}, "", err
 	}
+	if via == protocol.ViaLink {
+		confirm, err := s.awaitProof(ctx, req, pairing, entries)
+		return protocol.ConnectionInfo{}, confirm, err
+	}
+	info, err := s.grant(ctx, req, pairing, entries, RequestPending)
+	return info, "", err
+}
+
+// grant makes the connection req asks for, for pairing with entries, and
+// moves req from status from to approved. The connection and its scope
+// are stored first and the request marked approved last, so the waiting
+// page never hands out a code for a connection that is not there yet.
+func (s *Server) grant(ctx context.Context, req ConnectRequest, pairing string, entries []protocol.ScopeEntry, from string) (protocol.ConnectionInfo, error) {
 	now := s.cfg.Clock.Now().UTC()
 	c := Connection{ID: randomID("conn_"), Kind: "connector", PairingID: pairing, ClientID: req.ClientID,
-		ClientName: req.ClientName, Host: redirectHost(req.RedirectURI), CreatedAt: now, LastUsed: now,
+		ClientName: req.ClientName, Host: asciiHost(req.RedirectURI), CreatedAt: now, LastUsed: now,
 		ExpiresAt: now.Add(ConnectionTTL)}
-	err = s.cfg.Store.PutScope(ctx, c.ID, Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"})
+	err := s.cfg.Store.PutScope(ctx, c.ID, Scope{Version: ScopeVersion, Entries: entries, UpdatedAt: now, UpdatedBy: "tab"})
 	if err == nil {
 		err = s.cfg.Store.PutConnection(ctx, c)
 	}
@@ -40,7 +71,10 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 		s.cfg.Logger.Error("store connection", "connection", c.ID, "err", err)
 		return protocol.ConnectionInfo{}, protocol.ErrUnavailable
 	}
-	if err := s.mark(ctx, req.ID, pairing, RequestApproved, c.ID); err != nil {
+	err = s.mark(ctx, req.ID, from, func(r *ConnectRequest) {
+		r.Status, r.PairingID, r.DecidedAt, r.ConnectionID = RequestApproved, pairing, now, c.ID
+	})
+	if err != nil {
 		// Another tab decided first, or the code expired: the connection
 		// made for it is never handed out.
 		_, _ = s.cfg.Store.UpdateConnection(ctx, c.ID, func(c *Connection) error { c.Revoked = true; return nil })
@@ -53,12 +87,38 @@ func (s *Server) Approve(ctx context.Context, pairing, addr, code string, scope 
 	return connectionInfo(c, entries), nil
 }
 
+// awaitProof records a link approval of req by pairing with entries, and
+// returns the relay page where the approving browser proves it opened
+// the waiting page. The page's handle (single use, as long-lived as the
+// code) is in the URL's fragment, which the browser never sends; the
+// page posts it.
+func (s *Server) awaitProof(ctx context.Context, req ConnectRequest, pairing string, entries []protocol.ScopeEntry) (string, error) {
+	handle := randomToken("")
+	now := s.cfg.Clock.Now().UTC()
+	err := s.mark(ctx, req.ID, RequestPending, func(r *ConnectRequest) {
+		r.Status, r.PairingID, r.DecidedAt = RequestConfirming, pairing, now
+		r.ApprovedScope, r.ConfirmHash = entries, s.cfg.Hasher.Hash(purposeConfirm, handle)
+	})
+	if err != nil {
+		return "", err
+	}
+	s.cfg.Metrics.Decisions.WithLabelValues("confirming").Inc()
+	return s.confirmPath(req.ID) + "#" + handle, nil
+}
+
+func (s *Server) confirmPath(id string) string {
+	return s.cfg.Issuer + "/authorize/status/" + url.PathEscape(id) + "/confirm"
+}
+
 // Decline refuses the connect request of code: the waiting page returns
 // access_denied to the client.
 func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error {
 	req, err := s.pendingRequest(ctx, addr, code)
 	if err == nil {
-		err = s.mark(ctx, req.ID, pairing, RequestDeclined, "")
+		now := s.cfg.Clock.Now().UTC()
+		err = s.mark(ctx, req.ID, RequestPending, func(r *ConnectRequest) {
+			r.Status, r.PairingID, r.DecidedAt = RequestDeclined, pairing, now
+		})
 	}
 	if err != nil {
 		return err
@@ -68,26 +128,48 @@ func (s *Server) Decline(ctx context.Context, pairing, addr, code string) error 
 }
 
 // ConnectInfo tells a tab of pairing who waits behind code, before the
-// person approves (SPEC §5: the person sees who asks). It counts against
-// the same wrong-code limits as an approval, and uses nothing up.
+// person approves (SPEC §5: the person sees who asks), and what the relay
+// knows of where the request started. It counts against the same
+// wrong-code limits as an approval, and uses nothing up. For a request
+// this browser decided already it says where that stands (State), which
+// is how the Connect panel learns the outcome of a link approval.
 func (s *Server) ConnectInfo(ctx context.Context, pairing, addr, code string) (protocol.ConnectInfo, error) {
 	req, err := s.pendingRequest(ctx, addr, code)
+	state := RequestPending
 	if err != nil {
-		return protocol.ConnectInfo{}, err
+		var ok bool
+		if state, ok = decidedBy(req, pairing, s.cfg.Clock.Now()); !ok {
+			return protocol.ConnectInfo{}, err
+		}
 	}
+	host, mixed := displayHost(redirectHost(req.RedirectURI))
 	info := protocol.ConnectInfo{Client: req.ClientName, ClientKind: protocol.ClientRegistered,
-		RedirectHost: redirectHost(req.RedirectURI), RequestedScope: req.RequestedScope, ExpiresAt: req.ExpiresAt.UnixMilli()}
+		RedirectHost: host, RedirectHostMixedScript: mixed, RequestedScope: req.RequestedScope, ExpiresAt: req.ExpiresAt.UnixMilli(),
+		StartedAt: req.CreatedAt.UnixMilli(), Device: req.Device, SameAddress: s.matches(purposeAddress, addr, req.AddrHash),
+		CrossDevice: !s.cfg.NoCrossDevice, State: state, Reason: req.DeclineReason}
 	if cimd.IsClientID(req.ClientID) {
 		info.ClientKind, info.ClientURL = protocol.ClientMetadataDocument, req.ClientID
 	}
 	return info, nil
 }
 
-func redirectHost(redirectURI string) string {
-	if u, err := url.Parse(redirectURI); err == nil {
-		return u.Host
+// decidedBy is where req stands, when pairing decided it.
+func decidedBy(req ConnectRequest, pairing string, now time.Time) (string, bool) {
+	if req.PairingID == "" || req.PairingID != pairing {
+		return "", false
 	}
-	return ""
+	switch req.Status {
+	case RequestConfirming:
+		if now.After(req.ExpiresAt) {
+			return RequestExpired, true
+		}
+		return RequestConfirming, true
+	case RequestApproved, RequestExchanged:
+		return RequestApproved, true
+	case RequestDeclined:
+		return RequestDeclined, true
+	}
+	return "", false
 }
 
 // pendingRequest finds the request of a connect code that still waits.
@@ -146,8 +228,13 @@ func (s *Server) codeTriesLeft(ctx context.Context, label string, buckets ...lim
 }
 
 func stillPending(r *ConnectRequest, now time.Time) error {
+	return stillAt(r, RequestPending, now)
+}
+
+// stillAt is nil while r is at status and its code has not expired.
+func stillAt(r *ConnectRequest, status string, now time.Time) error {
 	switch {
-	case r.Status != RequestPending:
+	case r.Status != status:
 		return protocol.ErrUsedCode
 	case now.After(r.ExpiresAt):
 		return protocol.ErrExpiredCode
@@ -155,14 +242,15 @@ func stillPending(r *ConnectRequest, now time.Time) error {
 	return nil
 }
 
-// mark moves a request from pending to status, once, atomically.
-func (s *Server) mark(ctx context.Context, id, pairing, status, connection string) error {
+// mark moves a request from status from, once, atomically: set says to
+// what.
+func (s *Server) mark(ctx context.Context, id, from string, set func(*ConnectRequest)) error {
 	now := s.cfg.Clock.Now().UTC()
 	_, err := s.cfg.Store.UpdateConnectRequest(ctx, id, func(r *ConnectRequest) error {
-		if err := stillPending(r, now); err != nil {
+		if err := stillAt(r, from, now); err != nil {
 			return err
 		}
-		r.Status, r.PairingID, r.DecidedAt, r.ConnectionID = status, pairing, now, connection
+		set(r)
 		return nil
 	})
 	var rerr *protocol.RelayError

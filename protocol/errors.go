@@ -64,15 +64,16 @@ func (e *RelayError) WithData(data any) *RelayError {
 // Codes of the errors a tab request is answered with (the Error message;
 // docs/tab-protocol.md lists them).
 const (
-	ErrCodeUnsupported  = "unsupported"   // a request this relay does not handle: the tab may go on
-	ErrCodeWrongCode    = "wrong-code"    // no pending connect request has this code
-	ErrCodeCodeUsed     = "code-used"     // the code was approved or declined already
-	ErrCodeCodeExpired  = "code-expired"  // the code's 10 minutes are over
-	ErrCodeLimited      = "limited"       // too many wrong codes: wait
-	ErrCodeNotFound     = "not-found"     // no such connection of this browser
-	ErrCodeInvalidScope = "invalid-scope" // the scope names tools or actions the catalogue lacks
-	ErrCodeBadRequest   = "bad-request"   // a request without the fields it needs
-	ErrCodeUnavailable  = "unavailable"   // the relay could not do it now; try again
+	ErrCodeUnsupported  = "unsupported"      // a request this relay does not handle: the tab may go on
+	ErrCodeWrongCode    = "wrong-code"       // no pending connect request has this code
+	ErrCodeCodeUsed     = "code-used"        // the code was approved or declined already
+	ErrCodeCodeExpired  = "code-expired"     // the code's 10 minutes are over
+	ErrCodeLimited      = "limited"          // too many wrong codes: wait
+	ErrCodeNotFound     = "not-found"        // no such connection of this browser
+	ErrCodeInvalidScope = "invalid-scope"    // the scope names tools or actions the catalogue lacks
+	ErrCodeBadRequest   = "bad-request"      // a request without the fields it needs
+	ErrCodeUnavailable  = "unavailable"      // the relay could not do it now; try again
+	ErrCodeCrossDevice  = "cross-device-off" // a typed code, where the operator allows link approvals only
 )
 
 // JSON-RPC error codes (JSON-RPC 2.0 §5.1; MCP basic/transports for the
@@ -116,6 +117,8 @@ var (
 		Message: "This relay does not handle this request."}
 	ErrWrongCode = &RelayError{Code: ErrCodeWrongCode, Status: http.StatusNotFound,
 		Message: "No connection waits for this code. Check it on the page of the application that asks."}
+	ErrCrossDeviceOff = &RelayError{Code: ErrCodeCrossDevice, Status: http.StatusForbidden,
+		Message: "This relay connects an agent only through the approval link on its waiting page, opened in the browser that shows that page: a typed code is not accepted."}
 	ErrUsedCode = &RelayError{Code: ErrCodeCodeUsed, Status: http.StatusConflict,
 		Message: "This code was used already. Start again from the application."}
 	ErrExpiredCode = &RelayError{Code: ErrCodeCodeExpired, Status: http.StatusGone,
@@ -170,7 +173,7 @@ var (
 // RelayErrors lists the table, for the tests and documents that hold to it.
 func RelayErrors() []*RelayError {
 	return []*RelayError{ErrBadRequest, ErrUnavailable, ErrLimited, ErrInvalidScope, ErrNotFound, ErrUnauthorized,
-		ErrMethodNotAllowed, ErrTooLarge, ErrForbidden, ErrUnsupported, ErrWrongCode, ErrUsedCode, ErrExpiredCode,
+		ErrMethodNotAllowed, ErrTooLarge, ErrForbidden, ErrUnsupported, ErrWrongCode, ErrUsedCode, ErrExpiredCode, ErrCrossDeviceOff,
 		ErrParse, ErrBodyTimeout, ErrInvalidParams, ErrMalformedParams, ErrMethodNotFound, ErrMethodNotFoundInBody,
 		ErrHeaderMismatch, ErrUnsupportedVersion, ErrInvalidGrant, ErrInvalidClient, ErrInvalidTarget,
 		ErrUnsupportedGrantType, ErrUnsupportedResponseType, ErrInvalidClientMetadata, ErrInvalidRedirectURI,

@@ -265,7 +265,18 @@ type Approve struct {
 	Envelope
 	Code  string       `json:"code"`
 	Scope []ScopeEntry `json:"scope,omitempty"`
+	// Via is how the code reached the tab: ViaLink (the approval link's
+	// fragment) or ViaTyped (the person typed it; also when left out). A
+	// link approval is released only once the approving browser proved
+	// it opened the waiting page (Done.Confirm).
+	Via string `json:"via,omitempty"`
 }
+
+// How a connect code reached the tab (Approve.Via).
+const (
+	ViaLink  = "link"
+	ViaTyped = "typed"
+)
 
 func (Approve) fromTab() {}
 
@@ -289,13 +300,34 @@ type ConnectInfo struct {
 	// registered itself (anyone can pick any name).
 	ClientKind string `json:"clientKind"`
 	ClientURL  string `json:"clientUrl,omitempty"` // the metadata document's URL (ClientMetadataDocument only)
-	// RedirectHost is where the authorization goes back to: the host
-	// that gets the connection.
+	// RedirectHost is where the authorization says it goes back to, in
+	// ASCII (an internationalized name in punycode): not a proof of who
+	// gets the connection, which is whoever holds the waiting page.
 	RedirectHost string `json:"redirectHost"`
+	// RedirectHostMixedScript is set when a label of the redirect host
+	// mixes letters of several scripts, as look-alike names do.
+	RedirectHostMixedScript bool `json:"redirectHostMixedScript,omitempty"`
 	// RequestedScope is what the host asked for in the relay's words
 	// (only entries of the catalogue); null when it asked for nothing.
 	RequestedScope []ScopeEntry `json:"requestedScope"`
 	ExpiresAt      int64        `json:"expiresAt"` // when the code expires, Unix ms
+	// What the relay knows of where the request started (the waiting
+	// page's request): when, the browser family and system its
+	// User-Agent names ("" when none it knows; a User-Agent can lie), and
+	// whether it came from this tab's network address.
+	StartedAt   int64  `json:"startedAt"`
+	Device      string `json:"device,omitempty"`
+	SameAddress bool   `json:"sameAddress"`
+	// CrossDevice is false when the relay's operator turned typed codes
+	// off (RELAY_CONNECT_CROSS_DEVICE=false): only a link approval in the
+	// browser that opened the waiting page connects.
+	CrossDevice bool `json:"crossDevice"`
+	// State is "pending" for a code the person may still decide; for
+	// a request this browser decided, where it stands: "confirming" (a
+	// link approval waits for the relay window's proof), "approved",
+	// "declined" (Reason "other-browser": the proof failed) or "expired".
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func (ConnectInfo) toTab() {}
@@ -356,6 +388,11 @@ func (Connections) toTab() {}
 type Done struct {
 	Envelope
 	Connection *ConnectionInfo `json:"connection,omitempty"`
+	// Confirm answers a link approval: the relay's page the approving
+	// browser opens as a top-level window to prove it holds the waiting
+	// page's cookie; the connection exists only once it did. Its
+	// fragment holds a single-use handle, never sent in a request line.
+	Confirm string `json:"confirm,omitempty"`
 }
 
 func (Done) toTab() {}

@@ -40,8 +40,12 @@ func (c *conn) decide(ctx context.Context, env protocol.Envelope, m protocol.Fro
 		if env.Type == protocol.TypeDecline {
 			return done, cs.Decline(ctx, pairing, addr, m.Code)
 		}
-		info, err := cs.Approve(ctx, pairing, addr, m.Code, m.Scope)
-		done.Connection = &info
+		info, confirm, err := cs.ApproveVia(ctx, pairing, addr, m.Code, m.Scope, m.Via)
+		if confirm != "" {
+			done.Confirm = confirm // the connection comes with the browser's proof
+		} else {
+			done.Connection = &info
+		}
 		return done, err
 	case protocol.Forget:
 		return done, cs.Forget(ctx, pairing, m.Connection)

@@ -200,7 +200,10 @@ func NewServer(cfg Config) (*Server, error) {
 // decisions about connections, for the pairing the tab proved.
 type Connections interface {
 	ConnectInfo(ctx context.Context, pairing, addr, code string) (protocol.ConnectInfo, error)
-	Approve(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry) (protocol.ConnectionInfo, error)
+	// ApproveVia approves code, which reached the tab via a link or
+	// typed; a link approval answers the relay page where the browser
+	// proves it opened the waiting page, and no connection yet.
+	ApproveVia(ctx context.Context, pairing, addr, code string, scope []protocol.ScopeEntry, via string) (protocol.ConnectionInfo, string, error)
 	Decline(ctx context.Context, pairing, addr, code string) error
 	Connections(ctx context.Context, pairing string) ([]protocol.ConnectionInfo, error)
 	Forget(ctx context.Context, pairing, connection string) error

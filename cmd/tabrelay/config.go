@@ -50,7 +50,7 @@ func (s *setting) get() string {
 type serveSettings struct {
 	publicURL, listen, adminListen, dataDir, signingKey, origins, appURL, bundle,
 	redisURL, callWait, turnIdle, drainWindow, grace, shutdownDelay, logLevel, previousKeys, cimdLoopback, trustProxy,
-	adminToken, adminHosts, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings, newPairingsBurst setting
+	adminToken, adminHosts, redisPrefix, clusterListen, clusterAdvertise, leaseTTL, demo, maxPairings, newPairings, newPairingsBurst, crossDevice setting
 }
 
 func newServeSettings(fs *flag.FlagSet) *serveSettings {
@@ -97,6 +97,8 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 			help: "hellos of browsers the relay does not know, per network address on every node together: so many an hour after the burst; 0 = no limit"},
 		newPairingsBurst: setting{flag: "new-pairings-burst", env: "RELAY_NEW_PAIRINGS_BURST", def: strconv.Itoa(tabsocket.DefaultNewPairingsBurst),
 			help: "hellos of browsers the relay does not know that one network address may make at once (an office behind one NAT on its first morning)"},
+		crossDevice: setting{flag: "connect-cross-device", env: "RELAY_CONNECT_CROSS_DEVICE", def: "true",
+			help: "accept connect codes typed into a tab (perhaps on another device); false: only the approval link, in the browser that opened the waiting page"},
 	}
 	for _, st := range s.all() {
 		st.register(fs)
@@ -107,7 +109,7 @@ func newServeSettings(fs *flag.FlagSet) *serveSettings {
 func (s *serveSettings) all() []*setting {
 	return []*setting{&s.publicURL, &s.listen, &s.adminListen, &s.dataDir, &s.signingKey, &s.origins, &s.appURL,
 		&s.bundle, &s.redisURL, &s.callWait, &s.turnIdle, &s.drainWindow, &s.grace, &s.shutdownDelay, &s.logLevel, &s.previousKeys, &s.cimdLoopback, &s.trustProxy,
-		&s.adminToken, &s.adminHosts, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings, &s.newPairingsBurst}
+		&s.adminToken, &s.adminHosts, &s.redisPrefix, &s.clusterListen, &s.clusterAdvertise, &s.leaseTTL, &s.demo, &s.maxPairings, &s.newPairings, &s.newPairingsBurst, &s.crossDevice}
 }
 
 // config checks every setting and returns the node's configuration, or
@@ -143,6 +145,11 @@ func (s *serveSettings) config() (node.Config, error) {
 	if c.CIMDAllowLoopback, err = boolean(&s.cimdLoopback); err != nil {
 		return c, err
 	}
+	crossDevice, err := boolean(&s.crossDevice)
+	if err != nil {
+		return c, err
+	}
+	c.NoCrossDevice = !crossDevice
 	if c.TrustProxy, err = boolean(&s.trustProxy); err != nil {
 		return c, err
 	}

@@ -78,7 +78,6 @@ const (
 	maxEntries      = 1024
 	negativeTTL     = 10 * time.Second // blunts hammering a failing URL
 	maxRedirectURIs = 20               // as for dynamic registration
-	maxNameRunes    = 100
 	publicOnly      = "but the relay accepts only public clients (method none)"
 )
 

@@ -29,10 +29,32 @@ type Metadata struct {
 // registration's, an authorization request's.
 const MaxRedirectURI = 2 << 10
 
-// MisleadingRune is a control character, or a bidirectional override that
-// makes a name read as another: a client's name to show holds none.
+// MaxClientName bounds a client's name in characters, for a registration
+// and a metadata document alike: it is shown to the person in a line of
+// the Connect panel, the waiting page and the Connections panel, where a
+// long one hides what follows (a real client's name is a few words).
+const MaxClientName = 64
+
+// MisleadingRune is a character a client's name to show holds none of: a
+// control character, a line or paragraph separator, or a format character
+// (Unicode category Cf: zero-width spaces and joiners such as U+200B,
+// bidirectional overrides that make a name read as another, soft hyphens).
 func MisleadingRune(r rune) bool {
-	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// NameProblem says what is wrong with a client's name (trimmed), or "":
+// empty, longer than MaxClientName, or holding a MisleadingRune.
+func NameProblem(name string) string {
+	switch {
+	case name == "":
+		return "is missing: the person is shown who asks"
+	case utf8.RuneCountInString(name) > MaxClientName:
+		return fmt.Sprintf("is longer than %d characters", MaxClientName)
+	case strings.ContainsFunc(name, MisleadingRune):
+		return "contains control or invisible formatting characters (such as U+200B or a direction override): it is what the person is shown"
+	}
+	return ""
 }
 
 // IsClientID reports whether clientID is a URL a client metadata
@@ -103,13 +125,8 @@ func parse(body []byte, clientID string) (Metadata, error) {
 // another: it is what the person is shown.
 func checkName(md *Metadata) error {
 	md.ClientName = strings.TrimSpace(md.ClientName)
-	switch {
-	case md.ClientName == "":
-		return invalidErr(nil, "it has no client_name")
-	case utf8.RuneCountInString(md.ClientName) > maxNameRunes:
-		return invalidErr(nil, "its client_name is longer than %d characters", maxNameRunes)
-	case strings.ContainsFunc(md.ClientName, MisleadingRune):
-		return invalidErr(nil, "its client_name contains control characters")
+	if p := NameProblem(md.ClientName); p != "" {
+		return invalidErr(nil, "its client_name %s", p)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func FuzzDocument(f *testing.F) {
 		case md.ClientID != clientID:
 			t.Fatalf("client_id %q accepted from %q", md.ClientID, clientID)
 		case md.ClientName == "" || md.ClientName != strings.TrimSpace(md.ClientName) ||
-			utf8.RuneCountInString(md.ClientName) > maxNameRunes || strings.ContainsFunc(md.ClientName, MisleadingRune):
+			utf8.RuneCountInString(md.ClientName) > MaxClientName || strings.ContainsFunc(md.ClientName, MisleadingRune):
 			t.Fatalf("client_name %q accepted", md.ClientName)
 		case len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRedirectURIs:
 			t.Fatalf("%d redirect URIs accepted", len(md.RedirectURIs))
