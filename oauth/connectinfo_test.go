@@ -38,9 +38,13 @@ func TestConnectInfo(t *testing.T) {
 		if _, err := h.as.Approve(ctx, testPairing, testAddr, w.code, whoami); err != nil {
 			t.Fatalf("Approve after ConnectInfo: %v", err)
 		}
-		_, err = h.as.ConnectInfo(ctx, testPairing, testAddr, w.code)
+		// The browser that approved reads where it stands; another is told it is used.
+		if info, err := h.as.ConnectInfo(ctx, testPairing, testAddr, w.code); err != nil || info.State != oauth.RequestApproved {
+			t.Fatalf("ConnectInfo of its own approved code = %+v, %v; want state approved", info, err)
+		}
+		_, err = h.as.ConnectInfo(ctx, "pair_other", testAddr, w.code)
 		if got := requestErrCode(err); got != protocol.ErrCodeCodeUsed {
-			t.Fatalf("ConnectInfo of an approved code = %v, want %s", err, protocol.ErrCodeCodeUsed)
+			t.Fatalf("ConnectInfo of another browser's approved code = %v, want %s", err, protocol.ErrCodeCodeUsed)
 		}
 	})
 

@@ -12,7 +12,7 @@ import (
 // The redirect host as the person is shown it (SPEC §5: hosts shown in
 // ASCII). A registered redirect URI may name an internationalized host,
 // and clаude.ai (a Cyrillic а) reads as claude.ai: the panel and the
-// waiting page show its punycode (xn--cude-8cd1a.ai... ) and a label that
+// waiting page show its punycode, xn--clude-5ve.ai, and a label that
 // mixes scripts is flagged, as look-alike names do.
 
 // redirectHost is the host[:port] of a redirect URI as it is written.

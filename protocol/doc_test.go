@@ -30,6 +30,7 @@ var docErrorCodes = map[string]string{
 	"ErrCodeInvalidScope": protocol.ErrCodeInvalidScope,
 	"ErrCodeBadRequest":   protocol.ErrCodeBadRequest,
 	"ErrCodeUnavailable":  protocol.ErrCodeUnavailable,
+	"ErrCodeCrossDevice":  protocol.ErrCodeCrossDevice,
 }
 
 // TestProtocolDoc fails when docs/tab-protocol.md does not mention a
