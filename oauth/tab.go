@@ -150,7 +150,24 @@ func (s *Server) ConnectInfo(ctx context.Context, pairing, addr, code string) (p
 	if cimd.IsClientID(req.ClientID) {
 		info.ClientKind, info.ClientURL = protocol.ClientMetadataDocument, req.ClientID
 	}
+	if state == RequestApproved {
+		info.Connection = s.madeFor(ctx, req)
+	}
 	return info, nil
+}
+
+// madeFor is the live connection an approved request made, or nil.
+func (s *Server) madeFor(ctx context.Context, req ConnectRequest) *protocol.ConnectionInfo {
+	c, err := s.liveConnection(ctx, req.ConnectionID)
+	if err != nil {
+		return nil
+	}
+	scope, err := s.ResolvedScope(ctx, c.ID)
+	if err != nil {
+		return nil
+	}
+	info := connectionInfo(c, scope)
+	return &info
 }
 
 // decidedBy is where req stands, when pairing decided it.

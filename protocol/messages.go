@@ -328,6 +328,9 @@ type ConnectInfo struct {
 	// "declined" (Reason "other-browser": the proof failed) or "expired".
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
+	// Connection is the connection made, with state "approved" (a link
+	// approval's outcome): the panel offers to undo it.
+	Connection *ConnectionInfo `json:"connection,omitempty"`
 }
 
 func (ConnectInfo) toTab() {}

@@ -95,6 +95,11 @@ func Handler() http.Handler {
 		h := w.Header()
 		h.Set("Content-Type", f.ctype)
 		h.Set("Content-Security-Policy", contentSecurityPolicy(r.Host))
+		// The page hosts <tabrelay-connect>: a page of another origin that
+		// opened it keeps no handle on it (its fragment, where a connect
+		// code comes in), and frame-ancestors 'none' (above) keeps it out of
+		// frames (web/sdk/README.md).
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")

@@ -177,7 +177,9 @@ func TestServesThePage(t *testing.T) {
 			if resp.StatusCode != http.StatusOK || !bytes.Equal(body, c.body) {
 				t.Fatalf("GET %s: %d, %d bytes; want 200 and the file", c.path, resp.StatusCode, len(body))
 			}
-			if h.Get("Content-Type") != c.ctype || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Cache-Control") != "no-cache" {
+			// COOP: a page that opened the demo cannot steer its fragment (issue 23).
+			if h.Get("Content-Type") != c.ctype || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Cache-Control") != "no-cache" ||
+				h.Get("Cross-Origin-Opener-Policy") != "same-origin" {
 				t.Errorf("headers: %v", h)
 			}
 			csp := h.Get("Content-Security-Policy")

@@ -41,10 +41,14 @@ export declare function defineConfirmElement(): void;
 export interface ConnectClient {
     connectInfo(code: string): Promise<ConnectInfo>;
     approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo>;
+    /** approveLink approves a link's code; without it, a link's code is approved as a typed one. */
+    approveLink?(code: string, scope: readonly ScopeEntry[]): Promise<string>;
     decline(code: string): Promise<void>;
     forget?(connection: string): Promise<void>;
     readonly app?: AppDeclaration;
 }
+/** How often the panel asks where a link approval stands while its window confirms it. */
+declare const CONFIRM_POLL_MS = 1500;
 /**
  * TabrelayConnect is the element: set `client` (a TabClient) and, unless
  * the client carries it, `app` (the defineApp declaration). It dispatches
@@ -58,8 +62,10 @@ export declare class TabrelayConnect extends Base {
     private seq;
     private code;
     private pendingCode;
+    /** The code the approval link brought, until the person changes the input. */
+    private linkCode;
+    private info;
     private model;
-    private readonly onHash;
     private readonly uid;
     private input;
     private lookup;
@@ -70,6 +76,10 @@ export declare class TabrelayConnect extends Base {
     private identity;
     private redirect;
     private expiry;
+    private note;
+    private provenance;
+    private second;
+    private yesButton;
     private picker;
     private approveButton;
     private declineButton;
@@ -79,10 +89,10 @@ export declare class TabrelayConnect extends Base {
     get app(): AppDeclaration | undefined;
     set app(a: AppDeclaration | undefined);
     connectedCallback(): void;
-    disconnectedCallback(): void;
     /** show looks up a code as if the person had typed it. */
     show(code: string): void;
-    private readFragment;
+    /** via is how the code being decided reached the panel. */
+    private via;
     private build;
     private fail;
     private busy;
@@ -90,7 +100,20 @@ export declare class TabrelayConnect extends Base {
     private render;
     /** sync shows the model: an action is ticked and fixed while its whole tool is. */
     private sync;
+    /** askSecond shows (or hides) the second question of a typed code. */
+    private askSecond;
+    /** decide approves (sure: the person answered the typed code's second question) or declines. */
     private decide;
+    private connected;
+    /**
+     * confirmLink approves a link's code and sends win (opened in the click)
+     * to the relay's confirm page, then asks where the request stands until
+     * the page decided it: connected, or declined because this browser did
+     * not open the waiting page.
+     */
+    private confirmLink;
+    /** outcome ends a link approval with sentence; alert: read out as an alert. */
+    private outcome;
     private done;
     private emit;
 }
@@ -308,23 +331,30 @@ export interface PickerTool {
     readonly name: string;
     readonly title: string;
     readonly description: string;
+    /** Calls of the tool (without actions) ask the person: it declares permission kinds, or is destructive. */
+    readonly asks: boolean;
     /** The tool's actions; empty for a tool without actions. */
     readonly actions: readonly {
         readonly name: string;
         readonly description: string;
+        readonly asks: boolean;
     }[];
 }
 /**
  * ScopeModel is the scope picker's state: per tool, either the whole tool
  * ("*": every action, also later ones) or some of its actions. Nothing is
- * ticked that the host did not ask for (§8 step 3: requestedScope null
- * ticks nothing).
+ * ticked but the scope it starts from: a connection's own, or what a host
+ * asked for (fromHost; §8 step 3: requestedScope null ticks nothing). Of
+ * what a host asked for, nothing that asks the person (changes, deletions
+ * and the other permission kinds) is ticked, nor a whole tool with actions
+ * (its later actions may ask): the person ticks those themselves, whatever
+ * the host asked for (issue 23).
  */
 export declare class ScopeModel {
     readonly tools: readonly PickerTool[];
     private readonly whole;
     private readonly actions;
-    constructor(app: Pick<AppDeclaration, "tools">, requested: readonly ScopeEntry[] | null);
+    constructor(app: Pick<AppDeclaration, "tools">, requested: readonly ScopeEntry[] | null, fromHost?: boolean);
     /** ticked: is the whole tool (action undefined), or one of its actions, chosen? An action is also chosen with its whole tool. */
     ticked(tool: string, action?: string): boolean;
     /** set ticks or unticks the whole tool (action undefined) or one action. */
@@ -338,7 +368,7 @@ export interface WhoAsks {
     readonly name: string;
     /** How much that name is worth: published by a site, or chosen by the client itself. */
     readonly identity: string;
-    /** Where the connection goes. */
+    /** Where the host says it returns to (not who gets the connection), with a warning for a look-alike. */
     readonly redirect: string;
     /** When the code expires. */
     readonly expiry: string;
@@ -346,6 +376,28 @@ export interface WhoAsks {
 /** whoAsks puts a connect-info answer in words; now is Unix ms. */
 export declare function whoAsks(info: ConnectInfo, now: number, timeOf?: (ms: number) => string): WhoAsks;
 export declare function hostOf(url: string): string;
+/** The words of a typed code: who gets it is unknown, where it started, and the second question. */
+export interface TypedWords {
+    readonly warning: string;
+    readonly provenance: string;
+    readonly question: string;
+}
+/**
+ * typedWords says what a typed code cannot prove (§8 step 5): the code may
+ * come from another device, so the panel cannot tell who gets the
+ * connection; it says what the relay knows of where the request started.
+ */
+export declare function typedWords(info: ConnectInfo, timeOf?: (ms: number) => string): TypedWords;
+/** The panel's note for a code that came with the approval link. */
+export declare const LINK_NOTE = "You opened an approval link: approving opens a small window of the relay, which checks that this request was started in this browser.";
+/** The panel's sentences while and after a link approval's window confirms it. */
+export declare const CONFIRM_WORDS: {
+    readonly waiting: "Waiting for the relay's window to check that this request was started in this browser. If no window opened, or you closed it, open it again.";
+    readonly blocked: "The browser blocked the relay's window: open it with the button.";
+    readonly "other-browser": "This request was started in another browser, so it was not connected: if you did not start it just now, someone may be trying to trick you into connecting their agent to your account.";
+    readonly declined: "This request was declined: the agent is not connected.";
+    readonly expired: "This code's 10 minutes are over before the relay's window confirmed it. Start again from the agent's application.";
+};
 /** The panel's sentence for each error code of a connect request (§7 `error`). */
 export declare const ERROR_WORDS: Readonly<Record<string, string>>;
 /** errorWords is what the panel says for a failed request: its own sentence for a relay code, else the error's own. */

@@ -319,8 +319,20 @@ export declare class TabClient<const A extends AppDeclaration, H = Handlers<A>> 
     focus(): void;
     /** connectInfo asks who waits behind a connect code, before the person decides (§8 step 3). It uses nothing up. */
     connectInfo(code: string): Promise<ConnectInfo>;
-    /** approve grants the connection asking with code the scope the person chose; it resolves with the new connection. */
+    /**
+     * approve grants the connection asking with a typed code the scope the
+     * person chose; it resolves with the new connection. The relay cannot
+     * tell who gets it (§8 step 5): say so, and ask twice, before calling it.
+     */
     approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo>;
+    /**
+     * approveLink approves a code that came with the approval link. It
+     * resolves with the relay's confirm page (§7 `done.confirm`): open it as
+     * a top-level window of this browser, which proves there that it opened
+     * the waiting page; the connection is made only then. connectInfo(code)
+     * tells the outcome (its state leaves "confirming").
+     */
+    approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string>;
     /** decline refuses the connection asking with code. */
     decline(code: string): Promise<void>;
     /** listConnections lists this browser's live connections. */
@@ -722,12 +734,28 @@ export interface ConnectInfo {
     clientKind: string;
     /** The metadata document's URL ("" for a registered client). */
     clientUrl: string;
-    /** The host the authorization goes back to: who gets the connection. */
+    /** The host the authorization says it returns to, in ASCII (punycode): not who gets the connection, which is whoever holds the waiting page. */
     redirectHost: string;
+    /** A label of redirectHost mixes scripts (Latin with Cyrillic…), as look-alike names do. */
+    redirectHostMixedScript: boolean;
     /** What the host asked for, as entries of the bundle; null when it asked for nothing. */
     requestedScope: ScopeEntry[] | null;
     /** When the code expires, Unix ms (relay clock). */
     expiresAt: number;
+    /** When the waiting page was opened, Unix ms (relay clock). */
+    startedAt: number;
+    /** The browser family and system the waiting page's request named ("Chrome on Linux"); "" when none. A User-Agent can lie. */
+    device: string;
+    /** The waiting page's request came from this tab's network address (the relay compares; no address is sent). */
+    sameAddress: boolean;
+    /** Typed codes are accepted (false: the operator allows the approval link only). */
+    crossDevice: boolean;
+    /** "pending" for a code to decide; for a code this browser decided: "confirming", "approved", "declined" or "expired". */
+    state: string;
+    /** With "declined": "other-browser" when the confirm page ran in a browser that did not open the waiting page. */
+    reason: string;
+    /** With "approved": the connection made, when it is still live. */
+    connection?: ConnectionInfo;
 }
 /**
  * RelayError is how a request fails: code is the relay's (§7 `error`:
@@ -797,7 +825,8 @@ export interface LocationLike {
  * fragment and removes it from the address bar (history.replaceState), so
  * it stays in no history entry or bookmark (§8 step 2). Other parts of
  * the fragment stay. It returns null when the fragment carries no code.
- * Call it on load and on hashchange.
+ * Call it once, on load — not on hashchange: a page of another origin
+ * that opened this one can change its fragment as often as it likes.
  */
 export declare function takeConnectCode(win?: LocationLike): string | null;
 

@@ -245,11 +245,32 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     return this.codeRequest("connect-info", code, {}, connectInfoOf);
   }
 
-  /** approve grants the connection asking with code the scope the person chose; it resolves with the new connection. */
+  /**
+   * approve grants the connection asking with a typed code the scope the
+   * person chose; it resolves with the new connection. The relay cannot
+   * tell who gets it (§8 step 5): say so, and ask twice, before calling it.
+   */
   approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo> {
     const bad = checkScope(scope, false);
     if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
-    return this.codeRequest("approve", code, { scope: copyScope(scope) }, (m) => connectionInfoOf(m["connection"]));
+    return this.codeRequest("approve", code, { scope: copyScope(scope), via: "typed" }, (m) => connectionInfoOf(m["connection"]));
+  }
+
+  /**
+   * approveLink approves a code that came with the approval link. It
+   * resolves with the relay's confirm page (§7 `done.confirm`): open it as
+   * a top-level window of this browser, which proves there that it opened
+   * the waiting page; the connection is made only then. connectInfo(code)
+   * tells the outcome (its state leaves "confirming").
+   */
+  approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string> {
+    const bad = checkScope(scope, false);
+    if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
+    return this.codeRequest("approve", code, { scope: copyScope(scope), via: "link" }, (m) => {
+      const confirm = typeof m["confirm"] === "string" ? m["confirm"] : "";
+      if (!/^https?:\/\//.test(confirm)) throw new RelayError("unsupported", "This relay did not answer with its confirm page; it may be older than this page.");
+      return confirm;
+    });
   }
 
   /** decline refuses the connection asking with code. */

@@ -35,12 +35,28 @@ export interface ConnectInfo {
   clientKind: string;
   /** The metadata document's URL ("" for a registered client). */
   clientUrl: string;
-  /** The host the authorization goes back to: who gets the connection. */
+  /** The host the authorization says it returns to, in ASCII (punycode): not who gets the connection, which is whoever holds the waiting page. */
   redirectHost: string;
+  /** A label of redirectHost mixes scripts (Latin with Cyrillic…), as look-alike names do. */
+  redirectHostMixedScript: boolean;
   /** What the host asked for, as entries of the bundle; null when it asked for nothing. */
   requestedScope: ScopeEntry[] | null;
   /** When the code expires, Unix ms (relay clock). */
   expiresAt: number;
+  /** When the waiting page was opened, Unix ms (relay clock). */
+  startedAt: number;
+  /** The browser family and system the waiting page's request named ("Chrome on Linux"); "" when none. A User-Agent can lie. */
+  device: string;
+  /** The waiting page's request came from this tab's network address (the relay compares; no address is sent). */
+  sameAddress: boolean;
+  /** Typed codes are accepted (false: the operator allows the approval link only). */
+  crossDevice: boolean;
+  /** "pending" for a code to decide; for a code this browser decided: "confirming", "approved", "declined" or "expired". */
+  state: string;
+  /** With "declined": "other-browser" when the confirm page ran in a browser that did not open the waiting page. */
+  reason: string;
+  /** With "approved": the connection made, when it is still live. */
+  connection?: ConnectionInfo;
 }
 
 /**
@@ -201,9 +217,13 @@ export function connectionInfoOf(v: unknown): ConnectionInfo {
 export function connectInfoOf(m: Record<string, unknown>): ConnectInfo {
   return {
     client: text(m["client"]), clientKind: text(m["clientKind"]), clientUrl: text(m["clientUrl"]),
-    redirectHost: text(m["redirectHost"]),
+    redirectHost: text(m["redirectHost"]), redirectHostMixedScript: m["redirectHostMixedScript"] === true,
     requestedScope: Array.isArray(m["requestedScope"]) ? scopeOf(m["requestedScope"]) : null,
-    expiresAt: num(m["expiresAt"]),
+    expiresAt: num(m["expiresAt"]), startedAt: num(m["startedAt"]), device: text(m["device"]),
+    // An older relay says nothing of these: typed codes were all it had.
+    sameAddress: m["sameAddress"] === true, crossDevice: m["crossDevice"] !== false,
+    state: text(m["state"]) || "pending", reason: text(m["reason"]),
+    ...(isRecord(m["connection"]) ? { connection: connectionInfoOf(m["connection"]) } : {}),
   };
 }
 
@@ -221,7 +241,8 @@ export interface LocationLike {
  * fragment and removes it from the address bar (history.replaceState), so
  * it stays in no history entry or bookmark (§8 step 2). Other parts of
  * the fragment stay. It returns null when the fragment carries no code.
- * Call it on load and on hashchange.
+ * Call it once, on load — not on hashchange: a page of another origin
+ * that opened this one can change its fragment as often as it likes.
  */
 export function takeConnectCode(win: LocationLike = globalThis as unknown as LocationLike): string | null {
   const hash = win.location.hash.replace(/^#/, "");

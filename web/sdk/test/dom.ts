@@ -49,6 +49,10 @@ export class FakeNode {
   dispatch(type: string, ev: unknown = {}): void {
     for (const fn of this.listeners.get(type) ?? []) fn(ev);
   }
+  dispatchEvent(ev: { type: string }): boolean {
+    this.dispatch(ev.type, ev);
+    return true;
+  }
   contains(n: unknown): boolean {
     for (let x = n as FakeNode | undefined; x; x = x.parent) if (x === this) return true;
     return false;

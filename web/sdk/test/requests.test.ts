@@ -34,15 +34,34 @@ describe("requests with ref", () => {
     t.relay.last.receive({ type: "connect-info", ref: rb!["ref"], client: "Other", clientKind: "registered", redirectHost: "x.test", requestedScope: null, expiresAt: 9 });
     t.relay.last.receive({
       type: "connect-info", ref: ra!["ref"], client: "Claude", clientKind: "metadata-document", clientUrl: "https://claude.ai/meta.json",
-      redirectHost: "claude.ai", requestedScope: [{ tool: "counter", actions: ["get"] }], expiresAt: 1_767_226_200_000,
+      redirectHost: "xn--clude-5ve.ai", redirectHostMixedScript: true, requestedScope: [{ tool: "counter", actions: ["get"] }], expiresAt: 1_767_226_200_000,
+      startedAt: 1_767_225_600_000, device: "Chrome on Linux", sameAddress: true, crossDevice: false, state: "pending",
     });
     await flush();
     assert.deepEqual(a.value, {
-      client: "Claude", clientKind: "metadata-document", clientUrl: "https://claude.ai/meta.json", redirectHost: "claude.ai",
-      requestedScope: [{ tool: "counter", actions: ["get"] }], expiresAt: 1_767_226_200_000,
+      client: "Claude", clientKind: "metadata-document", clientUrl: "https://claude.ai/meta.json", redirectHost: "xn--clude-5ve.ai",
+      redirectHostMixedScript: true, requestedScope: [{ tool: "counter", actions: ["get"] }], expiresAt: 1_767_226_200_000,
+      startedAt: 1_767_225_600_000, device: "Chrome on Linux", sameAddress: true, crossDevice: false, state: "pending", reason: "",
     });
+    // An older relay's answer: typed codes are all it has.
+    assert.equal(b.value?.crossDevice, true);
+    assert.equal(b.value?.state, "pending");
     assert.equal(b.value?.client, "Other");
     assert.equal(b.value?.requestedScope, null);
+  });
+
+  test("approveLink says the code came with the link and resolves with the relay's confirm page", async () => {
+    const t = connected();
+    const ws = t.relay.last;
+    const link = settle(t.client.approveLink("KQ7M-2XDP", [{ tool: "echo" }]));
+    const old = settle(t.client.approveLink("KQ7M-2XDP", [{ tool: "echo" }]));
+    const [a, b] = ws.sent("approve");
+    assert.equal(a!["via"], "link");
+    ws.receive({ type: "done", ref: a!["ref"], confirm: "https://relay.example/authorize/status/req_1/confirm#h" });
+    ws.receive({ type: "done", ref: b!["ref"], connection: CONN }); // an older relay
+    await flush();
+    assert.equal(link.value, "https://relay.example/authorize/status/req_1/confirm#h");
+    assert.equal((old.error as { code?: string } | undefined)?.code, "unsupported");
   });
 
   test("approve, decline, list-connections, forget and set-scope send their fields and resolve with the answer", async () => {
@@ -56,6 +75,7 @@ describe("requests with ref", () => {
     const sent = ws.sent().slice(1);
     assert.deepEqual(sent.map((m) => m["type"]), ["approve", "decline", "list-connections", "forget", "set-scope"]);
     assert.deepEqual(sent[0]!["scope"], [{ tool: "echo" }, { tool: "counter", actions: ["get"] }]);
+    assert.equal(sent[0]!["via"], "typed");
     assert.equal(sent[1]!["code"], "AAAA-BBBB");
     assert.equal(sent[3]!["connection"], "conn_1");
     assert.deepEqual(sent[4]!["scope"], []);

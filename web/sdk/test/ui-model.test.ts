@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { errorWords, ERROR_WORDS, ScopeModel, whoAsks } from "../src/ui/model.js";
-import { RelayError, REQUEST_MESSAGES } from "../src/requests.js";
+import { errorWords, ERROR_WORDS, ScopeModel, typedWords, whoAsks } from "../src/ui/model.js";
+import { connectInfoOf, RelayError, REQUEST_MESSAGES } from "../src/requests.js";
+import { defineApp } from "../src/tools.js";
 import { app } from "./app.js";
 
 describe("the scope picker", () => {
@@ -26,6 +27,27 @@ describe("the scope picker", () => {
     assert.equal(all.ticked("counter", "increment"), true, "an action is chosen with its whole tool");
   });
 
+  test("nothing that asks the person is ticked, whatever the host asked for (issue 23)", () => {
+    const schema = { type: "object", properties: { action: { type: "string" } } } as const;
+    const notes = defineApp({
+      version: "n-1", app: { name: "notes", title: "Notes" }, instructions: "Notes.",
+      tools: [
+        { name: "list_notes", description: "Lists.", inputSchema: schema, result: "summaries", annotations: { readOnlyHint: true } },
+        { name: "delete_note", description: "Deletes.", inputSchema: schema, result: "none", permissions: ["deletes-saved"] },
+        { name: "wipe", description: "Wipes.", inputSchema: schema, result: "none", annotations: { destructiveHint: true } },
+        { name: "board", description: "A board.", inputSchema: schema, result: "none",
+          actions: [{ name: "read" }, { name: "move", permissions: ["change"] }] },
+      ],
+    });
+    const asked = [{ tool: "list_notes" }, { tool: "delete_note" }, { tool: "wipe" }, { tool: "board", actions: ["*"] }];
+    const m = new ScopeModel(notes, asked, true);
+    assert.deepEqual(m.scope(), [{ tool: "list_notes" }, { tool: "board", actions: ["read"] }]);
+    assert.equal(m.ticked("board"), false, "a whole tool with actions is never ticked for the person: its later actions may ask");
+    assert.equal(new ScopeModel(notes, [{ tool: "board", actions: ["move"] }], true).ticked("board", "move"), false);
+    // A connection's own scope, edited later, is shown as it is.
+    assert.deepEqual(new ScopeModel(notes, asked).scope(), [{ tool: "list_notes" }, { tool: "delete_note" }, { tool: "wipe" }, { tool: "board", actions: ["*"] }]);
+  });
+
   test("ticking builds the scope in the app's order; the whole tool wins over single actions", () => {
     const m = new ScopeModel(app, null);
     m.set("picture", undefined, true);
@@ -42,15 +64,29 @@ describe("the scope picker", () => {
 });
 
 describe("who asks, in words", () => {
-  const base = { client: "E2E Host", clientKind: "registered", clientUrl: "", redirectHost: "127.0.0.1:33418", requestedScope: null, expiresAt: 10 * 60_000 };
+  const base = connectInfoOf({ client: "E2E Host", clientKind: "registered", clientUrl: "", redirectHost: "127.0.0.1:33418", requestedScope: null, expiresAt: 10 * 60_000 });
   test("a registered client calls itself its name; a metadata document's shows its site", () => {
     const w = whoAsks(base, 0, () => "10:10");
     assert.equal(w.name, "E2E Host");
     assert.match(w.identity, /calls itself “E2E Host”/);
     assert.match(w.redirect, /127\.0\.0\.1:33418/);
+    assert.doesNotMatch(w.redirect, /who gets/, "the panel never claims who gets the connection");
     assert.equal(w.expiry, "The code expires at 10:10 (in 10 minutes).");
     const m = whoAsks({ ...base, client: "Claude", clientKind: "metadata-document", clientUrl: "https://claude.ai/oauth/client.json" }, 0);
     assert.equal(m.identity, "Claude, as published by claude.ai.");
+  });
+  test("a look-alike host is shown in ASCII with a warning", () => {
+    const w = whoAsks({ ...base, redirectHost: "xn--clude-5ve.ai", redirectHostMixedScript: true }, 0);
+    assert.match(w.redirect, /xn--clude-5ve\.ai/);
+    assert.match(w.redirect, /mixes letters of different alphabets/);
+    assert.match(whoAsks({ ...base, redirectHost: "xn--mnchen-3ya.de" }, 0).redirect, /ASCII form/);
+  });
+  test("a typed code says who gets it is unknown, and where the request started", () => {
+    const t = typedWords({ ...base, startedAt: 5, device: "Chrome on Linux", sameAddress: false }, () => "10:02");
+    assert.match(t.warning, /cannot tell who will get this connection/);
+    assert.equal(t.provenance, "The request was started at 10:02 from Chrome on Linux, from another network address than this browser.");
+    assert.match(typedWords({ ...base, sameAddress: true }, () => "x").provenance, /device the relay could not name, from the same network address/);
+    assert.equal(typedWords({ ...base, crossDevice: false }).warning, ERROR_WORDS["cross-device-off"]);
   });
   test("an expired code says so; an empty name is named", () => {
     const w = whoAsks({ ...base, client: "" }, 11 * 60_000);
@@ -61,7 +97,7 @@ describe("who asks, in words", () => {
 });
 
 test("every relay error is put in words", () => {
-  for (const code of ["wrong-code", "code-used", "code-expired", "limited", "invalid-scope", "unavailable", "unsupported"]) {
+  for (const code of ["wrong-code", "code-used", "code-expired", "limited", "invalid-scope", "unavailable", "unsupported", "cross-device-off"]) {
     assert.equal(errorWords(new RelayError(code, "the relay's")), ERROR_WORDS[code]);
   }
   assert.equal(errorWords(new RelayError("lost", REQUEST_MESSAGES.lost)), REQUEST_MESSAGES.lost);

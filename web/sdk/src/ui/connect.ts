@@ -1,24 +1,40 @@
 // <tabrelay-connect>: the Connect panel (docs/tab-protocol.md §8). The
 // person types the connect code the agent's waiting page shows, or the
-// page's link brings it in the #tabrelay-connect= fragment; the panel
-// shows who asks (connect-info), lets them choose what it may use, and
-// approves or declines. It renders into its light DOM, builds every node
-// with textContent (nothing from outside becomes HTML), and takes its
-// colours from CSS custom properties.
+// page's link brings it in the #tabrelay-connect= fragment (read once, at
+// load; looked up only when the person presses Continue); the panel shows
+// who asks (connect-info), lets them choose what it may use, and approves
+// or declines. Whoever holds the waiting page gets the connection, so a
+// link's code is approved through the relay's confirm window, which
+// proves this browser opened that page; a typed code (perhaps from
+// another device) is approved only after the panel said it cannot tell
+// who gets it, showed where the request started, and asked again. It
+// renders into its light DOM, builds every node with textContent (nothing
+// from outside becomes HTML), and takes its colours from CSS custom
+// properties.
 
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
 import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
-import { errorWords, ScopeModel, whoAsks } from "./model.js";
+import { CONFIRM_WORDS, errorWords, LINK_NOTE, ScopeModel, typedWords, whoAsks } from "./model.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
 export interface ConnectClient {
   connectInfo(code: string): Promise<ConnectInfo>;
   approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo>;
+  /** approveLink approves a link's code; without it, a link's code is approved as a typed one. */
+  approveLink?(code: string, scope: readonly ScopeEntry[]): Promise<string>;
   decline(code: string): Promise<void>;
   forget?(connection: string): Promise<void>;
   readonly app?: AppDeclaration;
 }
+
+/** How often the panel asks where a link approval stands while its window confirms it. */
+export const CONFIRM_POLL_MS = 1500;
+const CONFIRM_WINDOW = "tabrelay-confirm";
+const CONFIRM_FEATURES = "popup,width=520,height=420";
+
+/** The fragment is the page's load's: read once, by the first panel. */
+let fragmentRead = false;
 
 const STYLE = `
 :where(tabrelay-connect){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit);background:var(--tabrelay-bg,transparent);
@@ -48,8 +64,10 @@ export class TabrelayConnect extends Base {
   private seq = 0;
   private code = "";
   private pendingCode = "";
+  /** The code the approval link brought, until the person changes the input. */
+  private linkCode = "";
+  private info: ConnectInfo | undefined;
   private model: ScopeModel | undefined;
-  private readonly onHash = () => this.readFragment();
   private readonly uid = uid("connect");
   // The parts, made once.
   private input!: HTMLInputElement;
@@ -61,6 +79,10 @@ export class TabrelayConnect extends Base {
   private identity!: HTMLElement;
   private redirect!: HTMLElement;
   private expiry!: HTMLElement;
+  private note!: HTMLElement;
+  private provenance!: HTMLElement;
+  private second!: HTMLElement;
+  private yesButton!: HTMLButtonElement;
   private picker!: HTMLFieldSetElement;
   private approveButton!: HTMLButtonElement;
   private declineButton!: HTMLButtonElement;
@@ -83,12 +105,13 @@ export class TabrelayConnect extends Base {
 
   connectedCallback(): void {
     if (!this.built) this.build();
-    window.addEventListener("hashchange", this.onHash);
-    this.readFragment();
-  }
-
-  disconnectedCallback(): void {
-    window.removeEventListener("hashchange", this.onHash);
+    if (fragmentRead) return;
+    fragmentRead = true;
+    const code = takeConnectCode();
+    if (!code) return;
+    // Shown, not looked up: a code nobody asked for spends nothing.
+    this.input.value = this.linkCode = code;
+    this.result.replaceChildren(h("p", {}, "An approval link brought this connect code. Press Continue to see who asks."));
   }
 
   /** show looks up a code as if the person had typed it. */
@@ -98,9 +121,9 @@ export class TabrelayConnect extends Base {
     void this.lookUp();
   }
 
-  private readFragment(): void {
-    const code = takeConnectCode();
-    if (code) this.show(code);
+  /** via is how the code being decided reached the panel. */
+  private via(): "link" | "typed" {
+    return this.linkCode !== "" && this.code === this.linkCode && this.clientValue?.approveLink ? "link" : "typed";
   }
 
   private build(): void {
@@ -125,6 +148,8 @@ export class TabrelayConnect extends Base {
     this.identity = h("p", { "data-part": "identity" });
     this.redirect = h("p", { "data-part": "redirect" });
     this.expiry = h("p", { "data-part": "expiry", class: "tr-note" });
+    this.note = h("p", { "data-part": "warning" });
+    this.provenance = h("p", { "data-part": "provenance" });
     this.picker = h("fieldset", { "data-part": "scope" });
     this.approveButton = h("button", { type: "submit", "data-part": "approve" }, "Approve");
     this.declineButton = h("button", { type: "button", "data-part": "decline" }, "Decline");
@@ -134,8 +159,14 @@ export class TabrelayConnect extends Base {
       void this.decide(true);
     });
     this.declineButton.addEventListener("click", () => void this.decide(false));
+    // The second question of a typed code.
+    this.yesButton = h("button", { type: "button", "data-part": "approve-typed" }, "Yes, connect it");
+    const back = h("button", { type: "button", "data-part": "back" }, "Back");
+    this.second = h("div", { "data-part": "second", role: "group", hidden: true }, h("p", {}), this.yesButton, back);
+    this.yesButton.addEventListener("click", () => void this.decide(true, true));
+    back.addEventListener("click", () => this.askSecond(false));
     this.ask = h("section", { "aria-labelledby": headId, "data-part": "ask", hidden: true },
-      this.heading, this.who, this.identity, this.redirect, this.expiry, decideForm);
+      this.heading, this.who, this.identity, this.redirect, this.note, this.provenance, this.expiry, decideForm, this.second);
     this.result = h("div", { role: "status", "data-part": "result", tabindex: "-1" });
     this.replaceChildren(codeForm, this.alert, this.ask, this.result);
   }
@@ -145,7 +176,7 @@ export class TabrelayConnect extends Base {
   }
 
   private busy(on: boolean): void {
-    for (const b of [this.lookup, this.approveButton, this.declineButton]) b.disabled = on;
+    for (const b of [this.lookup, this.approveButton, this.declineButton, this.yesButton]) b.disabled = on;
     this.setAttribute("aria-busy", String(on));
   }
 
@@ -170,6 +201,7 @@ export class TabrelayConnect extends Base {
       const info = await client.connectInfo(code);
       if (seq !== this.seq) return; // another code was typed meanwhile
       this.code = code;
+      this.info = info;
       this.render(info);
       this.ask.hidden = false;
       this.heading.focus();
@@ -189,8 +221,14 @@ export class TabrelayConnect extends Base {
     this.identity.textContent = words.identity;
     this.redirect.textContent = words.redirect;
     this.expiry.textContent = words.expiry;
+    const typed = this.via() === "typed";
+    const tw = typedWords(info);
+    this.note.textContent = typed ? tw.warning : LINK_NOTE;
+    this.provenance.textContent = typed ? tw.provenance : "";
+    this.provenance.hidden = !typed;
+    this.askSecond(false);
     const app = this.app;
-    const model = (this.model = new ScopeModel(app ?? { tools: [] }, info.requestedScope));
+    const model = (this.model = new ScopeModel(app ?? { tools: [] }, info.requestedScope, true));
     const rows: Node[] = [h("legend", {}, `What it may use in ${app?.app.title ?? "this app"}`)];
     const box = (tool: string, action: string | undefined, label: string, note: string) => {
       const id = uid("box"); // a count: names with "-" in them could collide
@@ -228,7 +266,18 @@ export class TabrelayConnect extends Base {
     }
   }
 
-  private async decide(approve: boolean): Promise<void> {
+  /** askSecond shows (or hides) the second question of a typed code. */
+  private askSecond(on: boolean): void {
+    this.second.hidden = !on;
+    this.approveButton.hidden = this.declineButton.hidden = on;
+    if (!on) return;
+    const p = this.second.querySelector("p");
+    if (p && this.info) p.textContent = typedWords(this.info).question;
+    this.yesButton.focus();
+  }
+
+  /** decide approves (sure: the person answered the typed code's second question) or declines. */
+  private async decide(approve: boolean, sure = false): Promise<void> {
     const client = this.clientValue, model = this.model, code = this.code;
     if (!client || !model || !code) return;
     this.alert.textContent = "";
@@ -238,23 +287,90 @@ export class TabrelayConnect extends Base {
       this.picker.querySelector("input")?.focus();
       return;
     }
+    const link = approve && this.via() === "link";
+    if (approve && !link && !sure) return this.askSecond(true);
+    // The relay's window opens now, in the click: later, a popup blocker would stop it.
+    const win = link ? window.open("", CONFIRM_WINDOW, CONFIRM_FEATURES) : null;
     const seq = ++this.seq;
     this.busy(true);
     try {
-      if (approve) {
+      if (link) {
+        await this.confirmLink(client, code, scope, win, seq);
+      } else if (approve) {
         const conn = await client.approve(code, scope);
-        this.done(`${conn.client || "The agent"} (${conn.host || "unknown host"}) is connected. You can go back to its page.`, conn);
-        this.emit("tabrelay-connected", conn);
+        this.connected(conn);
       } else {
         await client.decline(code);
         this.done("Declined: the agent is not connected.");
         this.emit("tabrelay-declined", undefined);
       }
     } catch (err) {
+      win?.close();
       this.fail(err);
       this.alert.focus();
     } finally {
       if (seq === this.seq) this.busy(false);
+    }
+  }
+
+  private connected(conn: ConnectionInfo): void {
+    this.done(`${conn.client || "The agent"} (${conn.host || "unknown host"}) is connected. You can go back to its page.`, conn);
+    this.emit("tabrelay-connected", conn);
+  }
+
+  /**
+   * confirmLink approves a link's code and sends win (opened in the click)
+   * to the relay's confirm page, then asks where the request stands until
+   * the page decided it: connected, or declined because this browser did
+   * not open the waiting page.
+   */
+  private async confirmLink(client: ConnectClient, code: string, scope: ScopeEntry[], win: Window | null, seq: number): Promise<void> {
+    const confirm = await client.approveLink!(code, scope);
+    let opened = false;
+    try {
+      if (win && !win.closed) {
+        win.location.href = confirm;
+        opened = true;
+      }
+    } catch {
+      // A window this page may no longer steer: the button opens another.
+    }
+    this.ask.hidden = true;
+    this.code = this.linkCode = this.input.value = "";
+    const again = h("button", { type: "button", "data-part": "open-confirm" }, "Open the relay's window");
+    again.addEventListener("click", () => window.open(confirm, CONFIRM_WINDOW, CONFIRM_FEATURES));
+    const line = h("p", {}, opened ? CONFIRM_WORDS.waiting : CONFIRM_WORDS.blocked);
+    this.result.replaceChildren(line, again);
+    this.result.focus();
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS));
+      if (seq !== this.seq) return; // the person moved on to another code
+      let info: ConnectInfo;
+      try {
+        info = await client.connectInfo(code);
+      } catch (err) {
+        if ((err as { code?: unknown }).code === "code-expired") return this.outcome(CONFIRM_WORDS.expired);
+        continue; // the relay away for a moment: ask again
+      }
+      if (info.state === "confirming" || info.state === "pending") continue;
+      if (info.state === "approved" && info.connection) return this.connected(info.connection);
+      if (info.state === "approved") return this.outcome(`${info.client || "The agent"} is connected. You can go back to its page.`);
+      if (info.state === "declined") {
+        this.outcome(info.reason === "other-browser" ? CONFIRM_WORDS["other-browser"] : CONFIRM_WORDS.declined, true);
+        return this.emit("tabrelay-declined", undefined);
+      }
+      return this.outcome(CONFIRM_WORDS.expired, true);
+    }
+  }
+
+  /** outcome ends a link approval with sentence; alert: read out as an alert. */
+  private outcome(sentence: string, alert = false): void {
+    this.result.replaceChildren();
+    if (alert) {
+      this.alert.textContent = sentence;
+      this.alert.focus();
+    } else {
+      this.done(sentence);
     }
   }
 

@@ -29,7 +29,9 @@ export {
   connectionWords, ConnectionsPanel, SCOPE_REFUSED, scopeWords,
   type ConnectionRow, type ConnectionsClient, type ConnectionWords,
 } from "./connections-model.js";
-export { ERROR_WORDS, errorWords, hostOf, ScopeModel, whoAsks, type PickerTool, type WhoAsks } from "./model.js";
+export {
+  CONFIRM_WORDS, ERROR_WORDS, errorWords, hostOf, LINK_NOTE, ScopeModel, typedWords, whoAsks, type PickerTool, type TypedWords, type WhoAsks,
+} from "./model.js";
 export { setStyleNonce } from "./controls-dom.js";
 
 defineConnectElement();
