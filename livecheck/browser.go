@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 )
@@ -116,6 +118,29 @@ func (b *browser) open(ctx context.Context, rawURL string) (*page, error) {
 	}
 	p.origin = origin
 	return p, nil
+}
+
+// holdWaitingPage gives the browser the cookies jar holds for the waiting
+// page of statusURL, as if it had opened that page itself: the relay
+// releases a link approval only to the browser that opened its waiting
+// page (docs/security.md, consent phishing), and the live check opened it
+// over HTTP, as the host.
+func (b *browser) holdWaitingPage(ctx context.Context, statusURL string, jar http.CookieJar) error {
+	u, err := url.Parse(statusURL)
+	if err != nil || jar == nil {
+		return fmt.Errorf("the waiting page's status URL %q: %v", statusURL, err)
+	}
+	c, stop := within(ctx, b.ctx)
+	defer stop()
+	yes, secure := true, u.Scheme == "https"
+	for _, k := range jar.Cookies(u) {
+		_, err := chromedp.Call(c, network.SetCookie, network.SetCookieParams{Name: k.Name, Value: k.Value, URL: statusURL,
+			Path: u.Path, HTTPOnly: &yes, Secure: &secure, SameSite: network.CookieSameSiteStrict})
+		if err != nil {
+			return fmt.Errorf("handing the waiting page's cookie to Chromium: %v", err)
+		}
+	}
+	return nil
 }
 
 // close closes the tab, as the person closing it: its socket ends.

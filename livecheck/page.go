@@ -20,6 +20,8 @@ type connectState struct {
 	Identity string `json:"identity"` // how far the name can be trusted
 	Error    string `json:"error"`
 	Result   string `json:"result"`
+	Code     string `json:"code"`       // the code field: a link's code waits there for Continue
+	Waiting  bool   `json:"confirming"` // a link approval waits for the relay's confirm window
 	Boxes    int    `json:"boxes"`
 	Ticked   int    `json:"ticked"`
 	Panels   bool   `json:"connections"` // the page also has <tabrelay-connections>
@@ -32,6 +34,7 @@ const connectStateJS = `(() => {
   const ask = el.querySelector("[data-part=ask]");
   const boxes = [...el.querySelectorAll("[data-part=scope] input[type=checkbox]")];
   return { present: true, asking: !!ask && !ask.hidden, client: text("[data-part=client]"), identity: text("[data-part=identity]"), error: text("[data-part=error]"),
+    code: (el.querySelector("[data-part=code]") || {}).value || "", confirming: !!el.querySelector("[data-part=open-confirm]"),
     result: text("[data-part=result]"), boxes: boxes.length, ticked: boxes.filter((b) => b.checked).length,
     connections: !!document.querySelector("tabrelay-connections") };
 })()`
@@ -79,6 +82,10 @@ func (l *live) openAndAsk(ctx context.Context, f *flow) (*page, connectState, er
 	if l.opts.App != "" {
 		from = "--app"
 	}
+	// The person's browser opened the waiting page: it holds its cookie.
+	if err := l.browser.holdWaitingPage(ctx, f.statusURL, l.web.client.Jar); err != nil {
+		return nil, st, err
+	}
 	l.rep.debugf("opening the app at %s (%s) in Chromium", originOf(link), from)
 	p, err := l.browser.open(ctx, link)
 	if err != nil {
@@ -93,7 +100,12 @@ func (l *live) openAndAsk(ctx context.Context, f *flow) (*page, connectState, er
 	if err != nil {
 		l.rep.debugf("the page's origin could not be tried at /tab: %v", err)
 	}
-	st, err = poll(ctx, p, connectStateJS, func(s connectState) bool { return !s.Present || s.Asking || s.Error != "" })
+	// The panel shows a link's code and looks it up when the person presses Continue.
+	st, err = poll(ctx, p, connectStateJS, func(s connectState) bool { return !s.Present || s.Code != "" || s.Asking || s.Error != "" })
+	if err == nil && st.Present && !st.Asking && st.Error == "" {
+		_, _ = eval[bool](ctx, p, `(document.querySelector("tabrelay-connect [data-part=lookup]").click(), true)`)
+		st, err = poll(ctx, p, connectStateJS, func(s connectState) bool { return s.Asking || s.Error != "" })
+	}
 	switch {
 	case err == nil && !st.Present:
 		return p, st, fmt.Errorf("the app page at %s has no <tabrelay-connect> element, where the person approves (web/sdk/README.md)", p.origin)
@@ -126,14 +138,18 @@ func (l *live) approveAsked(ctx context.Context, p *page, st connectState) (stri
 	if _, err := eval[bool](ctx, p, `(document.querySelector("tabrelay-connect [data-part=approve]").click(), true)`); err != nil {
 		return "", fmt.Errorf("pressing Approve: %v", err)
 	}
-	st, err := poll(ctx, p, connectStateJS, func(s connectState) bool { return s.Error != "" || !s.Asking && s.Result != "" })
+	// A link's approval opens the relay's confirm window, which proves
+	// this browser opened the waiting page; the panel waits for it.
+	st, err := poll(ctx, p, connectStateJS, func(s connectState) bool { return s.Error != "" || !s.Asking && s.Result != "" && !s.Waiting })
 	switch {
 	case err == nil && st.Error != "":
 		return "", fmt.Errorf("Approve was answered %q", clip(st.Error, 160))
+	case err != nil && st.Waiting:
+		return "", errors.New("the Connect panel still waits for the relay's confirm window within the check's time: did the browser open it?")
 	case err != nil:
 		return "", errors.New("the Connect panel showed no result of Approve within the check's time")
 	}
-	return fmt.Sprintf("the page at %s showed %q asking, nothing ticked; all %d boxes ticked, approved", p.origin, clip(st.Client, 60), st.Boxes), nil
+	return fmt.Sprintf("the page at %s showed %q asking, nothing ticked; all %d boxes ticked, approved, confirmed in the relay's window", p.origin, clip(st.Client, 60), st.Boxes), nil
 }
 
 // openAndApprove is the approval of f in a new tab of the app.

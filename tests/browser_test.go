@@ -199,10 +199,20 @@ func approveInPage(t *testing.T, tab engineTab, code string) {
 	if evalAs[bool](t, tab, `document.querySelector("tabrelay-connect input[data-tool=echo]").checked`) {
 		t.Fatal("echo is ticked before the person chose: the host asked for nothing")
 	}
+	// A typed code: the panel cannot tell who gets the connection, says
+	// where the request started, and asks a second time.
 	for _, css := range []string{"input[data-tool=echo]", "button[data-part=approve]"} {
 		if err := tab.click(panel + css); err != nil {
 			t.Fatalf("click %s in the Connect panel: %v", css, err)
 		}
+	}
+	waitTrue(t, tab, visible(panel+"[data-part=approve-typed]"), "the Connect panel asks a second time")
+	if warning, provenance := text("[data-part=warning]"), text("[data-part=provenance]"); !strings.Contains(warning, "cannot tell who will get this connection") ||
+		!strings.Contains(provenance, "The request was started at") {
+		t.Fatalf("a typed code's panel says %q / %q", warning, provenance)
+	}
+	if err := tab.click(panel + "button[data-part=approve-typed]"); err != nil {
+		t.Fatalf("answer the second question in the Connect panel: %v", err)
 	}
 	waitTrue(t, tab, visible(panel+"[data-part=undo]"), lazy(func() string {
 		var alert string

@@ -94,7 +94,12 @@ func connectDemo(t *testing.T, browser context.Context, relayURL string, scope [
 	const panel = "tabrelay-connect "
 	dctx, dcancel := context.WithTimeout(demo, patience)
 	defer dcancel()
-	if err := chromedp.Do(dctx, chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=client]"))); err != nil {
+	// The link's code waits in the panel until the person presses Continue.
+	if err := chromedp.Do(dctx,
+		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=lookup]")),
+		chromedp.Click(chromedp.CSS(panel+"[data-part=lookup]")),
+		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=client]")),
+	); err != nil {
 		t.Fatalf("the Connect panel shows nobody asking: %v", err)
 	}
 	who, _ := chromedp.Run(dctx, chromedp.Text(chromedp.CSS(panel+"[data-part=client]")))
@@ -120,6 +125,8 @@ func connectDemo(t *testing.T, browser context.Context, relayURL string, scope [
 })()`)); err != nil {
 		t.Fatalf("tick the scope: %v", err)
 	}
+	// Approve opens the relay's confirm window, which proves this browser
+	// opened the waiting page; the panel then shows the connection.
 	if err := chromedp.Do(dctx,
 		chromedp.Click(chromedp.CSS(panel+"button[data-part=approve]")),
 		chromedp.WaitVisible(chromedp.CSS(panel+"[data-part=undo]")),
