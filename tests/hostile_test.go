@@ -340,7 +340,8 @@ func TestHostileRegistrationsAndRevocations(t *testing.T) {
 		{"redirect_uris a string", "POST", "/register", jsonType, `{"client_name":"x","redirect_uris":"https://a.example/cb"}`, 400, oauthErrOf("invalid_client_metadata", "")},
 		{"a javascript: redirect", "POST", "/register", jsonType, `{"client_name":"x","redirect_uris":["javascript:alert(1)"]}`, 400, oauthErrOf("invalid_redirect_uri", "redirect URI number 1 is not an absolute URL")},
 		{"http on a public host", "POST", "/register", jsonType, `{"client_name":"x","redirect_uris":["https://a.example/cb","http://evil.example/cb"]}`, 400, oauthErrOf("invalid_redirect_uri", "redirect URI number 2 must be https")},
-		{"a direction override in the name", "POST", "/register", jsonType, `{"client_name":"Claude\u202e","redirect_uris":["https://a.example/cb"]}`, 400, oauthErrOf("invalid_client_metadata", "direction overrides")},
+		{"a direction override in the name", "POST", "/register", jsonType, `{"client_name":"Claude\u202e","redirect_uris":["https://a.example/cb"]}`, 400, oauthErrOf("invalid_client_metadata", "direction override")},
+		{"a zero-width space in the name", "POST", "/register", jsonType, `{"client_name":"Cla\u200bude","redirect_uris":["https://a.example/cb"]}`, 400, oauthErrOf("invalid_client_metadata", "invisible formatting characters")},
 		{"a body over 64 KiB", "POST", "/register", jsonType, `{"client_name":"x","redirect_uris":["https://a.example/cb"],"pad":"` + strings.Repeat("a", 64<<10) + `"}`, 400, oauthErrOf("invalid_client_metadata", "at most 64 KiB")},
 		{"a client secret method", "POST", "/register", jsonType, `{"client_name":"x","redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, 400, oauthErrOf("invalid_client_metadata", "must be none")},
 

@@ -253,7 +253,7 @@ func (p *tabPlayer) fill(s string) string {
 }
 
 // timeKeys are the fields that hold a time (Unix ms) on the relay's clock.
-var timeKeys = map[string]bool{"deadline": true, "redelivery": true, "createdAt": true, "lastUsedAt": true, "expiresAt": true}
+var timeKeys = map[string]bool{"deadline": true, "redelivery": true, "createdAt": true, "lastUsedAt": true, "expiresAt": true, "startedAt": true}
 
 // normalized writes v as one line of JSON with this run's values as their
 // $-names and times relative to the relay's clock.
