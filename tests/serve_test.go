@@ -155,6 +155,8 @@ func TestBadConfigurationFailsWithOneLine(t *testing.T) {
 		{"TAB_CALL_WAIT=forever", "TAB_CALL_WAIT"},
 		{"RELAY_GRACE=1ms", "RELAY_GRACE \"1ms\" must be a duration between 1s and 1h0m0s (e.g. 30s)"},
 		{"RELAY_SHUTDOWN_DELAY=20s", "RELAY_SHUTDOWN_DELAY 20s must be at most half of RELAY_GRACE (30s)"},
+		{"RELAY_CONNECT_CROSS_DEVICE=false", "RELAY_CONNECT_CROSS_DEVICE=false needs APP_URL"},
+		{"RELAY_CONNECT_CROSS_DEVICE=perhaps", "RELAY_CONNECT_CROSS_DEVICE"},
 		{"REDIS_URL=redis://127.0.0.1:6379", "REDIS_URL"},
 		// A bad REDIS_URL is named, its password never repeated (issue 16).
 		{"REDIS_URL=redis+sentinel://relay:Sup3rS3cret@10.0.0.1:26379", "REDIS_URL: a redis+sentinel:// URL names its master"},

@@ -145,11 +145,6 @@ func (s *serveSettings) config() (node.Config, error) {
 	if c.CIMDAllowLoopback, err = boolean(&s.cimdLoopback); err != nil {
 		return c, err
 	}
-	crossDevice, err := boolean(&s.crossDevice)
-	if err != nil {
-		return c, err
-	}
-	c.NoCrossDevice = !crossDevice
 	if c.TrustProxy, err = boolean(&s.trustProxy); err != nil {
 		return c, err
 	}
@@ -174,6 +169,15 @@ func (s *serveSettings) config() (node.Config, error) {
 		if u, perr := url.Parse(c.AppURL); perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return c, fmt.Errorf("APP_URL %q is not an http(s) URL", c.AppURL)
 		}
+	}
+	crossDevice := true // on unless said otherwise: empty is the default, not false
+	if s.crossDevice.get() != "" {
+		if crossDevice, err = boolean(&s.crossDevice); err != nil {
+			return c, err
+		}
+	}
+	if c.NoCrossDevice = !crossDevice; c.NoCrossDevice && c.AppURL == "" {
+		return c, errors.New("RELAY_CONNECT_CROSS_DEVICE=false needs APP_URL: the waiting page's approval link is then the only way to connect")
 	}
 	if c.Bundle, err = bundle(s.bundle.get()); err != nil {
 		return c, err
