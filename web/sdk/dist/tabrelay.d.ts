@@ -333,6 +333,7 @@ export declare class TabClient<const A extends AppDeclaration, H = Handlers<A>> 
      * tells the outcome (its state leaves "confirming").
      */
     approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string>;
+    private approveVia;
     /** decline refuses the connection asking with code. */
     decline(code: string): Promise<void>;
     /** listConnections lists this browser's live connections. */
@@ -807,6 +808,8 @@ declare function checkScope(scope: unknown, mayBeEmpty: boolean): string;
 declare function scopeOf(v: unknown): ScopeEntry[];
 declare function connectionInfoOf(v: unknown): ConnectionInfo;
 declare function connectInfoOf(m: Record<string, unknown>): ConnectInfo;
+/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`). */
+declare function confirmOf(m: Record<string, unknown>): string;
 /** The fragment parameter a relay's waiting page links with (§8 step 2). */
 export declare const CONNECT_FRAGMENT = "tabrelay-connect";
 /** The parts of window takeConnectCode uses. */

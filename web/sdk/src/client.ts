@@ -15,7 +15,7 @@ import {
 } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
-  checkScope, connectInfoOf, connectionInfoOf, RelayError, Requests,
+  checkScope, confirmOf, connectInfoOf, connectionInfoOf, RelayError, Requests,
   type ConnectInfo, type ConnectionInfo, type ScopeEntry,
 } from "./requests.js";
 import { checkApp, type AppDeclaration } from "./tools.js";
@@ -251,9 +251,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
    * tell who gets it (§8 step 5): say so, and ask twice, before calling it.
    */
   approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo> {
-    const bad = checkScope(scope, false);
-    if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
-    return this.codeRequest("approve", code, { scope: copyScope(scope), via: "typed" }, (m) => connectionInfoOf(m["connection"]));
+    return this.approveVia(code, scope, "typed", (m) => connectionInfoOf(m["connection"]));
   }
 
   /**
@@ -264,13 +262,13 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
    * tells the outcome (its state leaves "confirming").
    */
   approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string> {
+    return this.approveVia(code, scope, "link", confirmOf);
+  }
+
+  private approveVia<T>(code: string, scope: readonly ScopeEntry[], via: "typed" | "link", parse: (m: Record<string, unknown>) => T): Promise<T> {
     const bad = checkScope(scope, false);
     if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
-    return this.codeRequest("approve", code, { scope: copyScope(scope), via: "link" }, (m) => {
-      const confirm = typeof m["confirm"] === "string" ? m["confirm"] : "";
-      if (!/^https?:\/\//.test(confirm)) throw new RelayError("unsupported", "This relay did not answer with its confirm page; it may be older than this page.");
-      return confirm;
-    });
+    return this.codeRequest("approve", code, { scope: copyScope(scope), via }, parse);
   }
 
   /** decline refuses the connection asking with code. */
