@@ -145,24 +145,29 @@ func windowState(win context.Context) (string, string) {
 }
 
 // approveByLink presses Approve on a link's code and returns the relay's
-// confirm window that opens, as a context of browser.
-func approveByLink(t *testing.T, browser, app context.Context) context.Context {
+// confirm window that opens, as a context of browser. It attaches once the
+// window shows the relay's page (attached to the blank window it opened
+// as, chromedp could keep that first document's context).
+func approveByLink(t *testing.T, browser, app context.Context) (context.Context, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(app, patience)
 	defer cancel()
-	opened := chromedp.WaitNewTarget(ctx, func(info *target.Info) bool { return info.Type == "page" && info.OpenerID != "" })
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(connectPanel+"button[data-part=approve]"))); err != nil {
 		t.Fatalf("press Approve: %v", err)
 	}
 	var id target.ID
-	select {
-	case id = <-opened:
-	case <-ctx.Done():
-		t.Fatalf("Approve opened no window (the panel says %q)", panelText(app, "result")+panelText(app, "error"))
-	}
+	eventually(t, func() bool {
+		infos, _ := chromedp.Targets(browser)
+		for _, info := range infos {
+			if info.Type == "page" && strings.Contains(info.URL, "/confirm") {
+				id = info.TargetID
+			}
+		}
+		return id != ""
+	}, "Approve opens the relay's window (the panel says %q)", panelText(app, "result")+panelText(app, "error"))
 	win, closeWin := chromedp.NewContext(browser, chromedp.WithTargetID(id))
 	t.Cleanup(closeWin)
-	return win
+	return win, closeWin
 }
 
 func TestConsentPhishingAcrossBrowsers(t *testing.T) {
@@ -183,7 +188,7 @@ func TestConsentPhishingAcrossBrowsers(t *testing.T) {
 	if r := panelText(app, "redirect"); strings.Contains(r, "who gets") {
 		t.Fatalf("the panel claims who gets the connection: %q", r)
 	}
-	win := approveByLink(t, person, app)
+	win, closeWin := approveByLink(t, person, app)
 
 	// The relay's window: no cookie of the waiting page, so declined.
 	var winState, winText string
@@ -199,6 +204,7 @@ func TestConsentPhishingAcrossBrowsers(t *testing.T) {
 		alert = panelText(app, "error")
 		return strings.Contains(alert, "started in another browser")
 	}, "the panel tells the person why (it says %q)", alert)
+	closeWin() // the person closes the relay's window
 
 	// The attacker's page never gets a code.
 	if q := waiting.returned(t); q.Get("code") != "" || q.Get("error") != "access_denied" {
@@ -210,7 +216,7 @@ func TestConsentPhishingAcrossBrowsers(t *testing.T) {
 	own, _, ownLink := openWaitingPage(t, person, relayURL)
 	ownApp := openApp(t, person, ownLink)
 	lookUpAndTick(t, ownApp)
-	ownWin := approveByLink(t, person, ownApp)
+	ownWin, _ := approveByLink(t, person, ownApp)
 	eventually(t, func() bool {
 		return strings.Contains(panelText(ownApp, "result"), "is connected")
 	}, "the panel says the agent is connected")
