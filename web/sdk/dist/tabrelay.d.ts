@@ -330,7 +330,8 @@ export declare class TabClient<const A extends AppDeclaration, H = Handlers<A>> 
      * resolves with the relay's confirm page (§7 `done.confirm`): open it as
      * a top-level window of this browser, which proves there that it opened
      * the waiting page; the connection is made only then. connectInfo(code)
-     * tells the outcome (its state leaves "confirming").
+     * tells the outcome (its state leaves "confirming"). A relay older than
+     * link approvals answers "" (and has approved the code as typed).
      */
     approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string>;
     private approveVia;
@@ -808,8 +809,8 @@ declare function checkScope(scope: unknown, mayBeEmpty: boolean): string;
 declare function scopeOf(v: unknown): ScopeEntry[];
 declare function connectionInfoOf(v: unknown): ConnectionInfo;
 declare function connectInfoOf(m: Record<string, unknown>): ConnectInfo;
-/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`). */
-declare function confirmOf(m: Record<string, unknown>): string;
+/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`); "" from a relay older than link approvals. */
+declare const confirmOf: (m: Record<string, unknown>) => string;
 /** The fragment parameter a relay's waiting page links with (§8 step 2). */
 export declare const CONNECT_FRAGMENT = "tabrelay-connect";
 /** The parts of window takeConnectCode uses. */

@@ -259,7 +259,8 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
    * resolves with the relay's confirm page (§7 `done.confirm`): open it as
    * a top-level window of this browser, which proves there that it opened
    * the waiting page; the connection is made only then. connectInfo(code)
-   * tells the outcome (its state leaves "confirming").
+   * tells the outcome (its state leaves "confirming"). A relay older than
+   * link approvals answers "" (and has approved the code as typed).
    */
   approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string> {
     return this.approveVia(code, scope, "link", confirmOf);

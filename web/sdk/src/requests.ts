@@ -227,12 +227,8 @@ export function connectInfoOf(m: Record<string, unknown>): ConnectInfo {
   };
 }
 
-/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`). */
-export function confirmOf(m: Record<string, unknown>): string {
-  const confirm = text(m["confirm"]);
-  if (!/^https?:\/\//.test(confirm)) throw new RelayError("unsupported", "This relay did not answer with its confirm page; it may be older than this page.");
-  return confirm;
-}
+/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`); "" from a relay older than link approvals. */
+export const confirmOf = (m: Record<string, unknown>): string => text(m["confirm"]);
 
 /** The fragment parameter a relay's waiting page links with (§8 step 2). */
 export const CONNECT_FRAGMENT = "tabrelay-connect";

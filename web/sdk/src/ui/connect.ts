@@ -326,6 +326,7 @@ export class TabrelayConnect extends Base {
    */
   private async confirmLink(client: ConnectClient, code: string, scope: ScopeEntry[], win: Window | null, seq: number): Promise<void> {
     const confirm = await client.approveLink!(code, scope);
+    if (!confirm.startsWith("http")) throw new Error("This relay is too old for approval links: it approved the code as a typed one.");
     let opened = false;
     try {
       if (win && !win.closed) {
