@@ -15,7 +15,9 @@ import (
 // forget, set-scope), waits for
 // the answer with that ref, and hangs up. It is how a script or a test
 // plays the person in the app's Connections panel. An error answer comes
-// back as a *protocol.RelayError.
+// back as a *protocol.RelayError. An approve it sends is a typed one (no
+// via): it has no browser to prove it opened the waiting page, so a relay
+// with typed codes off (RELAY_CONNECT_CROSS_DEVICE=false) refuses it.
 func (t *Tab) Ask(ctx context.Context, msg any, ref string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, welcomeTimeout)
 	defer cancel()
