@@ -8,6 +8,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -86,6 +89,9 @@ func TestLinkApprovalNeedsTheWaitingPagesBrowser(t *testing.T) {
 		if conns, _ := h.as.Connections(ctx, testPairing); len(conns) != 0 {
 			t.Fatalf("connections after a refused proof: %v", conns)
 		}
+		if n := testutil.ToFloat64(h.metrics.Decisions.WithLabelValues("declined_other_browser")); n != 1 {
+			t.Fatalf("declined_other_browser counted %v, want 1", n)
+		}
 	})
 
 	t.Run("the same browser's approval connects", func(t *testing.T) {
@@ -108,8 +114,29 @@ func TestLinkApprovalNeedsTheWaitingPagesBrowser(t *testing.T) {
 			t.Fatalf("the waiting page after the proof: %v", st)
 		}
 		h.tokenOK(w.exchangeForm(u.Query().Get("code"), h.srv.URL))
-		if conns, _ := h.as.Connections(ctx, testPairing); len(conns) != 1 {
+		conns, _ := h.as.Connections(ctx, testPairing)
+		if len(conns) != 1 {
 			t.Fatalf("connections after the proof: %v", conns)
+		}
+		// The panel learns the outcome, with the connection to undo.
+		info, err = h.as.ConnectInfo(ctx, testPairing, testAddr, w.code)
+		if err != nil || info.State != oauth.RequestApproved || info.Connection == nil || info.Connection.ID != conns[0].ID {
+			t.Fatalf("ConnectInfo after the proof: %+v %v", info, err)
+		}
+	})
+
+	t.Run("a proof after the code expired connects nothing", func(t *testing.T) {
+		w := h.startConnect(client, testCB)
+		confirm := h.approveLink(w)
+		h.clock.Advance(oauth.ConnectCodeTTL + time.Second)
+		if _, out := h.confirmAs(w.browser, confirm, h.srv.URL); out["state"] != oauth.RequestExpired || !strings.Contains(out["message"], "10 minutes are over") {
+			t.Fatalf("a late proof: %v", out)
+		}
+		if info, err := h.as.ConnectInfo(ctx, testPairing, testAddr, w.code); err != nil || info.State != oauth.RequestExpired {
+			t.Fatalf("ConnectInfo of a link approval that expired: %+v %v", info, err)
+		}
+		if _, st := h.status(w.browser, w); st["state"] != oauth.RequestExpired || !strings.Contains(st["redirect"], "error=access_denied") {
+			t.Fatalf("the waiting page of a link approval that expired: %v", st)
 		}
 	})
 
