@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/internal/redistest"
 
 	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -52,8 +56,19 @@ func (h *harness) approveLink(w *waiting) string {
 }
 
 func TestLinkApprovalNeedsTheWaitingPagesBrowser(t *testing.T) {
+	t.Run("bolt", func(t *testing.T) { linkApprovals(t, newHarness(t)) })
+	t.Run("redis", func(t *testing.T) {
+		key := make([]byte, 32)
+		rand.Read(key)
+		clk := clock.NewFake(time.Now())
+		h := redisHarness(t, redistest.Start(t).Client(), "consent:", key, clk)
+		h.clock = clk // the server's
+		linkApprovals(t, h)
+	})
+}
+
+func linkApprovals(t *testing.T, h *harness) {
 	ctx := context.Background()
-	h := newHarness(t)
 	client := h.register("Phish Client", testCB)
 
 	t.Run("another browser's approval is declined and no code reaches the waiting page", func(t *testing.T) {
