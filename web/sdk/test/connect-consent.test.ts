@@ -103,6 +103,9 @@ test("a link's code is read once at load, shown, and looked up only on the perso
   assert.equal(part(el, "result").textContent.startsWith(CONFIRM_WORDS.waiting), true);
   await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS + 200));
   assert.equal(part(el, "error").textContent, CONFIRM_WORDS["other-browser"], "the person reads why nothing was connected");
+  const asked = client.asked.length;
+  await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS + 200));
+  assert.equal(client.asked.length, asked, "the panel stops asking once the request is decided");
   el.remove();
 });
 

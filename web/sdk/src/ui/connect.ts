@@ -33,6 +33,9 @@ export const CONFIRM_POLL_MS = 1500;
 const CONFIRM_WINDOW = "tabrelay-confirm";
 const CONFIRM_FEATURES = "popup,width=520,height=420";
 
+/** The errors after which the panel asks again where a link approval stands. */
+const WAIT_AGAIN = ["unavailable", "lost", "no-answer", "not-connected", "limited"];
+
 /** The fragment is the page's load's: read once, by the first panel. */
 let fragmentRead = false;
 
@@ -343,6 +346,7 @@ export class TabrelayConnect extends Base {
     const line = h("p", {}, opened ? CONFIRM_WORDS.waiting : CONFIRM_WORDS.blocked);
     this.result.replaceChildren(line, again);
     this.result.focus();
+    this.busy(false); // the person may look up another code meanwhile: that ends the wait
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS));
       if (seq !== this.seq) return; // the person moved on to another code
@@ -350,8 +354,10 @@ export class TabrelayConnect extends Base {
       try {
         info = await client.connectInfo(code);
       } catch (err) {
-        if ((err as { code?: unknown }).code === "code-expired") return this.outcome(CONFIRM_WORDS.expired);
-        continue; // the relay away for a moment: ask again
+        // The relay away for a moment: ask again. Anything else (the request
+        // is gone): it is over, and asking again would count wrong codes.
+        if (WAIT_AGAIN.includes(String((err as { code?: unknown }).code))) continue;
+        return this.outcome(CONFIRM_WORDS.expired, true);
       }
       if (info.state === "confirming" || info.state === "pending") continue;
       if (info.state === "approved" && info.connection) return this.connected(info.connection);
