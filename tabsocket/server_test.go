@@ -673,8 +673,8 @@ var errNotHere = protocol.ErrUnsupported.With("Not in this test.")
 func (*listed) ConnectInfo(context.Context, string, string, string) (protocol.ConnectInfo, error) {
 	return protocol.ConnectInfo{}, errNotHere
 }
-func (*listed) Approve(context.Context, string, string, string, []protocol.ScopeEntry) (protocol.ConnectionInfo, error) {
-	return protocol.ConnectionInfo{}, errNotHere
+func (*listed) ApproveVia(context.Context, string, string, string, []protocol.ScopeEntry, string) (protocol.ConnectionInfo, string, error) {
+	return protocol.ConnectionInfo{}, "", errNotHere
 }
 func (*listed) Decline(context.Context, string, string, string) error { return errNotHere }
 func (*listed) Forget(context.Context, string, string) error          { return errNotHere }
