@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# web-test.sh — the checks of the tab SDK (web/sdk) and of the demo app
-# built on it (web/demo): their dev dependencies from their
+# web-test.sh — the checks of the tab SDK (web/sdk), of the demo app
+# built on it (web/demo), of the React package (web/react) and of its
+# example app (web/examples/react): their dev dependencies from their
 # package-lock.json (npm ci, as scripts/ensure-deps.sh does for
 # tests/node), the type checks, a rebuild compared with the committed
 # dist/ (a stale build fails; for the demo also its bundle.json, with
@@ -35,11 +36,15 @@ deps() {
 # typecheck DIR
 typecheck() { (cd "$1" && "$node" node_modules/typescript/bin/tsc --noEmit -p .) || fail "the type check failed (tsc --noEmit in $1)"; }
 
-sdk=web/sdk demo=web/demo
+sdk=web/sdk demo=web/demo react=web/react example=web/examples/react
 deps "$sdk" sdk
 deps "$demo" demo # after the SDK's: the demo depends on it (file:../sdk)
+deps "$react" react
+deps "$example" example-react # links the SDK and the React package (file:)
 typecheck "$sdk"
 typecheck "$demo"
+typecheck "$react" # with test/types.tsx: useToolHandler's types, the elements' JSX
+typecheck "$example"
 [ "${1:-}" = "lint" ] && exit 0 # make lint: the type checks only
 
 fresh="$(mktemp -d)"
@@ -64,4 +69,12 @@ rebuilt "$demo" app.js card.html tools.js
   fail "$demo/bundle.json is stale: run npm run build in $demo and commit it"
 (cd "$demo" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $demo)"
 (cd "$demo" && "$node" scripts/size.mjs)
+
+rebuilt "$react" tabrelay-react.js tabrelay-react.d.ts tabrelay-react-elements.d.ts
+(cd "$react" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $react)"
+(cd "$react" && "$node" scripts/size.mjs)
+# The example after the package: it bundles web/react/dist as committed.
+rebuilt "$example" app.js tools.js
+(cd "$example" && "$node" node_modules/@tabrelay/tab/dist/tabrelay-bundle.js --app dist/tools.js --out bundle.json --check) ||
+  fail "$example/bundle.json is stale: run npm run build in $example and commit it"
 cd "$root"

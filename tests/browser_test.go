@@ -181,6 +181,12 @@ func TestBrowserTabAnswersACall(t *testing.T) {
 // so) with nothing ticked, ticks echo and approves.
 func approveInPage(t *testing.T, tab engineTab, code string) {
 	t.Helper()
+	approveToolInPage(t, tab, code, "echo")
+}
+
+// approveToolInPage is approveInPage with tool ticked instead of echo.
+func approveToolInPage(t *testing.T, tab engineTab, code, tool string) {
+	t.Helper()
 	const panel = "tabrelay-connect "
 	waitTrue(t, tab, visible(panel+"input[name=code]"), "the Connect panel's code field")
 	if err := tab.typeText(panel+"input[name=code]", code); err != nil {
@@ -196,12 +202,13 @@ func approveInPage(t *testing.T, tab engineTab, code string) {
 	if who, identity := text("[data-part=client]"), text("[data-part=identity]"); who != "E2E Host" || !strings.Contains(identity, "calls itself") {
 		t.Fatalf("the Connect panel shows %q / %q, want the host's client E2E Host, calling itself so", who, identity)
 	}
-	if evalAs[bool](t, tab, `document.querySelector("tabrelay-connect input[data-tool=echo]").checked`) {
-		t.Fatal("echo is ticked before the person chose: the host asked for nothing")
+	box := "input[data-tool=" + tool + "]"
+	if evalAs[bool](t, tab, `document.querySelector(`+jsString(panel+box)+`).checked`) {
+		t.Fatalf("%s is ticked before the person chose: the host asked for nothing", tool)
 	}
 	// A typed code: the panel cannot tell who gets the connection, says
 	// where the request started, and asks a second time.
-	for _, css := range []string{"input[data-tool=echo]", "button[data-part=approve]"} {
+	for _, css := range []string{box, "button[data-part=approve]"} {
 		if err := tab.click(panel + css); err != nil {
 			t.Fatalf("click %s in the Connect panel: %v", css, err)
 		}
