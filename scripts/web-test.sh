@@ -43,7 +43,7 @@ deps "$react" react
 deps "$example" example-react # links the SDK and the React package (file:)
 typecheck "$sdk"
 typecheck "$demo"
-typecheck "$react" # with test/types.tsx: useToolHandler's types, the elements' JSX
+typecheck "$react" # with test/consumer/app.tsx: useToolHandler's types, the elements' JSX
 typecheck "$example"
 [ "${1:-}" = "lint" ] && exit 0 # make lint: the type checks only
 
@@ -72,6 +72,7 @@ rebuilt "$demo" app.js card.html tools.js
 
 rebuilt "$react" tabrelay-react.js tabrelay-react.d.ts tabrelay-react-elements.d.ts
 (cd "$react" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $react)"
+(cd "$react" && "$node" scripts/consumer.mjs) || fail "the packed React package does not install and type-check in a fresh project (node scripts/consumer.mjs in $react)"
 (cd "$react" && "$node" scripts/size.mjs)
 # The example after the package: it bundles web/react/dist as committed.
 rebuilt "$example" app.js tools.js

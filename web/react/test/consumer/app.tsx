@@ -1,11 +1,12 @@
-// Compile-time checks (tsc --noEmit -p . checks this file; nothing runs
-// it): useToolHandler keeps the SDK's typed arguments and JSON results,
-// refuses undeclared tools, and the six elements take their properties in
-// JSX. Each @ts-expect-error fails the type check when its line compiles.
+// Type-checked by scripts/consumer.mjs in a fresh project that installed
+// the packed @tabrelay/react and @tabrelay/tab: useToolHandler keeps the
+// SDK's typed arguments and JSON results, refuses undeclared tools, and
+// the six elements take their properties in JSX. Each @ts-expect-error
+// fails the check when its line compiles.
 
 import { defineApp } from "@tabrelay/tab";
 import { createPermissions } from "@tabrelay/tab/ui";
-import { createTabrelay } from "../src/index.js";
+import { createTabrelay } from "@tabrelay/react";
 
 const app = defineApp({
   version: "t-1", app: { name: "t", title: "T" }, instructions: "Test tools.",
