@@ -23,7 +23,7 @@ const cache = join(root, "..", "..", ".cache", "sdk-consumer");
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const version = (dir) => JSON.parse(readFileSync(join(root, "node_modules", dir, "package.json"), "utf8")).version;
 const TYPESCRIPTS = ["5.9.3", version("typescript")];
-const PACKED = ["README.md", "dist/tabrelay-react-elements.d.ts", "dist/tabrelay-react.d.ts", "dist/tabrelay-react.js", "package.json"];
+const PACKED = ["CHANGELOG.md", "README.md", "dist/tabrelay-react-elements.d.ts", "dist/tabrelay-react.d.ts", "dist/tabrelay-react.js", "package.json"];
 
 const failures = [];
 const work = mkdtempSync(join(tmpdir(), "tabrelay-react-consumer-"));
