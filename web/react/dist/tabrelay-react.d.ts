@@ -24,7 +24,7 @@ export interface Tabrelay<A extends AppDeclaration> {
      * component is mounted (the newest registration of a tool answers). The
      * handler is typed as connect's handlers are: its call.arguments by the
      * tool's inputSchema, its result checked as JSON. It may change at every
-     * render: a call runs the handler of the latest render.
+     * render: a call runs the handler of the latest committed render.
      */
     useToolHandler<const N extends ToolName<A>, F>(tool: N, handler: F & Handlers<A, {
         readonly [K in N]: F;

@@ -6,7 +6,7 @@
 // registered it is mounted. The JSX types of the six elements are in
 // ./elements.ts. web/sdk/README.md ("React") describes it.
 
-import { useEffect, useRef, useSyncExternalStore } from "react";
+import { useEffect, useLayoutEffect, useRef, useSyncExternalStore } from "react";
 import {
   TabClient, ToolError,
   type AppDeclaration, type ClientOptions, type Handlers, type Status, type ToolCall, type ToolHandler, type ToolName,
@@ -39,7 +39,7 @@ export interface Tabrelay<A extends AppDeclaration> {
    * component is mounted (the newest registration of a tool answers). The
    * handler is typed as connect's handlers are: its call.arguments by the
    * tool's inputSchema, its result checked as JSON. It may change at every
-   * render: a call runs the handler of the latest render.
+   * render: a call runs the handler of the latest committed render.
    */
   useToolHandler<const N extends ToolName<A>, F>(tool: N, handler: F & Handlers<A, { readonly [K in N]: F }>[N]): void;
 }
@@ -75,9 +75,12 @@ export function createTabrelay<const A extends AppDeclaration>(options: Tabrelay
     },
     useToolHandler(tool, handler) {
       const ref = useRef<unknown>(handler);
-      ref.current = handler; // the latest render's handler answers
+      // The latest committed render's handler answers (not written during
+      // render: a render React discards must not answer calls).
+      useLayoutEffect(() => {
+        ref.current = handler;
+      });
       useEffect(() => {
-        client();
         const stack = registered.get(tool) ?? [];
         registered.set(tool, stack);
         stack.push(ref);
