@@ -2,8 +2,6 @@ package tests
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -76,15 +74,11 @@ func openWaitingPage(t *testing.T, browser context.Context, relayURL string) (ba
 	h, back := newHost(t, relayURL), newCallback(t)
 	h.redirectURI = back.url
 	h.register()
-	sum := sha256.Sum256([]byte(randomString()))
-	q := url.Values{"response_type": {"code"}, "client_id": {h.clientID}, "redirect_uri": {h.redirectURI},
-		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"state": {"st"}, "resource": {relayURL}}
 	page, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
 	ctx, stop := context.WithTimeout(page, patience)
 	defer stop()
-	if err := chromedp.Do(ctx, chromedp.Navigate(relayURL+"/authorize?"+q.Encode()), chromedp.WaitVisible(chromedp.CSS(`a[target=_blank]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(h.authorizationURL(randomString(), "st")), chromedp.WaitVisible(chromedp.CSS(`a[target=_blank]`))); err != nil {
 		t.Fatalf("the waiting page: %v", err)
 	}
 	code, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.connectCode`))
@@ -308,11 +302,7 @@ func TestLinkApprovalInEachEngine(t *testing.T) {
 		h, back := newHost(t, relayURL), newCallback(t)
 		h.redirectURI = back.url
 		h.register()
-		sum := sha256.Sum256([]byte(randomString()))
-		q := url.Values{"response_type": {"code"}, "client_id": {h.clientID}, "redirect_uri": {h.redirectURI},
-			"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-			"state": {"st"}, "resource": {relayURL}}
-		waiting := openTab(t, e, relayURL+"/authorize?"+q.Encode())
+		waiting := openTab(t, e, h.authorizationURL(randomString(), "st"))
 		waitTrue(t, waiting, visible(`a[target=_blank]`), "the waiting page's link")
 		app := openTab(t, e, evalAs[string](t, waiting, `document.querySelector("a[target=_blank]").href`))
 		waitStateIn(t, app, "connected")

@@ -89,13 +89,19 @@ func (h *host) authorize() *flow {
 	return f
 }
 
-func (h *host) tryAuthorize() (*flow, error) {
-	f := &flow{verifier: randomString(), state: randomString()}
-	sum := sha256.Sum256([]byte(f.verifier))
+// authorizationURL is the /authorize URL of an authorization request of h's,
+// with PKCE S256 over verifier.
+func (h *host) authorizationURL(verifier, state string) string {
+	sum := sha256.Sum256([]byte(verifier))
 	q := url.Values{"response_type": {"code"}, "client_id": {h.clientID}, "redirect_uri": {h.redirectURI},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
-		"state": {f.state}, "resource": {h.relay}}
-	resp, err := h.http.Get(h.relay + "/authorize?" + q.Encode())
+		"state": {state}, "resource": {h.relay}}
+	return h.relay + "/authorize?" + q.Encode()
+}
+
+func (h *host) tryAuthorize() (*flow, error) {
+	f := &flow{verifier: randomString(), state: randomString()}
+	resp, err := h.http.Get(h.authorizationURL(f.verifier, f.state))
 	if err != nil {
 		return nil, err
 	}
