@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -187,18 +186,10 @@ func TestToolsListFloodLeavesTheTabConnected(t *testing.T) {
 // listTools asks tools/list with token and checks that each tool says what
 // the tab answered (want).
 func listTools(relay, token string, id int64, want string) error {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, id)
-	req, _ := http.NewRequest(http.MethodPost, relay+"/", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	rep, err := postMCP(context.Background(), http.DefaultClient, relay, token, int(id), "tools/list", nil)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
 	var out struct {
 		Result struct {
 			Tools []struct {
@@ -207,8 +198,8 @@ func listTools(relay, token string, id int64, want string) error {
 			} `json:"tools"`
 		} `json:"result"`
 	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil || len(out.Result.Tools) != 2 {
-		return fmt.Errorf("list %d: %d %s", id, resp.StatusCode, raw)
+	if rep.status != http.StatusOK || json.Unmarshal([]byte(rep.rawBody), &out) != nil || len(out.Result.Tools) != 2 {
+		return fmt.Errorf("list %d: %d %s", id, rep.status, rep.rawBody)
 	}
 	for _, tl := range out.Result.Tools {
 		if !strings.Contains(tl.Description, want) {

@@ -1,9 +1,8 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,20 +15,13 @@ import (
 func callCounter(relay, token, action string) <-chan string {
 	out := make(chan string, 1)
 	go func() {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"counter","arguments":{"action":%q}}}`, action)
-		req, _ := http.NewRequest(http.MethodPost, relay+"/", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
+		rep, err := postMCP(context.Background(), http.DefaultClient, relay, token, nextRPCID(), "tools/call",
+			map[string]any{"name": "counter", "arguments": map[string]any{"action": action}})
 		if err != nil {
 			out <- err.Error()
 			return
 		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		out <- string(raw)
+		out <- rep.rawBody
 	}()
 	return out
 }
