@@ -28,7 +28,7 @@ Object.assign((globalThis as unknown as { window: object }).window, {
 });
 
 const { TabrelayConnect, CONFIRM_POLL_MS } = await import("../src/ui/connect.js");
-const { CONFIRM_WORDS, LINK_NOTE } = await import("../src/ui/model.js");
+const { en: { connect: words } } = await import("../src/ui/messages-en.js");
 
 const info = (more: Record<string, unknown> = {}): ConnectInfo => connectInfoOf({
   client: "Claude", clientKind: "registered", redirectHost: "claude.ai", requestedScope: null,
@@ -87,7 +87,7 @@ test("a link's code is read once at load, shown, and looked up only on the perso
   submit(part(el, "code-form"));
   await tick();
   assert.deepEqual(client.asked, ["KQ7M-2XDP"]);
-  assert.equal(part(el, "warning").textContent, LINK_NOTE);
+  assert.equal(part(el, "warning").textContent, words.linkNote);
   assert.doesNotMatch(part(el, "redirect").textContent, /who gets/);
 
   // Approve opens the relay's window in the click, then sends it to the confirm page.
@@ -100,9 +100,9 @@ test("a link's code is read once at load, shown, and looked up only on the perso
   await tick();
   assert.deepEqual(client.approved.map((a) => a.via), ["link"]);
   assert.equal(opened[0]!.win.location.href, "https://relay.example/authorize/status/req_1/confirm#handle");
-  assert.equal(part(el, "result").textContent.startsWith(CONFIRM_WORDS.waiting), true);
+  assert.equal(part(el, "result").textContent.startsWith(words.waiting), true);
   await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS + 200));
-  assert.equal(part(el, "error").textContent, CONFIRM_WORDS["other-browser"], "the person reads why nothing was connected");
+  assert.equal(part(el, "error").textContent, words.otherBrowser, "the person reads why nothing was connected");
   const asked = client.asked.length;
   await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS + 200));
   assert.equal(client.asked.length, asked, "the panel stops asking once the request is decided");

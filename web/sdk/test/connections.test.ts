@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { RelayError, type ConnectionInfo, type ScopeEntry } from "../src/requests.js";
-import { connectionWords, ConnectionsPanel, SCOPE_REFUSED, scopeWords, shortId, type ConnectionsClient } from "../src/ui/connections-model.js";
-import { ERROR_WORDS } from "../src/ui/model.js";
+import { connectionWords, ConnectionsPanel, scopeWords, shortId, type ConnectionsClient } from "../src/ui/connections-model.js";
+import { en } from "../src/ui/messages-en.js";
 import { app, TestHandlers } from "./app.js";
 import { FakeBrowser, flush } from "./fakes.js";
 
@@ -308,17 +308,17 @@ describe("the Connections panel, headless", () => {
     panel.askForget("conn_a");
     c.next.forget = new RelayError("unavailable", "store down");
     assert.equal(await panel.forget("conn_a"), false);
-    assert.equal(panel.alert, `Could not forget Claude (claude.test). ${ERROR_WORDS["unavailable"]}`);
+    assert.equal(panel.alert, `Could not forget Claude (claude.test). ${en.errors.unavailable}`);
     assert.equal(panel.rows.find((r) => r.id === "conn_a")!.mode, "forget", "the question stays: try again or keep it");
     c.next.forget = new RelayError("not-found", "gone");
     const lists = c.calls.filter((x) => x[0] === "list").length;
     await panel.forget("conn_a");
-    assert.equal(panel.alert, `Could not forget Claude (claude.test). ${ERROR_WORDS["not-found"]}`);
+    assert.equal(panel.alert, `Could not forget Claude (claude.test). ${en.errors["not-found"]}`);
     assert.equal(c.calls.filter((x) => x[0] === "list").length, lists + 1, "not found: the list is asked anew");
     panel.edit("conn_b");
     c.next.setScope = new RelayError("invalid-scope", "unknown tool");
     assert.equal(await panel.save("conn_b"), false);
-    assert.equal(panel.alert, `Could not change what Other (other.test) may use. ${SCOPE_REFUSED}`);
+    assert.equal(panel.alert, `Could not change what Other (other.test) may use. ${en.connections.scopeRefused}`);
     c.next.setScope = new RelayError("lost", "The connection to the relay ended before it answered, so this may or may not have been done.");
     await panel.save("conn_b");
     assert.match(panel.alert, /may or may not have been done/);

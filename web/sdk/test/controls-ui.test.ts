@@ -10,5 +10,5 @@ test("the UI entry imports without a DOM and exports the control elements", () =
   for (const name of ["TabrelayConfirm", "TabrelayActivity", "TabrelayDataSwitch", "TabrelayPermissions", "settingsView", "createPermissions", "Turns"] as const) {
     assert.equal(typeof ui[name], "function", name);
   }
-  assert.match(ui.SUMMARIES_ONLY_CAVEAT, /Not anonymisation/);
+  assert.match(ui.messages().dataSwitch.caveat, /Not anonymisation/);
 });

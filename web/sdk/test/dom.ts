@@ -43,6 +43,20 @@ export class FakeNode {
     if (this.parent) this.parent.children = this.parent.children.filter((c) => c !== this);
     this.parent = undefined;
   }
+  hasAttribute(k: string): boolean {
+    return this.attrs.has(k);
+  }
+  removeAttribute(k: string): void {
+    this.attrs.delete(k);
+  }
+  get parentElement(): FakeNode | null {
+    return this.parent ?? null;
+  }
+  /** closest takes what querySelectorAll does, from this node up. */
+  closest(sel: string): FakeNode | null {
+    for (let x: FakeNode | undefined = this; x; x = x.parent) if (selects(sel, x)) return x;
+    return null;
+  }
   addEventListener(type: string, fn: (ev: unknown) => void): void {
     this.listeners.set(type, [...(this.listeners.get(type) ?? []), fn]);
   }
@@ -70,13 +84,10 @@ export class FakeNode {
   }
   /** querySelectorAll takes `tag`, `[attr]`, `[attr=value]` or `tag[attr=value]`. */
   querySelectorAll(sel: string): FakeNode[] {
-    const m = /^(\w*)(?:\[([\w-]+)(=?)"?([^\]"]*)"?\])?$/.exec(sel);
-    if (!m) throw new Error("unsupported selector " + sel);
-    const [, tag, attr, eq, value] = m;
     const out: FakeNode[] = [];
     const walk = (n: FakeNode): void => {
       for (const c of n.children) {
-        if ((!tag || c.tag === tag) && (!attr || (eq ? c.attrs.get(attr) === value : c.attrs.has(attr)))) out.push(c);
+        if (selects(sel, c)) out.push(c);
         walk(c);
       }
     };
@@ -86,6 +97,14 @@ export class FakeNode {
   querySelector(sel: string): FakeNode | null {
     return this.querySelectorAll(sel)[0] ?? null;
   }
+}
+
+/** selects tells whether n is what sel (`tag`, `[attr]`, `[attr=value]` or `tag[attr=value]`) selects. */
+function selects(sel: string, n: FakeNode): boolean {
+  const m = /^(\w*)(?:\[([\w-]+)(=?)"?([^\]"]*)"?\])?$/.exec(sel);
+  if (!m) throw new Error("unsupported selector " + sel);
+  const [, tag, attr, eq, value] = m;
+  return (!tag || n.tag === tag) && (!attr || (eq ? n.attrs.get(attr) === value : n.attrs.has(attr)));
 }
 
 export const doc = {

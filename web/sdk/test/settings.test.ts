@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { defineApp, PERMISSION_KINDS } from "../src/tools.js";
 import { createPermissions, MODES } from "../src/ui/permissions.js";
-import { KIND_WORDS, kindsUsed, MODE_EXPLANATIONS, settingsView } from "../src/ui/settings.js";
+import { en } from "../src/ui/messages-en.js";
+import { kindsUsed, settingsView } from "../src/ui/settings.js";
 import { MemoryStorage } from "./fakes.js";
 
 const app = defineApp({
@@ -32,10 +33,10 @@ test("kindsUsed lists the kinds of the app's tools and actions, in the kinds' or
 
 test("every kind and mode has a label and a one-line explanation", () => {
   for (const kind of PERMISSION_KINDS) {
-    const w = KIND_WORDS[kind];
+    const w = en.permissions.kinds[kind];
     assert.ok(w.label && w.explanation.endsWith(".") && !w.explanation.includes("\n"), kind);
   }
-  for (const m of [...Object.keys(MODES), "custom"] as const) assert.ok(MODE_EXPLANATIONS[m as keyof typeof MODE_EXPLANATIONS], m);
+  for (const m of [...Object.keys(MODES), "custom"] as const) assert.ok(en.permissions.modes[m as keyof typeof en.permissions.modes].explanation, m);
 });
 
 test("the view: the default mode checked, Custom shown but not selectable, a row per used kind", () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { errorWords, ERROR_WORDS, ScopeModel, typedWords, whoAsks } from "../src/ui/model.js";
+import { en, type ErrorCode } from "../src/ui/index.js";
+import { errorWords, ScopeModel, typedWords, whoAsks } from "../src/ui/model.js";
 import { connectInfoOf, RelayError, REQUEST_MESSAGES } from "../src/requests.js";
 import { defineApp } from "../src/tools.js";
 import { app } from "./app.js";
@@ -86,7 +87,7 @@ describe("who asks, in words", () => {
     assert.match(t.warning, /cannot tell who will get this connection/);
     assert.equal(t.provenance, "The request was started at 10:02 from Chrome on Linux, from another network address than this browser.");
     assert.match(typedWords({ ...base, sameAddress: true }, () => "x").provenance, /device the relay could not name, from the same network address/);
-    assert.equal(typedWords({ ...base, crossDevice: false }).warning, ERROR_WORDS["cross-device-off"]);
+    assert.equal(typedWords({ ...base, crossDevice: false }).warning, en.errors["cross-device-off"]);
   });
   test("an expired code says so; an empty name is named", () => {
     const w = whoAsks({ ...base, client: "" }, 11 * 60_000);
@@ -97,8 +98,8 @@ describe("who asks, in words", () => {
 });
 
 test("every relay error is put in words", () => {
-  for (const code of ["wrong-code", "code-used", "code-expired", "limited", "invalid-scope", "unavailable", "unsupported", "cross-device-off"]) {
-    assert.equal(errorWords(new RelayError(code, "the relay's")), ERROR_WORDS[code]);
+  for (const code of ["wrong-code", "code-used", "code-expired", "limited", "invalid-scope", "unavailable", "unsupported", "cross-device-off"] as ErrorCode[]) {
+    assert.equal(errorWords(new RelayError(code, "the relay's")), en.errors[code]);
   }
   assert.equal(errorWords(new RelayError("lost", REQUEST_MESSAGES.lost)), REQUEST_MESSAGES.lost);
   assert.equal(errorWords(new RelayError("x-new", "A new sentence.")), "A new sentence.");

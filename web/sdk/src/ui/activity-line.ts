@@ -5,6 +5,7 @@
 
 import type { Turns, TurnLine } from "./turns.js";
 import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make } from "./controls-dom.js";
+import { messages, speak } from "./messages.js";
 
 const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-activity) ul{list-style:none;margin:0;padding:0;display:grid;gap:var(--tabrelay-gap,.5em)}
@@ -17,7 +18,7 @@ const SHEET = elementStyle("activity", STYLE);
 export class TabrelayActivity extends Base {
   private turnsValue: Turns | undefined;
   private unsubscribe: (() => void) | undefined;
-  private readonly list = typeof document === "undefined" ? undefined : make("ul", { "aria-live": "polite", "aria-label": "Agent activity" });
+  private readonly list = typeof document === "undefined" ? undefined : make("ul", { "aria-live": "polite", "aria-label": messages().activity.label });
 
   get turns(): Turns | undefined {
     return this.turnsValue;
@@ -30,6 +31,7 @@ export class TabrelayActivity extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
+    speak(this);
     if (this.list && !this.list.isConnected) this.append(this.list);
     this.watch();
   }
@@ -50,10 +52,13 @@ export class TabrelayActivity extends Base {
     if (!this.list) return;
     // Keep the focus on a line's button across renders: the person may be about to press Stop.
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.["key"];
+    const m = messages().activity;
     this.list.replaceChildren(...lines.map((line) => {
       const pending = line.state === "acting" || line.state === "asking";
-      const [label, act] = pending ? ["Stop", () => this.turnsValue?.stop(line.key)] : ["Dismiss", () => this.turnsValue?.dismiss(line.key)];
-      const button = make("button", { type: "button", "data-key": line.key, "aria-label": `${label}: ${line.who}` }, label);
+      const [label, name, act] = pending
+        ? [m.stop, m.stopFor(line.who), () => this.turnsValue?.stop(line.key)]
+        : [m.dismiss, m.dismissFor(line.who), () => this.turnsValue?.dismiss(line.key)];
+      const button = make("button", { type: "button", "data-key": line.key, "aria-label": name }, label);
       button.addEventListener("click", act);
       return make("li", { "data-state": line.state }, make("span", {}, line.text), button);
     }));

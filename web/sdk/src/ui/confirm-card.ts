@@ -9,6 +9,7 @@
 
 import type { Answer, Confirmer, Permissions, Question } from "./permissions.js";
 import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "./controls-dom.js";
+import { messages, speak } from "./messages.js";
 
 const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-confirm) [role=alertdialog]{background:var(--tabrelay-bg,Canvas);border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-padding,.75em);box-shadow:var(--tabrelay-shadow,0 2px 8px #0003)}
@@ -20,7 +21,7 @@ const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em
 :where(tabrelay-confirm) ${BUTTON_CSS.replace(/\n/g, "\n:where(tabrelay-confirm) ")}`;
 const SHEET = elementStyle("confirm", STYLE);
 
-const BUTTONS: readonly [Answer, string][] = [["once", "Allow once"], ["connection", "This connection"], ["always", "Always"], ["deny", "Deny"]];
+const ANSWERS: readonly Answer[] = ["once", "connection", "always", "deny"];
 
 export class TabrelayConfirm extends Base {
   private permissionsValue: Permissions | undefined;
@@ -43,6 +44,7 @@ export class TabrelayConfirm extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
+    speak(this);
     this.permissionsValue?.setConfirmer(this.confirmer);
   }
 
@@ -52,10 +54,11 @@ export class TabrelayConfirm extends Base {
       const title = uid("confirm");
       const why = uid("why");
       const first = !this.querySelector("[role=alertdialog]");
+      const m = messages().confirm;
       const card = make("section", { role: "alertdialog", "aria-labelledby": title, "aria-describedby": why, tabindex: "-1", "data-call": q.id },
-        make("h2", { id: title }, `${q.who} asks to run ${q.title}`),
+        make("h2", { id: title }, m.heading(q.who, q.title)),
         make("ul", { id: why }, ...q.reasons.map((r) => make("li", {}, r))),
-        make("details", {}, make("summary", {}, "Details"), make("pre", {}, q.details)),
+        make("details", {}, make("summary", {}, m.details), make("pre", {}, q.details)),
       );
       const buttons = make("div", { class: "tr-buttons" });
       const done = (a: Answer) => {
@@ -63,8 +66,8 @@ export class TabrelayConfirm extends Base {
         this.remove_(card);
         resolve(a);
       };
-      for (const [answer, label] of BUTTONS) {
-        const b = make("button", { type: "button", "data-answer": answer }, label);
+      for (const answer of ANSWERS) {
+        const b = make("button", { type: "button", "data-answer": answer }, m[answer]);
         b.addEventListener("click", () => done(answer));
         buttons.append(b);
       }

@@ -15,7 +15,8 @@
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
 import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
-import { CONFIRM_WORDS, errorWords, LINK_NOTE, ScopeModel, typedWords, whoAsks } from "./model.js";
+import { messages, speak } from "./messages.js";
+import { errorWords, ScopeModel, typedWords, whoAsks } from "./model.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
 export interface ConnectClient {
@@ -108,13 +109,14 @@ export class TabrelayConnect extends Base {
 
   connectedCallback(): void {
     if (!this.built) this.build();
+    speak(this);
     if (fragmentRead) return;
     fragmentRead = true;
     const code = takeConnectCode();
     if (!code) return;
     // Shown, not looked up: a code nobody asked for spends nothing.
     this.input.value = this.linkCode = code;
-    this.result.replaceChildren(h("p", {}, "An approval link brought this connect code. Press Continue to see who asks."));
+    this.result.replaceChildren(h("p", {}, messages().connect.linkBrought));
   }
 
   /** show looks up a code as if the person had typed it. */
@@ -132,21 +134,22 @@ export class TabrelayConnect extends Base {
   private build(): void {
     this.built = true;
     adoptStyle(this, SHEET);
+    const m = messages().connect;
     const inputId = this.uid + "-code", hintId = this.uid + "-hint", headId = this.uid + "-head";
     this.input = h("input", {
       id: inputId, name: "code", type: "text", autocomplete: "off", spellcheck: "false", autocapitalize: "characters",
-      inputmode: "text", placeholder: "XXXX-XXXX", "aria-describedby": hintId, "data-part": "code",
+      inputmode: "text", placeholder: m.codePlaceholder, "aria-describedby": hintId, "data-part": "code",
     });
-    this.lookup = h("button", { type: "submit", "data-part": "lookup" }, "Continue");
+    this.lookup = h("button", { type: "submit", "data-part": "lookup" }, m.lookUp);
     const codeForm = h("form", { "data-part": "code-form" },
-      h("label", { for: inputId }, "Connect code"), this.input, this.lookup,
-      h("span", { id: hintId, class: "tr-note" }, "The code the agent's application shows, like KQ7M-2XDP."));
+      h("label", { for: inputId }, m.codeLabel), this.input, this.lookup,
+      h("span", { id: hintId, class: "tr-note" }, m.codeHint));
     codeForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
       void this.lookUp();
     });
     this.alert = h("div", { role: "alert", "data-part": "error", tabindex: "-1" });
-    this.heading = h("h2", { id: headId, tabindex: "-1" }, "An agent asks to connect");
+    this.heading = h("h2", { id: headId, tabindex: "-1" }, m.heading);
     this.who = h("p", { "data-part": "client" });
     this.identity = h("p", { "data-part": "identity" });
     this.redirect = h("p", { "data-part": "redirect" });
@@ -154,8 +157,8 @@ export class TabrelayConnect extends Base {
     this.note = h("p", { "data-part": "warning" });
     this.provenance = h("p", { "data-part": "provenance" });
     this.picker = h("fieldset", { "data-part": "scope" });
-    this.approveButton = h("button", { type: "submit", "data-part": "approve" }, "Approve");
-    this.declineButton = h("button", { type: "button", "data-part": "decline" }, "Decline");
+    this.approveButton = h("button", { type: "submit", "data-part": "approve" }, m.approve);
+    this.declineButton = h("button", { type: "button", "data-part": "decline" }, m.decline);
     const decideForm = h("form", { "data-part": "decide-form" }, this.picker, this.approveButton, this.declineButton);
     decideForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -163,8 +166,8 @@ export class TabrelayConnect extends Base {
     });
     this.declineButton.addEventListener("click", () => void this.decide(false));
     // The second question of a typed code.
-    this.yesButton = h("button", { type: "button", "data-part": "approve-typed" }, "Yes, connect it");
-    const back = h("button", { type: "button", "data-part": "back" }, "Back");
+    this.yesButton = h("button", { type: "button", "data-part": "approve-typed" }, m.yes);
+    const back = h("button", { type: "button", "data-part": "back" }, m.back);
     this.second = h("div", { "data-part": "second", role: "group", hidden: true }, h("p", {}), this.yesButton, back);
     this.yesButton.addEventListener("click", () => void this.decide(true, true));
     back.addEventListener("click", () => this.askSecond(false));
@@ -189,7 +192,7 @@ export class TabrelayConnect extends Base {
     this.alert.textContent = "";
     this.result.replaceChildren();
     if (!code) {
-      this.alert.textContent = "Type the connect code that the agent's application shows.";
+      this.alert.textContent = messages().connect.typeCode;
       this.input.focus();
       return;
     }
@@ -226,13 +229,13 @@ export class TabrelayConnect extends Base {
     this.expiry.textContent = words.expiry;
     const typed = this.via() === "typed";
     const tw = typedWords(info);
-    this.note.textContent = typed ? tw.warning : LINK_NOTE;
+    this.note.textContent = typed ? tw.warning : messages().connect.linkNote;
     this.provenance.textContent = typed ? tw.provenance : "";
     this.provenance.hidden = !typed;
     this.askSecond(false);
     const app = this.app;
     const model = (this.model = new ScopeModel(app ?? { tools: [] }, info.requestedScope, true));
-    const rows: Node[] = [h("legend", {}, `What it may use in ${app?.app.title ?? "this app"}`)];
+    const rows: Node[] = [h("legend", {}, messages().connect.scopeLegend(app?.app.title))];
     const box = (tool: string, action: string | undefined, label: string, note: string) => {
       const id = uid("box"); // a count: names with "-" in them could collide
       const input = h("input", { type: "checkbox", id, "data-tool": tool, ...(action ? { "data-action": action } : {}) });
@@ -251,7 +254,7 @@ export class TabrelayConnect extends Base {
         continue;
       }
       rows.push(h("fieldset", {}, h("legend", {}, t.title),
-        box(t.name, undefined, "Everything, also actions added later", t.description),
+        box(t.name, undefined, messages().everything, t.description),
         ...t.actions.map((a) => box(t.name, a.name, a.name, a.description))));
     }
     this.picker.replaceChildren(...rows);
@@ -286,7 +289,7 @@ export class TabrelayConnect extends Base {
     this.alert.textContent = "";
     const scope = model.scope();
     if (approve && scope.length === 0) {
-      this.alert.textContent = "Choose at least one of this app's tools, or decline.";
+      this.alert.textContent = messages().connect.chooseOrDecline;
       this.picker.querySelector("input")?.focus();
       return;
     }
@@ -304,7 +307,7 @@ export class TabrelayConnect extends Base {
         this.connected(conn);
       } else {
         await client.decline(code);
-        this.done("Declined: the agent is not connected.");
+        this.done(messages().connect.declined);
         this.emit("tabrelay-declined", undefined);
       }
     } catch (err) {
@@ -317,7 +320,7 @@ export class TabrelayConnect extends Base {
   }
 
   private connected(conn: ConnectionInfo): void {
-    this.done(`${conn.client || "The agent"} (${conn.host || "unknown host"}) is connected. You can go back to its page.`, conn);
+    this.done(messages().connect.connected(conn.client, conn.host), conn);
     this.emit("tabrelay-connected", conn);
   }
 
@@ -329,7 +332,7 @@ export class TabrelayConnect extends Base {
    */
   private async confirmLink(client: ConnectClient, code: string, scope: ScopeEntry[], win: Window | null, seq: number): Promise<void> {
     const confirm = await client.approveLink!(code, scope);
-    if (!confirm.startsWith("http")) throw new Error("This relay is too old for approval links: it approved the code as a typed one.");
+    if (!confirm.startsWith("http")) throw new Error(messages().connect.tooOld);
     let opened = false;
     try {
       if (win && !win.closed) {
@@ -341,9 +344,10 @@ export class TabrelayConnect extends Base {
     }
     this.ask.hidden = true;
     this.code = this.linkCode = this.input.value = "";
-    const again = h("button", { type: "button", "data-part": "open-confirm" }, "Open the relay's window");
+    const m = messages().connect;
+    const again = h("button", { type: "button", "data-part": "open-confirm" }, m.openWindow);
     again.addEventListener("click", () => window.open(confirm, CONFIRM_WINDOW, CONFIRM_FEATURES));
-    const line = h("p", {}, opened ? CONFIRM_WORDS.waiting : CONFIRM_WORDS.blocked);
+    const line = h("p", {}, opened ? m.waiting : m.blocked);
     this.result.replaceChildren(line, again);
     this.result.focus();
     this.busy(false); // the person may look up another code meanwhile: that ends the wait
@@ -357,16 +361,16 @@ export class TabrelayConnect extends Base {
         // The relay away for a moment: ask again. Anything else (the request
         // is gone): it is over, and asking again would count wrong codes.
         if (WAIT_AGAIN.includes(String((err as { code?: unknown }).code))) continue;
-        return this.outcome(CONFIRM_WORDS.expired, true);
+        return this.outcome(m.linkExpired, true);
       }
       if (info.state === "confirming" || info.state === "pending") continue;
       if (info.state === "approved" && info.connection) return this.connected(info.connection);
-      if (info.state === "approved") return this.outcome(`${info.client || "The agent"} is connected. You can go back to its page.`);
+      if (info.state === "approved") return this.outcome(m.connected(info.client, ""));
       if (info.state === "declined") {
-        this.outcome(info.reason === "other-browser" ? CONFIRM_WORDS["other-browser"] : CONFIRM_WORDS.declined, true);
+        this.outcome(info.reason === "other-browser" ? m.otherBrowser : m.linkDeclined, true);
         return this.emit("tabrelay-declined", undefined);
       }
-      return this.outcome(CONFIRM_WORDS.expired, true);
+      return this.outcome(m.linkExpired, true);
     }
   }
 
@@ -389,12 +393,12 @@ export class TabrelayConnect extends Base {
     const client = this.clientValue;
     if (conn && client?.forget) {
       // §8 step 6: offer to undo it, in case it was not who the person thought.
-      const undo = h("button", { type: "button", "data-part": "undo" }, "Undo: disconnect it");
+      const undo = h("button", { type: "button", "data-part": "undo" }, messages().connect.undo);
       undo.addEventListener("click", async () => {
         undo.disabled = true;
         try {
           await client.forget!(conn.id);
-          this.result.replaceChildren(h("p", {}, `${conn.client || "The agent"} is disconnected.`));
+          this.result.replaceChildren(h("p", {}, messages().connect.disconnected(conn.client)));
           this.emit("tabrelay-forgotten", conn);
         } catch (err) {
           undo.disabled = false;

@@ -7,6 +7,7 @@
 // draws it; an app can draw its own from it.
 
 import type { AppDeclaration, ConnectionInfo, ScopeEntry, Status } from "../index.js";
+import { messages } from "./messages.js";
 import { errorWords, ScopeModel } from "./model.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
@@ -36,34 +37,33 @@ export interface ConnectionWords {
   readonly scope: string;
 }
 
-/** The panel's words for a set-scope the relay refused as invalid. */
-export const SCOPE_REFUSED = "The relay does not offer some of these tools: reload the page, then choose again.";
-
 type Tools = Pick<AppDeclaration, "tools"> | undefined;
 
 /** scopeWords says what a scope grants, with the tools' titles: "Echo; Counter: get, increment". */
 export function scopeWords(scope: readonly ScopeEntry[], app: Tools): string {
-  if (scope.length === 0) return "Nothing: it can use no tool.";
-  return scope.map((e) => {
+  const m = messages().connections;
+  if (scope.length === 0) return m.noTool;
+  return m.list(scope.map((e) => {
     const tool = app?.tools.find((t) => t.name === e.tool);
-    if (!tool) return `${e.tool} (not in this version of the app)`;
+    if (!tool) return m.missingTool(e.tool);
     const title = tool.title || tool.name;
     const actions = e.actions ?? ["*"];
     if (!tool.actions?.length) return title;
-    return actions.includes("*") ? `${title}: everything` : `${title}: ${actions.join(", ")}`;
-  }).join("; ");
+    return actions.includes("*") ? m.allActions(title) : m.someActions(title, actions);
+  }));
 }
 
 /** connectionWords puts a connection in words; timeOf formats Unix ms. */
-export function connectionWords(c: ConnectionInfo, app: Tools, timeOf: (ms: number) => string = dateTime): ConnectionWords {
-  const name = c.client || "An application without a name";
-  const host = c.host || "an unknown host";
+export function connectionWords(c: ConnectionInfo, app: Tools, timeOf: (ms: number) => string = messages().dateTime): ConnectionWords {
+  const m = messages().connections;
+  const name = c.client || messages().unnamed;
+  const host = c.host || m.unknownHost;
   return {
     name, host, who: `${name} (${host})`, shortId: shortId(c.id),
-    created: c.createdAt ? timeOf(c.createdAt) : "unknown",
+    created: c.createdAt ? timeOf(c.createdAt) : m.unknownTime,
     // The relay moves lastUsedAt at the host's token refreshes (about
     // hourly while it works), not at each call (§7).
-    lastUsed: c.lastUsedAt > c.createdAt ? timeOf(c.lastUsedAt) : "not yet recorded (the relay records use about hourly)",
+    lastUsed: c.lastUsedAt > c.createdAt ? timeOf(c.lastUsedAt) : m.notRecorded,
     scope: scopeWords(c.scope, app),
   };
 }
@@ -71,10 +71,6 @@ export function connectionWords(c: ConnectionInfo, app: Tools, timeOf: (ms: numb
 /** shortId is six characters of a connection's id past its kind ("conn_"): enough to tell a browser's connections apart. */
 export function shortId(id: string): string {
   return id.slice(id.indexOf("_") + 1).slice(0, 6);
-}
-
-function dateTime(ms: number): string {
-  return new Date(ms).toLocaleString([], { dateStyle: "medium", timeStyle: "medium" });
 }
 
 /**
@@ -153,7 +149,7 @@ export class ConnectionsPanel {
     for (const w of words.values()) count.set(w.who, (count.get(w.who) ?? 0) + 1);
     const who = (id: string) => {
       const w = words.get(id)!;
-      return count.get(w.who)! > 1 ? `${w.name} (${w.host}, id ${w.shortId})` : w.who;
+      return count.get(w.who)! > 1 ? messages().connections.whoWithId(w.name, w.host, w.shortId) : w.who;
     };
     const out: ConnectionRow[] = [];
     const visit = (parent: string, depth: number) => {
@@ -180,7 +176,7 @@ export class ConnectionsPanel {
     try {
       this.take(await this.client.listConnections()); // a TabClient told the listeners already: the same list
     } catch (err) {
-      this.fail("The list of connections could not be loaded.", err);
+      this.fail(messages().connections.listFailed, err);
     }
   }
 
@@ -210,11 +206,11 @@ export class ConnectionsPanel {
   async save(id: string): Promise<boolean> {
     const m = this.modes.get(id);
     if (m?.mode !== "edit" || !m.picker) return false;
-    return this.run(id, `Could not change what ${m.who} may use.`, async () => {
+    return this.run(id, messages().connections.saveFailed(m.who), async () => {
       const c = await this.client.setScope(id, m.picker!.scope());
       this.modes.delete(id);
       if (this.list) this.list = this.list.map((x) => (x.id === id ? c : x));
-      this.notice = `Saved: ${m.who} may use ${c.scope.length ? scopeWords(c.scope, this.app) : "no tool"}.`;
+      this.notice = messages().connections.saved(m.who, c.scope.length ? scopeWords(c.scope, this.app) : "");
     });
   }
 
@@ -222,15 +218,14 @@ export class ConnectionsPanel {
   async forget(id: string): Promise<boolean> {
     const m = this.modes.get(id);
     if (m?.mode !== "forget") return false;
-    return this.run(id, `Could not forget ${m.who}.`, async () => {
+    return this.run(id, messages().connections.forgetFailed(m.who), async () => {
       await this.client.forget(id);
       this.modes.delete(id);
       // Its sub-agents' connections end with it (the relay's next list says so too).
       const gone = new Set([id]);
       for (const r of this.rows) if (r.parentId && gone.has(r.parentId)) gone.add(r.id);
       if (this.list) this.list = this.list.filter((x) => !gone.has(x.id));
-      const app = this.app?.app.title ?? "the app";
-      this.notice = `${m.who} is forgotten: it can no longer use ${app}. To use ${app} again, it must connect anew.`;
+      this.notice = messages().connections.forgotten(m.who, this.app?.app.title);
     });
   }
 
@@ -265,7 +260,7 @@ export class ConnectionsPanel {
     for (const [id, m] of this.modes) {
       if (list.some((c) => c.id === id)) continue;
       this.modes.delete(id);
-      if (!this.busyIds.has(id)) this.notice = `${m.who} is no longer connected.`;
+      if (!this.busyIds.has(id)) this.notice = messages().connections.gone(m.who);
     }
     this.changed();
   }
@@ -273,7 +268,7 @@ export class ConnectionsPanel {
   private fail(what: string, err: unknown): void {
     const code = (err as { code?: unknown } | null)?.code;
     // Only set-scope is refused so here: the relay's bundle lacks a tool this page declares.
-    this.say(`${what} ${code === "invalid-scope" ? SCOPE_REFUSED : errorWords(err)}`, "");
+    this.say(`${what} ${code === "invalid-scope" ? messages().connections.scopeRefused : errorWords(err)}`, "");
     if (code === "not-found") void this.refresh(); // gone already: the list says so
   }
 

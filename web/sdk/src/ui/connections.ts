@@ -11,6 +11,7 @@
 import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
+import { messages, speak } from "./messages.js";
 
 const T = ":where(tabrelay-connections)";
 const STYLE = `${T}{display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit);background:var(--tabrelay-bg,transparent);
@@ -69,12 +70,14 @@ export class TabrelayConnections extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
+    speak(this);
     if (!this.parts) {
       const headId = this.uidBase + "-head";
-      const refresh = make("button", { type: "button", "data-part": "refresh" }, "Refresh");
+      const m = messages().connections;
+      const refresh = make("button", { type: "button", "data-part": "refresh" }, m.refresh);
       refresh.addEventListener("click", () => void this.model?.refresh());
       this.parts = {
-        heading: make("h2", { id: headId, tabindex: "-1" }, "Connected agents"),
+        heading: make("h2", { id: headId, tabindex: "-1" }, m.heading),
         notice: make("p", { role: "status", "data-part": "notice" }),
         alert: make("div", { role: "alert", "data-part": "error" }),
         note: make("p", { "data-part": "note", class: "tr-note" }),
@@ -114,12 +117,10 @@ export class TabrelayConnections extends Base {
     this.focusKey = "";
     p.notice.textContent = model?.notice ?? "";
     p.alert.textContent = model?.alert ?? "";
-    const title = this.appValue?.app.title ?? "this app";
+    const m = messages().connections;
     p.note.textContent = !model || !model.list
-      ? "Loading the connections…"
-      : model.list.length === 0
-        ? `No agent is connected to ${title} in this browser.`
-        : model.stale ? "Not connected to the relay just now: this list may be out of date." : "";
+      ? m.loading
+      : model.list.length === 0 ? m.none(this.appValue?.app.title) : model.stale ? m.stale : "";
     p.note.hidden = !p.note.textContent;
     p.list.replaceChildren(...this.tree(model));
     if (key === "heading") p.heading.focus();
@@ -139,7 +140,7 @@ export class TabrelayConnections extends Base {
         continue;
       }
       if (!parent.kids) {
-        parent.kids = make("ul", { "data-part": "derived", "aria-label": `Sub-agents of ${parent.who}` });
+        parent.kids = make("ul", { "data-part": "derived", "aria-label": messages().connections.subAgents(parent.who) });
         parent.li.append(parent.kids);
       }
       parent.kids.append(li);
@@ -148,6 +149,7 @@ export class TabrelayConnections extends Base {
   }
 
   private row(r: ConnectionRow, model: ConnectionsPanel): HTMLElement {
+    const m = messages().connections, title = this.appValue?.app.title;
     const headId = `${this.uidBase}-${r.id}`;
     const button = (part: string, text: string, label: string, act: () => void, attrs: Record<string, string> = {}) => {
       const b = make("button", { type: "button", "data-part": part, "data-key": `${r.id}:${part}`, ...(label ? { "aria-label": label } : {}), ...attrs }, text);
@@ -157,27 +159,27 @@ export class TabrelayConnections extends Base {
     };
     const term = (dt: string, dd: string, part: string) => [make("dt", {}, dt), make("dd", { "data-part": part }, dd)];
     const li = make("li", { "data-connection": r.id, ...(r.busy ? { "aria-busy": "true" } : {}) },
-      make("h3", { id: headId, "data-part": "client" }, r.derivedFrom ? `${r.name}: a sub-agent` : r.name),
-      make("dl", {}, ...term("Host", r.host, "host"),
-        ...(r.derivedFrom ? term("Made by", `${r.derivedFrom}, for a sub-agent (token exchange)`, "derived-from") : []),
-        ...term("Id", r.shortId, "id"), ...term("Connected", r.created, "created"),
-        ...term("Last used", r.lastUsed, "last-used"), ...term("May use", r.scope, "scope")));
+      make("h3", { id: headId, "data-part": "client" }, r.derivedFrom ? m.subAgent(r.name) : r.name),
+      make("dl", {}, ...term(m.host, r.host, "host"),
+        ...(r.derivedFrom ? term(m.madeBy, m.madeFor(r.derivedFrom), "derived-from") : []),
+        ...term(m.id, r.shortId, "id"), ...term(m.created, r.created, "created"),
+        ...term(m.lastUsed, r.lastUsed, "last-used"), ...term(m.mayUse, r.scope, "scope")));
     if (r.mode === "view") {
       li.append(
-        ...(this.appValue ? [button("edit", "Change access", `Change access for ${r.who}`, () => {
+        ...(this.appValue ? [button("edit", m.edit, m.editFor(r.who), () => {
           this.focusKey = `${r.id}:tool:0`;
           model.edit(r.id);
         })] : []),
-        button("forget", "Forget", `Forget ${r.who}`, () => {
+        button("forget", m.forget, m.forgetFor(r.who), () => {
           this.focusKey = `${r.id}:keep`;
           model.askForget(r.id);
         }));
     } else if (r.mode === "forget") {
       const qId = headId + "-q";
       const box = make("div", { role: "group", "aria-labelledby": qId, "data-part": "forget-question" },
-        make("p", { id: qId }, `Forget ${r.who}? It loses access at once; to use ${this.appValue?.app.title ?? "the app"} again it must connect anew.`),
-        button("confirm-forget", `Forget ${r.name}`, "", () => void this.forget(r.id, model)),
-        button("keep", "Keep it", `Keep ${r.who}`, () => this.back(r.id, "forget", model)));
+        make("p", { id: qId }, m.forgetQuestion(r.who, title)),
+        button("confirm-forget", m.forgetFor(r.name), "", () => void this.forget(r.id, model)),
+        button("keep", m.keep, m.keepFor(r.who), () => this.back(r.id, "forget", model)));
       box.addEventListener("keydown", (ev) => ev.key === "Escape" && this.back(r.id, "forget", model));
       li.append(box);
     } else if (r.picker) {
@@ -188,6 +190,7 @@ export class TabrelayConnections extends Base {
 
   private picker(r: ConnectionRow, model: ConnectionsPanel, button: (part: string, text: string, label: string, act: () => void) => HTMLButtonElement): HTMLElement {
     const picker = r.picker!;
+    const m = messages();
     let n = 0;
     const box = (tool: string, action: string | undefined, label: string) => {
       const id = uid("box"); // a count: names with "-" in them could collide
@@ -200,17 +203,17 @@ export class TabrelayConnections extends Base {
       });
       return make("div", {}, input, make("label", { for: id }, label));
     };
-    const rows: Node[] = [make("legend", {}, `What ${r.who} may use in ${this.appValue?.app.title ?? "this app"}`)];
+    const rows: Node[] = [make("legend", {}, m.connections.scopeLegend(r.who, this.appValue?.app.title))];
     for (const t of picker.tools) {
       if (t.actions.length === 0) rows.push(box(t.name, undefined, t.title));
-      else rows.push(make("fieldset", {}, make("legend", {}, t.title), box(t.name, undefined, "Everything, also actions added later"),
+      else rows.push(make("fieldset", {}, make("legend", {}, t.title), box(t.name, undefined, m.everything),
         ...t.actions.map((a) => box(t.name, a.name, a.name))));
     }
     const form = make("form", { "data-part": "scope-form" }, make("fieldset", { "data-part": "scope" }, ...rows),
-      make("p", { class: "tr-note" }, "Nothing ticked leaves it connected with no access."));
-    const save = button("save", "Save", `Save what ${r.who} may use`, () => {});
+      make("p", { class: "tr-note" }, m.connections.emptyScope));
+    const save = button("save", m.connections.save, m.connections.saveFor(r.who), () => {});
     save.type = "submit";
-    form.append(save, button("cancel", "Cancel", `Cancel changing ${r.who}`, () => this.back(r.id, "edit", model)));
+    form.append(save, button("cancel", m.connections.cancel, m.connections.cancelFor(r.who), () => this.back(r.id, "edit", model)));
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const conn = r.connection;

@@ -5,9 +5,7 @@
 
 import type { Permissions } from "./permissions.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-
-/** Said beside the switch: summaries of small groups can still tell single values. */
-export const SUMMARIES_ONLY_CAVEAT = "Not anonymisation: a summary of a very small group can still reveal single values.";
+import { messages, speak } from "./messages.js";
 
 const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-data-switch) label{display:flex;align-items:center;gap:var(--tabrelay-gap,.5em);cursor:pointer}
@@ -32,11 +30,13 @@ export class TabrelayDataSwitch extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
+    speak(this);
     if (!this.input) {
+      const m = messages().dataSwitch;
       const note = uid("caveat");
       this.input = make("input", { type: "checkbox", role: "switch", "aria-describedby": note });
       this.input.addEventListener("change", () => this.permissionsValue?.setSummariesOnly(this.input!.checked));
-      this.append(make("label", {}, this.input, "Agents see names and summaries only"), make("p", { id: note }, SUMMARIES_ONLY_CAVEAT));
+      this.append(make("label", {}, this.input, m.label), make("p", { id: note }, m.caveat));
     }
     this.watch();
   }

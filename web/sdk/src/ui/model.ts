@@ -1,9 +1,10 @@
 // The Connect panel's logic, apart from the DOM so that node's test runner
 // can check it: the scope picker's model, who asks in words, and every
-// error of a connect request in words.
+// error of a connect request in words (the sentences: messages.ts).
 
 import type { AppDeclaration, ConnectInfo, ScopeEntry } from "../index.js";
 import { permissionKindsOf, type ToolDeclaration } from "../tools.js";
+import { messages, type ErrorCode } from "./messages.js";
 
 /** One tool of the picker, from the app's declaration. */
 export interface PickerTool {
@@ -103,21 +104,13 @@ export interface WhoAsks {
 }
 
 /** whoAsks puts a connect-info answer in words; now is Unix ms. */
-export function whoAsks(info: ConnectInfo, now: number, timeOf: (ms: number) => string = clockTime): WhoAsks {
-  const name = info.client || "An application without a name";
-  const identity = info.clientKind === "metadata-document"
-    ? `${name}, as published by ${hostOf(info.clientUrl) || "its site"}.`
-    : `An application that calls itself “${name}”. Anyone can register any name: check that you started this yourself.`;
-  const lookalike = info.redirectHostMixedScript
-    ? " Careful: this address mixes letters of different alphabets, as look-alike addresses do."
-    : /(^|\.)xn--/.test(info.redirectHost) ? " (An address with letters outside a–z, shown in its ASCII form.)" : "";
-  const redirect = info.redirectHost
-    ? `It says it returns to ${info.redirectHost}.${lookalike}`
-    : "It did not say where it returns to.";
-  const minutes = Math.ceil((info.expiresAt - now) / 60_000);
-  const expiry = info.expiresAt <= now
-    ? "The code has expired."
-    : `The code expires at ${timeOf(info.expiresAt)} (in ${minutes} minute${minutes === 1 ? "" : "s"}).`;
+export function whoAsks(info: ConnectInfo, now: number, timeOf: (ms: number) => string = messages().time): WhoAsks {
+  const w = messages().connect;
+  const name = info.client || messages().unnamed;
+  const identity = info.clientKind === "metadata-document" ? w.published(name, hostOf(info.clientUrl)) : w.selfNamed(name);
+  const lookalike = info.redirectHostMixedScript ? w.mixedScript : /(^|\.)xn--/.test(info.redirectHost) ? w.punycode : "";
+  const redirect = info.redirectHost ? w.returnsTo(info.redirectHost, lookalike) : w.noReturn;
+  const expiry = info.expiresAt <= now ? w.expired : w.expires(timeOf(info.expiresAt), Math.ceil((info.expiresAt - now) / 60_000));
   return { name, identity, redirect, expiry };
 }
 
@@ -141,51 +134,20 @@ export interface TypedWords {
  * come from another device, so the panel cannot tell who gets the
  * connection; it says what the relay knows of where the request started.
  */
-export function typedWords(info: ConnectInfo, timeOf: (ms: number) => string = clockTime): TypedWords {
-  const warning = info.crossDevice
-    ? "This app cannot tell who will get this connection: whoever opened the agent's page gets it, on any device. Approve only if you started this request yourself, just now."
-    : ERROR_WORDS["cross-device-off"]!;
-  const device = info.device ? ` from ${info.device}` : " from a device the relay could not name";
-  const address = info.sameAddress ? "the same network address as this browser" : "another network address than this browser";
-  const provenance = `The request was started at ${timeOf(info.startedAt)}${device}, from ${address}.`;
-  return { warning, provenance, question: "Connect it, though this app cannot tell who gets it?" };
+export function typedWords(info: ConnectInfo, timeOf: (ms: number) => string = messages().time): TypedWords {
+  const w = messages().connect;
+  return {
+    warning: info.crossDevice ? w.typedWarning : messages().errors["cross-device-off"],
+    provenance: w.provenance(timeOf(info.startedAt), info.device, info.sameAddress),
+    question: w.typedQuestion,
+  };
 }
 
-/** The panel's note for a code that came with the approval link. */
-export const LINK_NOTE = "You opened an approval link: approving opens a small window of the relay, which checks that this request was started in this browser.";
-
-/** The panel's sentences while and after a link approval's window confirms it. */
-export const CONFIRM_WORDS = {
-  waiting: "Waiting for the relay's window to check that this request was started in this browser. If no window opened, or you closed it, open it again.",
-  blocked: "The browser blocked the relay's window: open it with the button.",
-  "other-browser": "This request was started in another browser, so it was not connected: if you did not start it just now, someone may be trying to trick you into connecting their agent to your account.",
-  declined: "This request was declined: the agent is not connected.",
-  expired: "This code's 10 minutes are over before the relay's window confirmed it. Start again from the agent's application.",
-} as const;
-
-function clockTime(ms: number): string {
-  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-}
-
-/** The panel's sentence for each error code of a connect request (§7 `error`). */
-export const ERROR_WORDS: Readonly<Record<string, string>> = {
-  "wrong-code": "No agent waits for this code. Check it on the page of the application that asks, and type it again.",
-  "code-used": "This code has been used already. Start again from the agent's application.",
-  "code-expired": "This code's 10 minutes are over. Start again from the agent's application.",
-  limited: "Too many wrong codes were tried from this browser. Wait a minute, then try again.",
-  "invalid-scope": "Choose at least one of this app's tools.",
-  unavailable: "The relay could not do this just now. Try again in a moment.",
-  unsupported: "This relay cannot connect agents from the app yet.",
-  "not-found": "That connection no longer exists.",
-  "cross-device-off": "This relay accepts a connect code only through the approval link on the agent's page, opened in this browser: open that link here instead of typing the code.",
-};
-
-/** errorWords is what the panel says for a failed request: its own sentence for a relay code, else the error's own. */
+/** errorWords is what the panels say for a failed request: the table's sentence for its code, else for another failure. */
 export function errorWords(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown } | null;
+  const m = messages();
   const code = typeof e?.code === "string" ? e.code : "";
-  const own = ERROR_WORDS[code];
-  if (own) return own;
-  const message = typeof e?.message === "string" ? e.message : "";
-  return message || "Something went wrong. Try again.";
+  if (Object.hasOwn(m.errors, code)) return m.errors[code as ErrorCode];
+  return m.otherError(typeof e?.message === "string" ? e.message : "");
 }

@@ -8,6 +8,7 @@
 
 import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf, type AppDeclaration, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
+import { messages } from "./messages.js";
 import { Turns, whoOf } from "./turns.js";
 
 /** What the person set for one kind of question. */
@@ -21,31 +22,20 @@ const ASK_CONFIRM_KINDS = {
   "writes-file": "ask", "deletes-saved": "ask", "large-download": "ask", publishes: "ask", "pauses-recording": "ask",
 } as const;
 
-/** The modes: presets of every kind's setting. */
+/** The modes: presets of every kind's setting (their titles: messages().permissions.modes). */
 export const MODES = {
   /** The default: changes run, heavy and irreversible work is asked about. */
-  "ask-heavy-irreversible": { title: "Ask before heavy or irreversible", settings: { change: "allow", heavy: "ask", ...ASK_CONFIRM_KINDS } },
-  "allow-undoable": { title: "Allow everything undoable", settings: { change: "allow", heavy: "allow", ...ASK_CONFIRM_KINDS } },
+  "ask-heavy-irreversible": { settings: { change: "allow", heavy: "ask", ...ASK_CONFIRM_KINDS } },
+  "allow-undoable": { settings: { change: "allow", heavy: "allow", ...ASK_CONFIRM_KINDS } },
   /** Reads run (a heavy read is asked about); nothing that changes anything does. */
   "read-only": {
-    title: "Read only",
     settings: { change: "deny", heavy: "ask", "writes-file": "deny", "deletes-saved": "deny", "large-download": "deny", publishes: "deny", "pauses-recording": "deny" },
   },
-} as const satisfies Record<string, { title: string; settings: Settings }>;
+} as const satisfies Record<string, { settings: Settings }>;
 export type Mode = keyof typeof MODES;
 export const DEFAULT_MODE: Mode = "ask-heavy-irreversible";
 
-/** Why a kind is asked about, as the confirm card says it. */
-export const KIND_REASONS: Readonly<Record<PermissionKind, string>> = {
-  change: "It changes something in the app.",
-  heavy: "It is heavy work: it may keep this tab busy for a while.",
-  "writes-file": "It writes a file on this computer.",
-  "deletes-saved": "It deletes something saved.",
-  "large-download": "It downloads a large amount of data.",
-  publishes: "It publishes or shares something outside this tab.",
-  "pauses-recording": "It pauses the recording of what happens in the app.",
-};
-
+/** The kinds in the words of the refusal the agent reads (English, as every sentence to the agent). */
 const KIND_PHRASES: Readonly<Record<PermissionKind, string>> = {
   change: "changes", heavy: "heavy work", "writes-file": "writing files", "deletes-saved": "deleting saved things",
   "large-download": "large downloads", publishes: "publishing", "pauses-recording": "pausing the recording",
@@ -332,10 +322,10 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       let asked = false;
       const pending: Pending = {
         question: {
-          id: call.id, connection: call.connection, who: whoOf(call.connection),
+          id: call.id, connection: call.connection, who: whoOf(call.connection, messages().anAgent),
           tool: tool.name, action: call.action, title: titleOf(tool, call.action),
           arguments: call.arguments, details: detailsOf(call.arguments),
-          kinds, reasons: kinds.map((k) => (k === "heavy" && estimate !== undefined ? `It is heavy work: about ${Math.round(estimate / 1000)} s on this device.` : KIND_REASONS[k])),
+          kinds, reasons: reasonsOf(kinds, estimate),
           turn: call.turn, signal: over.signal,
           showing: () => {
             if (!asked && !over.signal.aborted) (asked = true), call.asking();
@@ -437,13 +427,20 @@ export function titleOf(tool: ToolDeclaration, action: string | undefined): stri
 const MAX_DETAILS = 4000;
 
 function detailsOf(args: Readonly<Record<string, unknown>>): string {
+  const m = messages().confirm;
   let text: string;
   try {
     text = JSON.stringify(args, null, 2) ?? "{}";
   } catch {
-    text = "(arguments that cannot be shown)";
+    text = m.unshowable;
   }
-  return text.length > MAX_DETAILS ? text.slice(0, MAX_DETAILS) + `… (${text.length - MAX_DETAILS} more characters)` : text;
+  return text.length > MAX_DETAILS ? text.slice(0, MAX_DETAILS) + m.more(text.length - MAX_DETAILS) : text;
+}
+
+/** reasonsOf says why each kind is asked about; heavy work with an estimate says how long. */
+function reasonsOf(kinds: readonly PermissionKind[], estimate: number | undefined): string[] {
+  const m = messages().permissions;
+  return kinds.map((k) => (k === "heavy" && estimate !== undefined ? m.heavyAbout(Math.round(estimate / 1000)) : m.kinds[k].reason));
 }
 
 /** defaultPermissionsEnvironment reads the page's localStorage and events, where they exist. */

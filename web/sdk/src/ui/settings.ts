@@ -6,33 +6,14 @@
 // what the kind is. It follows changes made elsewhere (the browser's other
 // tabs, the confirm card's Always) through permissions.onChange. The words
 // and the model are the pure functions below (settingsView), for an app
-// that draws its own.
+// that draws its own; the sentences are the table's (messages.ts).
 
 import type { AppDeclaration, PermissionKind } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf } from "../index.js";
 import { MODES, type Mode, type Permissions, type Setting, type Settings } from "./permissions.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
+import { messages, speak } from "./messages.js";
 
-/** Each kind in plain words: its label and one line saying what it covers. */
-export const KIND_WORDS: Readonly<Record<PermissionKind, { readonly label: string; readonly explanation: string }>> = {
-  change: { label: "Changes", explanation: "Anything an agent changes in the app, such as an edit you can undo." },
-  heavy: { label: "Heavy work", explanation: "Work estimated at 10 seconds or more on this device: it may keep the tab busy." },
-  "writes-file": { label: "Writing files", explanation: "Saving a file on this computer." },
-  "deletes-saved": { label: "Deleting saved things", explanation: "Removing something that was saved; it may not come back." },
-  "large-download": { label: "Large downloads", explanation: "Fetching a large amount of data over your connection." },
-  publishes: { label: "Publishing", explanation: "Sharing or publishing something outside this tab." },
-  "pauses-recording": { label: "Pausing the recording", explanation: "Stopping, for a while, the record of what happens in the app." },
-};
-
-/** Each mode's line under its title. */
-export const MODE_EXPLANATIONS: Readonly<Record<Mode | "custom", string>> = {
-  "ask-heavy-irreversible": "Changes run; heavy work and anything hard to undo ask you first. The default.",
-  "allow-undoable": "Changes and heavy work run; anything hard to undo asks you first.",
-  "read-only": "Agents can look but change nothing; heavy reads ask you first.",
-  custom: "Your own choices below. Pick a mode to start again from it.",
-};
-
-export const SETTING_LABELS: Readonly<Record<Setting, string>> = { ask: "Ask", allow: "Allow", deny: "Deny" };
 const SETTINGS: readonly Setting[] = ["ask", "allow", "deny"];
 
 export interface ModeOption {
@@ -73,21 +54,21 @@ export function kindsUsed(app: AppDeclaration): PermissionKind[] {
 
 /** settingsView is the element's model: the modes (Custom among them, checked only when nothing else is) and a row per kind shown. */
 export function settingsView(state: { readonly settings: Settings; readonly mode: Mode | "custom" }, kinds: readonly PermissionKind[]): SettingsView {
-  const modes: ModeOption[] = (Object.keys(MODES) as Mode[]).map((m) => ({
-    mode: m, title: MODES[m].title, explanation: MODE_EXPLANATIONS[m], checked: state.mode === m, disabled: false,
+  const w = messages().permissions;
+  const modes: ModeOption[] = [...Object.keys(MODES) as Mode[], "custom" as const].map((m) => ({
+    mode: m, ...w.modes[m], checked: state.mode === m, disabled: m === "custom",
   }));
-  modes.push({ mode: "custom", title: "Custom", explanation: MODE_EXPLANATIONS.custom, checked: state.mode === "custom", disabled: true });
   const rows = kinds.map((kind) => {
     const setting = state.settings[kind];
-    return { kind, ...KIND_WORDS[kind], setting, options: SETTINGS.map((s) => ({ setting: s, label: SETTING_LABELS[s], checked: s === setting })) };
+    const { label, explanation } = w.kinds[kind];
+    return { kind, label, explanation, setting, options: SETTINGS.map((s) => ({ setting: s, label: w.settings[s], checked: s === setting })) };
   });
   return { mode: state.mode, modes, kinds: rows, note: noteOf(kinds) };
 }
 
 function noteOf(kinds: readonly PermissionKind[]): string {
-  if (!kinds.length) return "This app's tools declare none of these kinds: each runs without asking, unless the data switch refuses it.";
-  if (kinds.length === PERMISSION_KINDS.length) return "Every kind is shown: this app's tools use them all.";
-  return "Only the kinds this app's tools use are shown. A mode sets the others too.";
+  const w = messages().permissions;
+  return !kinds.length ? w.noKinds : kinds.length === PERMISSION_KINDS.length ? w.allKinds : w.someKinds;
 }
 
 const STYLE = `:where(tabrelay-permissions){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
@@ -120,6 +101,7 @@ export class TabrelayPermissions extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
+    speak(this);
     this.watch();
   }
 
@@ -139,7 +121,7 @@ export class TabrelayPermissions extends Base {
   private sync(): void {
     const p = this.permissionsValue;
     if (!p) {
-      this.replaceChildren(make("p", { "data-part": "note" }, "No permissions to show."));
+      this.replaceChildren(make("p", { "data-part": "note" }, messages().permissions.none));
       this.built = undefined;
       return;
     }
@@ -155,7 +137,8 @@ export class TabrelayPermissions extends Base {
 
   private build(p: Permissions, view: SettingsView): void {
     this.built = p;
-    const modes = make("fieldset", { "data-part": "mode" }, make("legend", {}, "What agents may do in this tab"));
+    const w = messages().permissions;
+    const modes = make("fieldset", { "data-part": "mode" }, make("legend", {}, w.legend));
     for (const m of view.modes) {
       const line = uid("mode");
       const input = make("input", { type: "radio", name: `${this.group}-mode`, value: m.mode, "data-mode": m.mode, "aria-describedby": line });
@@ -165,7 +148,7 @@ export class TabrelayPermissions extends Base {
     }
     const note = uid("note");
     const kinds = make("fieldset", { "data-part": "kinds", "aria-describedby": note },
-      make("legend", {}, "Each kind of work"), make("p", { id: note, "data-part": "note" }, view.note));
+      make("legend", {}, w.kindsLegend), make("p", { id: note, "data-part": "note" }, view.note));
     for (const row of view.kinds) {
       const line = uid("kind");
       const group = make("fieldset", { "data-kind": row.kind, "aria-describedby": line }, make("legend", {}, row.label), make("p", { id: line }, row.explanation));

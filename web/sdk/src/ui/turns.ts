@@ -4,6 +4,7 @@
 // sentence the agent reads. Headless: <tabrelay-activity> renders it.
 
 import type { Connection, TabResult, ToolCall } from "../index.js";
+import { messages } from "./messages.js";
 
 /** One agent turn, as its activity line shows it. */
 export interface TurnLine {
@@ -41,9 +42,9 @@ export class TurnStopped extends Error {
   }
 }
 
-/** whoOf names a connection for the person: its client and host. */
-export function whoOf(c: Connection): string {
-  return c.client && c.host ? `${c.client} (${c.host})` : c.client || c.host || "An agent";
+/** whoOf names a connection: its client and host, else unnamed (the agent's refusals keep the English one). */
+export function whoOf(c: Connection, unnamed = "An agent"): string {
+  return c.client && c.host ? `${c.client} (${c.host})` : c.client || c.host || unnamed;
 }
 
 export class Turns {
@@ -155,10 +156,10 @@ function lineOf(key: string, e: Entry): TurnLine {
   const running = [...e.running.values()];
   const now = running.map((r) => r.title).join(", ");
   const state = e.stopped ? "stopped" : running.some((r) => r.asking) ? "asking" : running.length ? "acting" : "done";
-  const who = whoOf(e.connection);
-  const steps = `${e.steps} ${e.steps === 1 ? "step" : "steps"}`;
-  const what = { acting: `now: ${now}`, asking: `waiting for your answer: ${now}`, done: "done", stopped: "stopped" }[state];
-  return { key, turn: e.turn, connection: e.connection, who, calls: e.calls, steps: e.steps, state, now, text: `${who} · ${steps} · ${what}` };
+  const m = messages().activity;
+  const who = whoOf(e.connection, messages().anAgent);
+  const what = { acting: () => m.acting(now), asking: () => m.asking(now), done: () => m.done, stopped: () => m.stopped }[state]();
+  return { key, turn: e.turn, connection: e.connection, who, calls: e.calls, steps: e.steps, state, now, text: `${who} · ${m.steps(e.steps)} · ${what}` };
 }
 
 /** eitherSignal fires when a or b does, with its reason. */

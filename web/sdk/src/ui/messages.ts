@@ -1,0 +1,241 @@
+// The person's language (issue 26): every sentence the elements of this
+// entry show comes from one table, Messages. English (messages-en.ts) is
+// the default; setMessages puts another in place, such as the German of
+// @tabrelay/tab/ui/de. The table is typed: a locale declared as Messages
+// that lacks an entry does not compile. A sentence with values in it is a
+// function of them, so each language orders and inflects them itself
+// (counts too: "1 minute", "2 minutes"). What the agent reads — results,
+// refusals, the relay's errors — stays English and is not in the table.
+
+import type { PermissionKind, Status, StopReason } from "../index.js";
+import { en } from "./messages-en.js";
+import type { Mode, Setting } from "./permissions.js";
+
+/** The error codes of the relay's and the client's requests the panels put in words (§7 `error`). */
+export type ErrorCode =
+  | "wrong-code" | "code-used" | "code-expired" | "limited" | "invalid-scope" | "unavailable" | "unsupported" | "not-found"
+  | "cross-device-off" | "not-connected" | "lost" | "no-answer";
+
+/** The sentences of one language: every text, label and aria-label the elements show. */
+export interface Messages {
+  /** The BCP 47 tag of the sentences ("en", "de"): the elements' lang attribute where the page's language differs. */
+  readonly lang: string;
+  /** A time of day (the connect code's expiry, when a request started). */
+  readonly time: (ms: number) => string;
+  /** A date and time to the second (a connection's created and last used). */
+  readonly dateTime: (ms: number) => string;
+  /** The client's status in words (statusWords). */
+  readonly status: {
+    readonly idle: string;
+    readonly connecting: string;
+    readonly connected: string;
+    /** code: how the last socket ended (1006: it broke); seconds: the wait before the next try (0: now). */
+    readonly reconnecting: (seconds: number, code: number) => string;
+    readonly stopped: Readonly<Record<StopReason, string>>;
+  };
+  /** A failed request's sentence per error code (errorWords). */
+  readonly errors: Readonly<Record<ErrorCode, string>>;
+  /** A failure with another code: message is the error's own (English) text, "" when it has none. */
+  readonly otherError: (message: string) => string;
+  /** A name for a client that gave none. */
+  readonly unnamed: string;
+  /** A name for an agent whose connection names neither client nor host. */
+  readonly anAgent: string;
+  /** A scope picker's row that takes a whole tool with actions. */
+  readonly everything: string;
+  readonly connect: ConnectMessages;
+  readonly connections: ConnectionsMessages;
+  readonly confirm: {
+    readonly heading: (who: string, title: string) => string;
+    readonly details: string;
+    /** The arguments could not be turned into text. */
+    readonly unshowable: string;
+    /** Said after the first 4000 characters of the arguments. */
+    readonly more: (characters: number) => string;
+    readonly once: string;
+    readonly connection: string;
+    readonly always: string;
+    readonly deny: string;
+  };
+  readonly activity: {
+    readonly label: string;
+    readonly stop: string;
+    readonly dismiss: string;
+    /** The buttons' accessible names. */
+    readonly stopFor: (who: string) => string;
+    readonly dismissFor: (who: string) => string;
+    /** The line: who · steps · what now. */
+    readonly steps: (n: number) => string;
+    readonly acting: (now: string) => string;
+    readonly asking: (now: string) => string;
+    readonly done: string;
+    readonly stopped: string;
+  };
+  readonly permissions: {
+    readonly kinds: Readonly<Record<PermissionKind, { readonly label: string; readonly explanation: string; readonly reason: string }>>;
+    /** The reason of heavy work whose estimate is known, in seconds. */
+    readonly heavyAbout: (seconds: number) => string;
+    readonly modes: Readonly<Record<Mode | "custom", { readonly title: string; readonly explanation: string }>>;
+    readonly settings: Readonly<Record<Setting, string>>;
+    readonly legend: string;
+    readonly kindsLegend: string;
+    readonly noKinds: string;
+    readonly allKinds: string;
+    readonly someKinds: string;
+    readonly none: string;
+  };
+  readonly dataSwitch: {
+    readonly label: string;
+    /** Said beside the switch: summaries of small groups can still tell single values. */
+    readonly caveat: string;
+  };
+}
+
+/** The Connect panel's sentences, and who asks in words (whoAsks, typedWords). */
+export interface ConnectMessages {
+  readonly codeLabel: string;
+  readonly codePlaceholder: string;
+  readonly codeHint: string;
+  readonly lookUp: string;
+  readonly typeCode: string;
+  readonly linkBrought: string;
+  readonly heading: string;
+  /** appTitle: undefined when the panel has no app. */
+  readonly scopeLegend: (appTitle: string | undefined) => string;
+  readonly approve: string;
+  readonly decline: string;
+  readonly yes: string;
+  readonly back: string;
+  readonly chooseOrDecline: string;
+  readonly declined: string;
+  /** client, host: "" when unknown (host "": not said). */
+  readonly connected: (client: string, host: string) => string;
+  readonly disconnected: (client: string) => string;
+  readonly undo: string;
+  readonly tooOld: string;
+  readonly openWindow: string;
+  /** The note of a code that came with the approval link. */
+  readonly linkNote: string;
+  /** While and after a link approval's window confirms it. */
+  readonly waiting: string;
+  readonly blocked: string;
+  readonly otherBrowser: string;
+  readonly linkDeclined: string;
+  readonly linkExpired: string;
+  /** site: the host of the client's metadata document, "" when it has none. */
+  readonly published: (name: string, site: string) => string;
+  readonly selfNamed: (name: string) => string;
+  readonly mixedScript: string;
+  readonly punycode: string;
+  /** note: mixedScript, punycode or "". */
+  readonly returnsTo: (host: string, note: string) => string;
+  readonly noReturn: string;
+  readonly expired: string;
+  readonly expires: (time: string, minutes: number) => string;
+  readonly typedWarning: string;
+  /** device: "" when the relay could not name it. */
+  readonly provenance: (time: string, device: string, sameAddress: boolean) => string;
+  readonly typedQuestion: string;
+}
+
+/** The Connections panel's sentences (ConnectionsPanel, connectionWords, scopeWords). */
+export interface ConnectionsMessages {
+  readonly heading: string;
+  readonly refresh: string;
+  readonly loading: string;
+  /** appTitle: undefined when the panel has no app. */
+  readonly none: (appTitle: string | undefined) => string;
+  readonly stale: string;
+  readonly subAgents: (who: string) => string;
+  readonly subAgent: (name: string) => string;
+  readonly host: string;
+  readonly madeBy: string;
+  readonly madeFor: (parent: string) => string;
+  readonly id: string;
+  readonly created: string;
+  readonly lastUsed: string;
+  readonly mayUse: string;
+  readonly unknownHost: string;
+  readonly unknownTime: string;
+  readonly notRecorded: string;
+  /** The scope in words: no tool; a tool this app version lacks; a tool with every action; with some. */
+  readonly noTool: string;
+  readonly missingTool: (tool: string) => string;
+  readonly allActions: (title: string) => string;
+  readonly someActions: (title: string, actions: readonly string[]) => string;
+  /** Joins the entries of a scope in words. */
+  readonly list: (entries: readonly string[]) => string;
+  /** who, when another row has the same name and host. */
+  readonly whoWithId: (name: string, host: string, id: string) => string;
+  readonly edit: string;
+  readonly editFor: (who: string) => string;
+  readonly forget: string;
+  readonly forgetFor: (who: string) => string;
+  readonly forgetQuestion: (who: string, appTitle: string | undefined) => string;
+  readonly keep: string;
+  readonly keepFor: (who: string) => string;
+  readonly scopeLegend: (who: string, appTitle: string | undefined) => string;
+  readonly emptyScope: string;
+  readonly save: string;
+  readonly saveFor: (who: string) => string;
+  readonly cancel: string;
+  readonly cancelFor: (who: string) => string;
+  readonly listFailed: string;
+  readonly saveFailed: (who: string) => string;
+  readonly forgetFailed: (who: string) => string;
+  /** scope: the scope in words, "" for none. */
+  readonly saved: (who: string, scope: string) => string;
+  readonly forgotten: (who: string, appTitle: string | undefined) => string;
+  readonly gone: (who: string) => string;
+  readonly scopeRefused: string;
+}
+
+let current: Messages = en;
+
+/** messages returns the table the elements speak now. */
+export function messages(): Messages {
+  return current;
+}
+
+/**
+ * setMessages makes table the elements' language (en: back to English).
+ * Call it before the elements are in the page: one drawn already keeps its
+ * words until it draws them again.
+ */
+export function setMessages(table: Messages): void {
+  current = table;
+}
+
+/** The elements whose lang attribute is the table's, set by speak. */
+const marked = new WeakSet<Element>();
+
+/**
+ * speak sets el's lang attribute to the table's language where the page
+ * around it is in another one (an English panel in a German page, say),
+ * so that screen readers pronounce it right; where they match, it removes
+ * the one it set. A lang the app set on the element stays.
+ */
+export function speak(el: Element): void {
+  if (el.hasAttribute("lang") && !marked.has(el)) return;
+  const around = el.parentElement?.closest("[lang]")?.getAttribute("lang") ?? "";
+  const primary = (tag: string) => tag.split("-")[0]!.toLowerCase();
+  if (primary(around) === primary(current.lang)) {
+    if (marked.delete(el)) el.removeAttribute("lang");
+    return;
+  }
+  el.setAttribute("lang", current.lang);
+  marked.add(el);
+}
+
+/** statusWords says a client's status as a sentence for the page's status line; now is Unix ms (a reconnect's wait). */
+export function statusWords(s: Status, now: number = Date.now()): string {
+  const w = current.status;
+  switch (s.state) {
+    case "reconnecting":
+      return w.reconnecting(Math.max(0, Math.ceil((s.retryAt - now) / 1000)), s.code);
+    case "stopped":
+      return w.stopped[s.why];
+    default:
+      return w[s.state];
+  }
+}
