@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib";
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), "..", "dist");
 const budgets = { "tabrelay.js": 10240, "tabrelay-ui.js": 20480 };
-for (const file of ["tabrelay.js", "tabrelay.d.ts", "tabrelay-ui.js", "tabrelay-ui.d.ts", "tabrelay-ui.css", "tabrelay-bundle.js"]) {
+for (const file of ["tabrelay.js", "tabrelay.d.ts", "tabrelay-ui.js", "tabrelay-ui.d.ts", "tabrelay-ui.css", "tabrelay-ui-de.js", "tabrelay-bundle.js"]) {
   const bytes = readFileSync(join(dist, file));
   const gzip = gzipSync(bytes, { level: 9 }).length;
   console.log(`${file.padEnd(20)} ${String(bytes.length).padStart(7)} B  ${String(gzip).padStart(6)} B gzip${budgets[file] ? `  (budget ${budgets[file]}, ${Math.round((gzip / budgets[file]) * 100)}%)` : ""}`);

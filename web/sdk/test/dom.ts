@@ -82,7 +82,7 @@ export class FakeNode {
     while (x.parent) x = x.parent;
     return x === doc.body;
   }
-  /** querySelectorAll takes `tag`, `[attr]`, `[attr=value]` or `tag[attr=value]`. */
+  /** querySelectorAll takes a tag, then any of `[attr]` and `[attr=value]`. */
   querySelectorAll(sel: string): FakeNode[] {
     const out: FakeNode[] = [];
     const walk = (n: FakeNode): void => {
@@ -99,12 +99,16 @@ export class FakeNode {
   }
 }
 
-/** selects tells whether n is what sel (`tag`, `[attr]`, `[attr=value]` or `tag[attr=value]`) selects. */
+/** selects tells whether n is what sel (a tag, then any of `[attr]` and `[attr=value]`) selects. */
 function selects(sel: string, n: FakeNode): boolean {
-  const m = /^(\w*)(?:\[([\w-]+)(=?)"?([^\]"]*)"?\])?$/.exec(sel);
+  const m = /^(\w*)((?:\[[\w-]+(?:="?[^\]"]*"?)?\])*)$/.exec(sel);
   if (!m) throw new Error("unsupported selector " + sel);
-  const [, tag, attr, eq, value] = m;
-  return (!tag || n.tag === tag) && (!attr || (eq ? n.attrs.get(attr) === value : n.attrs.has(attr)));
+  const [, tag, attrs] = m;
+  if (tag && n.tag !== tag) return false;
+  for (const [, attr, eq, value] of attrs!.matchAll(/\[([\w-]+)(=?)"?([^\]"]*)"?\]/g)) {
+    if (eq ? n.attrs.get(attr!) !== value : !n.attrs.has(attr!)) return false;
+  }
+  return true;
 }
 
 export const doc = {
