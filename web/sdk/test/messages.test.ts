@@ -300,12 +300,12 @@ test("every sentence the elements show comes from the messages table", { timeout
       ...(Object.keys(ui.en.status.stopped) as (keyof Messages["status"]["stopped"])[]).map((why): Status => ({ state: "stopped", why, message: "English" })),
     ];
     for (const s of states) if (!/^⟦[^⟧]*⟧$/.test(ui.statusWords(s))) offending.push(`status ${s.state}: "${ui.statusWords(s)}"`);
+    for (const root of roots) assert.equal(root.getAttribute("lang"), "qaa", `an element says its language, the page having none`);
   } finally {
     ui.setMessages(ui.en);
   }
   assert.deepEqual(offending, [], "sentences shown that the table lacks");
   assert.ok(roots.length >= 9, "every element was drawn");
-  for (const root of roots) assert.equal(root.getAttribute("lang"), "qaa", `<${root.tag}> says its language, the page having none`);
 });
 
 test("the German table has every entry of the English one, each in German", () => {
@@ -358,4 +358,49 @@ test("an element in a page of the table's language says nothing; in a page of an
     ui.setMessages(ui.en);
     html.remove();
   }
+});
+
+test("setMessages draws the elements in the page again, keeping what the person was doing", async () => {
+  offending.length = 0;
+  const p = ui.createPermissions({ app, environment: { storage: null, onStorage: () => () => {}, onPageHide: () => () => {} } });
+  const client = {
+    app, connectInfo: async () => info(), approve: async () => { throw new Error("unused"); }, decline: async () => {},
+  };
+  const panel = mount(ui.TabrelayConnect, { client });
+  panel.show("ABCD-EFGH");
+  await tick();
+  tickBox(panel, "input[data-tool=edit]");
+  const list = [{ id: "conn_111111", client: "Claude", host: "claude.ai", createdAt: 1, lastUsedAt: 1, scope: [] }];
+  const connections = mount(ui.TabrelayConnections, {
+    app,
+    client: {
+      onConnections: () => () => {}, listConnections: async () => list,
+      forget: async () => {}, setScope: async () => list[0]!,
+    },
+  });
+  await tick();
+  const elements = [panel, connections, mount(ui.TabrelayConfirm, { permissions: p }), mount(ui.TabrelayActivity, { turns: p.turns }),
+    mount(ui.TabrelayDataSwitch, { permissions: p }), mount(ui.TabrelayPermissions, { permissions: p })];
+  const tool = app.tools.find((t) => t.name === "file")! as ToolDeclaration;
+  const asked = p.run({
+    id: "c9", tool: "file", action: "delete", arguments: {}, turn: "t", deadline: Date.now() + 60_000, redelivery: 0,
+    connection: { id: "conn_111111", kind: "connector", client: "Claude", host: "claude.ai" },
+    signal: new AbortController().signal, progress() {}, log() {}, asking() {}, answered() {}, step() {},
+  }, tool, async () => ({ data: 1 }));
+  await tick();
+  ui.setMessages(sentinel(ui.en) as Messages);
+  try {
+    // The question's reasons are its own, said in the language it was asked in.
+    const reasons = p.questions.flatMap((q) => q.reasons);
+    elements.forEach((el, i) => look(el, `redrawn ${i}`, reasons));
+  } finally {
+    ui.setMessages(ui.en);
+  }
+  assert.deepEqual(offending, [], "sentences of the language before");
+  assert.equal((panel.querySelector("input[data-tool=edit]") as unknown as { checked: boolean }).checked, true, "the person's tick stays");
+  assert.equal((part(panel, "code") as unknown as { value: string }).value, "ABCD-EFGH");
+  assert.equal(elements[2]!.querySelector("h2")!.textContent, "Claude (claude.ai) asks to run File (delete)", "the open card, in English again");
+  elements[2]!.querySelector("button[data-answer=deny]")!.dispatch("click");
+  assert.match(String((await asked).error), /declined/);
+  for (const el of elements) el.remove(), (el as unknown as { disconnectedCallback?(): void }).disconnectedCallback?.();
 });

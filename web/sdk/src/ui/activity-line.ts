@@ -5,7 +5,7 @@
 
 import type { Turns, TurnLine } from "./turns.js";
 import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make } from "./controls-dom.js";
-import { messages, speak } from "./messages.js";
+import { follow, messages, unfollow } from "./messages.js";
 
 const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-activity) ul{list-style:none;margin:0;padding:0;display:grid;gap:var(--tabrelay-gap,.5em)}
@@ -18,7 +18,7 @@ const SHEET = elementStyle("activity", STYLE);
 export class TabrelayActivity extends Base {
   private turnsValue: Turns | undefined;
   private unsubscribe: (() => void) | undefined;
-  private readonly list = typeof document === "undefined" ? undefined : make("ul", { "aria-live": "polite", "aria-label": messages().activity.label });
+  private readonly list = typeof document === "undefined" ? undefined : make("ul", { "aria-live": "polite" });
 
   get turns(): Turns | undefined {
     return this.turnsValue;
@@ -31,12 +31,13 @@ export class TabrelayActivity extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
-    speak(this);
+    follow(this, () => this.watch());
     if (this.list && !this.list.isConnected) this.append(this.list);
     this.watch();
   }
 
   disconnectedCallback(): void {
+    unfollow(this);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -53,6 +54,7 @@ export class TabrelayActivity extends Base {
     // Keep the focus on a line's button across renders: the person may be about to press Stop.
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.["key"];
     const m = messages().activity;
+    this.list.setAttribute("aria-label", m.label);
     this.list.replaceChildren(...lines.map((line) => {
       const pending = line.state === "acting" || line.state === "asking";
       const [label, name, act] = pending

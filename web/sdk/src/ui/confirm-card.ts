@@ -9,7 +9,7 @@
 
 import type { Answer, Confirmer, Permissions, Question } from "./permissions.js";
 import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "./controls-dom.js";
-import { messages, speak } from "./messages.js";
+import { follow, messages, unfollow } from "./messages.js";
 
 const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-confirm) [role=alertdialog]{background:var(--tabrelay-bg,Canvas);border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-padding,.75em);box-shadow:var(--tabrelay-shadow,0 2px 8px #0003)}
@@ -28,6 +28,8 @@ export class TabrelayConfirm extends Base {
   private readonly confirmer: Confirmer = (q) => this.show(q);
   /** The open cards' answers: taken out of the page, the element answers them. */
   private readonly open = new Set<(a: Answer) => void>();
+  /** The open cards and their questions, to draw their words again in another language. */
+  private readonly cards = new Map<HTMLElement, Question>();
   /** What had the focus before the first card took it: it gets it back after the last. */
   private focusBefore: HTMLElement | undefined;
 
@@ -44,7 +46,7 @@ export class TabrelayConfirm extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
-    speak(this);
+    follow(this, () => this.cards.forEach((q, card) => this.label(card, q)));
     this.permissionsValue?.setConfirmer(this.confirmer);
   }
 
@@ -54,30 +56,32 @@ export class TabrelayConfirm extends Base {
       const title = uid("confirm");
       const why = uid("why");
       const first = !this.querySelector("[role=alertdialog]");
-      const m = messages().confirm;
       const card = make("section", { role: "alertdialog", "aria-labelledby": title, "aria-describedby": why, tabindex: "-1", "data-call": q.id },
-        make("h2", { id: title }, m.heading(q.who, q.title)),
+        make("h2", { id: title }),
         make("ul", { id: why }, ...q.reasons.map((r) => make("li", {}, r))),
-        make("details", {}, make("summary", {}, m.details), make("pre", {}, q.details)),
+        make("details", {}, make("summary", {}), make("pre", {}, q.details)),
       );
       const buttons = make("div", { class: "tr-buttons" });
       const done = (a: Answer) => {
         this.open.delete(done);
+        this.cards.delete(card);
         this.remove_(card);
         resolve(a);
       };
       for (const answer of ANSWERS) {
-        const b = make("button", { type: "button", "data-answer": answer }, m[answer]);
+        const b = make("button", { type: "button", "data-answer": answer });
         b.addEventListener("click", () => done(answer));
         buttons.append(b);
       }
       card.append(buttons);
+      this.label(card, q);
       card.addEventListener("keydown", (e) => {
         if (e.key === "Escape") (e.preventDefault(), done("deny"));
       });
-      q.signal.addEventListener("abort", () => (this.open.delete(done), this.remove_(card)), { once: true });
+      q.signal.addEventListener("abort", () => (this.open.delete(done), this.cards.delete(card), this.remove_(card)), { once: true });
       if (q.signal.aborted) return;
       this.open.add(done);
+      this.cards.set(card, q);
       this.append(card);
       q.showing();
       if (first && !typingElsewhere(this)) {
@@ -87,7 +91,16 @@ export class TabrelayConfirm extends Base {
     });
   }
 
+  /** label puts a card's own words in it: what it asks, Details, the answers (the reasons are the question's). */
+  private label(card: HTMLElement, q: Question): void {
+    const m = messages().confirm;
+    card.querySelector("h2")!.textContent = m.heading(q.who, q.title);
+    card.querySelector("summary")!.textContent = m.details;
+    for (const answer of ANSWERS) card.querySelector(`button[data-answer=${answer}]`)!.textContent = m[answer];
+  }
+
   disconnectedCallback(): void {
+    unfollow(this);
     // Out of the page, it asks no more: calls that would ask are refused
     // until it is back, and so are those its open cards asked about (Deny,
     // as a confirmer that cannot answer does), so the relay hears answered.

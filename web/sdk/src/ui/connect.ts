@@ -15,7 +15,7 @@
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
 import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
-import { messages, speak } from "./messages.js";
+import { follow, messages, unfollow } from "./messages.js";
 import { errorWords, ScopeModel, typedWords, whoAsks } from "./model.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
@@ -109,7 +109,7 @@ export class TabrelayConnect extends Base {
 
   connectedCallback(): void {
     if (!this.built) this.build();
-    speak(this);
+    follow(this, () => this.relabel());
     if (fragmentRead) return;
     fragmentRead = true;
     const code = takeConnectCode();
@@ -117,6 +117,21 @@ export class TabrelayConnect extends Base {
     // Shown, not looked up: a code nobody asked for spends nothing.
     this.input.value = this.linkCode = code;
     this.result.replaceChildren(h("p", {}, messages().connect.linkBrought));
+  }
+
+  disconnectedCallback(): void {
+    unfollow(this);
+  }
+
+  /** relabel draws the panel again in the table's language, with the code typed and who asks, if shown. */
+  private relabel(): void {
+    const code = this.input.value, asking = !this.ask.hidden;
+    this.build();
+    this.input.value = code;
+    if (asking && this.info) {
+      this.render(this.info, this.model);
+      this.ask.hidden = false;
+    }
   }
 
   /** show looks up a code as if the person had typed it. */
@@ -221,7 +236,8 @@ export class TabrelayConnect extends Base {
     }
   }
 
-  private render(info: ConnectInfo): void {
+  /** render shows who asks and the scope picker, ticked as model is (a new one: as the host asked). */
+  private render(info: ConnectInfo, kept?: ScopeModel): void {
     const words = whoAsks(info, Date.now());
     this.who.textContent = words.name;
     this.identity.textContent = words.identity;
@@ -234,7 +250,7 @@ export class TabrelayConnect extends Base {
     this.provenance.hidden = !typed;
     this.askSecond(false);
     const app = this.app;
-    const model = (this.model = new ScopeModel(app ?? { tools: [] }, info.requestedScope, true));
+    const model = (this.model = kept ?? new ScopeModel(app ?? { tools: [] }, info.requestedScope, true));
     const rows: Node[] = [h("legend", {}, messages().connect.scopeLegend(app?.app.title))];
     const box = (tool: string, action: string | undefined, label: string, note: string) => {
       const id = uid("box"); // a count: names with "-" in them could collide

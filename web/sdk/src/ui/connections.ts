@@ -11,7 +11,7 @@
 import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-import { messages, speak } from "./messages.js";
+import { follow, messages, unfollow } from "./messages.js";
 
 const T = ":where(tabrelay-connections)";
 const STYLE = `${T}{display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit);background:var(--tabrelay-bg,transparent);
@@ -70,27 +70,33 @@ export class TabrelayConnections extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
-    speak(this);
-    if (!this.parts) {
-      const headId = this.uidBase + "-head";
-      const m = messages().connections;
-      const refresh = make("button", { type: "button", "data-part": "refresh" }, m.refresh);
-      refresh.addEventListener("click", () => void this.model?.refresh());
-      this.parts = {
-        heading: make("h2", { id: headId, tabindex: "-1" }, m.heading),
-        notice: make("p", { role: "status", "data-part": "notice" }),
-        alert: make("div", { role: "alert", "data-part": "error" }),
-        note: make("p", { "data-part": "note", class: "tr-note" }),
-        list: make("ul", { "data-part": "list", "aria-labelledby": headId }),
-      };
-      const p = this.parts;
-      this.replaceChildren(make("section", { "aria-labelledby": headId }, p.heading, p.notice, p.alert, p.note, p.list, refresh));
-    }
+    follow(this, () => {
+      if (this.model) this.model.notice = this.model.alert = ""; // said in the language before
+      this.build();
+      this.render();
+    });
+    if (!this.parts) this.build();
     this.restart();
   }
 
   disconnectedCallback(): void {
+    unfollow(this);
     this.stopFollowing();
+  }
+
+  private build(): void {
+    const headId = this.uidBase + "-head";
+    const m = messages().connections;
+    const refresh = make("button", { type: "button", "data-part": "refresh" }, m.refresh);
+    refresh.addEventListener("click", () => void this.model?.refresh());
+    const p = (this.parts = {
+      heading: make("h2", { id: headId, tabindex: "-1" }, m.heading),
+      notice: make("p", { role: "status", "data-part": "notice" }),
+      alert: make("div", { role: "alert", "data-part": "error" }),
+      note: make("p", { "data-part": "note", class: "tr-note" }),
+      list: make("ul", { "data-part": "list", "aria-labelledby": headId }),
+    });
+    this.replaceChildren(make("section", { "aria-labelledby": headId }, p.heading, p.notice, p.alert, p.note, p.list, refresh));
   }
 
   private stopFollowing(): void {

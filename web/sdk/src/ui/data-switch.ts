@@ -5,7 +5,7 @@
 
 import type { Permissions } from "./permissions.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-import { messages, speak } from "./messages.js";
+import { follow, messages, unfollow } from "./messages.js";
 
 const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-data-switch) label{display:flex;align-items:center;gap:var(--tabrelay-gap,.5em);cursor:pointer}
@@ -30,7 +30,11 @@ export class TabrelayDataSwitch extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
-    speak(this);
+    follow(this, () => {
+      this.input = undefined;
+      this.replaceChildren();
+      this.connectedCallback();
+    });
     if (!this.input) {
       const m = messages().dataSwitch;
       const note = uid("caveat");
@@ -42,6 +46,7 @@ export class TabrelayDataSwitch extends Base {
   }
 
   disconnectedCallback(): void {
+    unfollow(this);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }

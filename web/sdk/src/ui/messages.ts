@@ -197,13 +197,28 @@ export function messages(): Messages {
   return current;
 }
 
+/** The elements in the page, each with how it draws its words again. */
+const drawn = new Map<Element, () => void>();
+
 /**
  * setMessages makes table the elements' language (en: back to English).
- * Call it before the elements are in the page: one drawn already keeps its
- * words until it draws them again.
+ * The elements in the page draw their words again at once; what the person
+ * was in the middle of stays (a code typed, the open questions), sentences
+ * said already (an error, a notice) go.
  */
 export function setMessages(table: Messages): void {
   current = table;
+  for (const redraw of [...drawn.values()]) redraw();
+}
+
+/** follow draws el's words again, with redraw, whenever setMessages changes the table, until unfollow; it also calls speak. */
+export function follow(el: Element, redraw: () => void): void {
+  drawn.set(el, () => (speak(el), redraw()));
+  speak(el);
+}
+
+export function unfollow(el: Element): void {
+  drawn.delete(el);
 }
 
 /** The elements whose lang attribute is the table's, set by speak. */

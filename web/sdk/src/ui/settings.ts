@@ -12,7 +12,7 @@ import type { AppDeclaration, PermissionKind } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf } from "../index.js";
 import { MODES, type Mode, type Permissions, type Setting, type Settings } from "./permissions.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-import { messages, speak } from "./messages.js";
+import { follow, messages, unfollow } from "./messages.js";
 
 const SETTINGS: readonly Setting[] = ["ask", "allow", "deny"];
 
@@ -101,11 +101,15 @@ export class TabrelayPermissions extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
-    speak(this);
+    follow(this, () => {
+      this.built = undefined;
+      this.sync();
+    });
     this.watch();
   }
 
   disconnectedCallback(): void {
+    unfollow(this);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
