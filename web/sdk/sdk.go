@@ -1,6 +1,6 @@
 // Package sdk holds the built tab SDK (@tabrelay/tab, dist/tabrelay.js,
-// its UI elements, dist/tabrelay-ui.js, and their stylesheet,
-// dist/tabrelay-ui.css) that the relay serves to apps at /sdk/, so that a
+// its UI elements, dist/tabrelay-ui.js, their stylesheet,
+// dist/tabrelay-ui.css, and their German, dist/tabrelay-ui-de.js) that the relay serves to apps at /sdk/, so that a
 // page can load it with one <script type="module"> and no build step,
 // compressed (gzip, brotli) for a browser that asks. The TypeScript
 // sources and the build are beside this file; scripts/web-test.sh checks
@@ -34,6 +34,9 @@ var uiModule []byte
 //go:embed dist/tabrelay-ui.css
 var uiStylesheet []byte
 
+//go:embed dist/tabrelay-ui-de.js
+var uiGerman []byte
+
 //go:embed package.json
 var packageJSON []byte
 
@@ -47,6 +50,10 @@ func UIModule() []byte { return uiModule }
 // rather than have the module adopt it (web/sdk/README.md, "Content
 // Security Policy").
 func UIStylesheet() []byte { return uiStylesheet }
+
+// UIGerman is the module of the UI elements' German sentences
+// (@tabrelay/tab/ui/de), for a page that calls setMessages with it.
+func UIGerman() []byte { return uiGerman }
 
 // Version is the package's version (package.json).
 func Version() string {
@@ -106,6 +113,12 @@ const UIStylesheetMajorPath = "/sdk/v1/tabrelay-ui.css"
 // UIStylesheetVersionPath is the UI stylesheet's path under its exact version.
 func UIStylesheetVersionPath() string { return "/sdk/" + Version() + "/tabrelay-ui.css" }
 
+// UIGermanMajorPath is the German module's path beside UIMajorPath.
+const UIGermanMajorPath = "/sdk/v1/tabrelay-ui-de.js"
+
+// UIGermanVersionPath is the German module's path under its exact version.
+func UIGermanVersionPath() string { return "/sdk/" + Version() + "/tabrelay-ui-de.js" }
+
 // Handler serves the modules and the stylesheet at their major and
 // version paths, to pages of any origin (a module script is fetched with
 // CORS): the code is public, and no cookie or credential goes with it.
@@ -123,10 +136,12 @@ func Handler() http.Handler {
 	core := sync.OnceValue(func() encodings { return encode(module) })
 	ui := sync.OnceValue(func() encodings { return encode(uiModule) })
 	sheet := sync.OnceValue(func() encodings { return encode(uiStylesheet) })
+	german := sync.OnceValue(func() encodings { return encode(uiGerman) })
 	paths := map[string]file{
 		VersionPath(): {core, js, year}, MajorPath: {core, js, hour},
 		UIVersionPath(): {ui, js, year}, UIMajorPath: {ui, js, hour},
 		UIStylesheetVersionPath(): {sheet, css, year}, UIStylesheetMajorPath: {sheet, css, hour},
+		UIGermanVersionPath(): {german, js, year}, UIGermanMajorPath: {german, js, hour},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

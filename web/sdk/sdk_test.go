@@ -52,6 +52,8 @@ func TestServesTheModule(t *testing.T) {
 		{sdk.UIMajorPath, hour, js, sdk.UIETag(), sdk.UIModule()},
 		{sdk.UIStylesheetVersionPath(), year, css, sdk.ETagOf(sdk.UIStylesheet(), ""), sdk.UIStylesheet()},
 		{sdk.UIStylesheetMajorPath, hour, css, sdk.ETagOf(sdk.UIStylesheet(), ""), sdk.UIStylesheet()},
+		{sdk.UIGermanVersionPath(), year, js, sdk.ETagOf(sdk.UIGerman(), ""), sdk.UIGerman()},
+		{sdk.UIGermanMajorPath, hour, js, sdk.ETagOf(sdk.UIGerman(), ""), sdk.UIGerman()},
 	} {
 		path := c.path
 		resp, _ := get(t, srv, path, "Origin", "https://app.example.com")

@@ -1,18 +1,20 @@
 // The Notes board page: the board (notes.ts, view.ts), connected to the
 // relay with the SDK's public API only, as its README says — the person's
 // permissions made first (createPermissions, with the heavy search's
-// estimate), then connect, then the SDK's elements wired to both.
+// estimate), then connect, then the SDK's elements wired to both. The
+// elements and the status line speak English or German (setMessages, the
+// page's language choice); the board itself is English.
 
 import { connect, type Status } from "@tabrelay/tab";
 import {
-  createPermissions, type TabrelayActivity, type TabrelayConfirm, type TabrelayConnect, type TabrelayConnections,
+  createPermissions, en, setMessages, statusWords, type Messages, type TabrelayActivity, type TabrelayConfirm, type TabrelayConnect, type TabrelayConnections,
   type TabrelayDataSwitch, type TabrelayPermissions,
 } from "@tabrelay/tab/ui";
+import { de } from "@tabrelay/tab/ui/de";
 import { makeHandlers } from "./handlers.js";
 import { Board, NOTES_KEY, type NotesStorage } from "./notes.js";
 import { pngOf } from "./picture.js";
 import { estimateSearch } from "./search.js";
-import { statusWords } from "./status.js";
 import { app } from "./tools.js";
 import { mountBoard } from "./view.js";
 
@@ -78,6 +80,16 @@ const showStatus = (s: Status) => {
 };
 tab.onStatus(showStatus);
 again.addEventListener("click", () => tab.start());
+
+// The language of the agents' controls and the status line: the elements draw their words again.
+const languages: Readonly<Record<string, Messages>> = { en, de };
+const language = $<HTMLSelectElement>("#language");
+language.addEventListener("change", () => {
+  const table = languages[language.value] ?? en;
+  setMessages(table);
+  statusLine.lang = table.lang;
+  showStatus(tab.status);
+});
 $<HTMLElement>("#relay-address").textContent = relayAddress();
 
 mountBoard({ board, root: $<HTMLElement>("#board"), onStep: () => tab.step(), say });

@@ -22,6 +22,8 @@ export declare class TabrelayConfirm extends Base {
     private readonly confirmer;
     /** The open cards' answers: taken out of the page, the element answers them. */
     private readonly open;
+    /** The open cards and their questions, to draw their words again in another language. */
+    private readonly cards;
     /** What had the focus before the first card took it: it gets it back after the last. */
     private focusBefore;
     /** The permissions whose questions this element shows; it becomes their confirmer. */
@@ -30,6 +32,8 @@ export declare class TabrelayConfirm extends Base {
     connectedCallback(): void;
     /** show renders one question and resolves with the person's answer. */
     show(q: Question): Promise<Answer>;
+    /** label puts a card's own words in it: what it asks, Details, the answers (the reasons are the question's). */
+    private label;
     disconnectedCallback(): void;
     private remove_;
 }
@@ -89,6 +93,9 @@ export declare class TabrelayConnect extends Base {
     get app(): AppDeclaration | undefined;
     set app(a: AppDeclaration | undefined);
     connectedCallback(): void;
+    disconnectedCallback(): void;
+    /** relabel draws the panel again in the table's language, with the code typed and who asks, if shown. */
+    private relabel;
     /** show looks up a code as if the person had typed it. */
     show(code: string): void;
     /** via is how the code being decided reached the panel. */
@@ -97,6 +104,7 @@ export declare class TabrelayConnect extends Base {
     private fail;
     private busy;
     private lookUp;
+    /** render shows who asks and the scope picker, ticked as model is (a new one: as the host asked). */
     private render;
     /** sync shows the model: an action is ticked and fixed while its whole tool is. */
     private sync;
@@ -251,6 +259,7 @@ export declare class TabrelayConnections extends Base {
     get panel(): ConnectionsPanel | undefined;
     connectedCallback(): void;
     disconnectedCallback(): void;
+    private build;
     private stopFollowing;
     private restart;
     private render;
@@ -509,10 +518,14 @@ export interface ConnectionsMessages {
 export declare function messages(): Messages;
 /**
  * setMessages makes table the elements' language (en: back to English).
- * Call it before the elements are in the page: one drawn already keeps its
- * words until it draws them again.
+ * The elements in the page draw their words again at once; what the person
+ * was in the middle of stays (a code typed, the open questions), sentences
+ * said already (an error, a notice) go.
  */
 export declare function setMessages(table: Messages): void;
+/** follow draws el's words again, with redraw, whenever setMessages changes the table, until unfollow; it also calls speak. */
+declare function follow(el: Element, redraw: () => void): void;
+declare function unfollow(el: Element): void;
 /**
  * speak sets el's lang attribute to the table's language where the page
  * around it is in another one (an English panel in a German page, say),

@@ -13,6 +13,7 @@ import type { ToolCall } from "../src/calls.js";
 import { connectInfoOf, RelayError, type ConnectInfo, type ConnectionInfo, type ScopeEntry } from "../src/requests.js";
 import { defineApp, PERMISSION_KINDS, type ToolDeclaration } from "../src/tools.js";
 import type { Status } from "../src/client.js";
+import { STOP_MESSAGES, type StopReason } from "../src/codes.js";
 import { doc, FakeNode } from "./dom.js";
 
 // The page loads with an approval link's fragment; the relay's window opens.
@@ -403,4 +404,22 @@ test("setMessages draws the elements in the page again, keeping what the person 
   elements[2]!.querySelector("button[data-answer=deny]")!.dispatch("click");
   assert.match(String((await asked).error), /declined/);
   for (const el of elements) el.remove(), (el as unknown as { disconnectedCallback?(): void }).disconnectedCallback?.();
+});
+
+test("statusWords says every state of the client, in the table's language", () => {
+  const now = 1_000_000;
+  const say = ui.statusWords;
+  assert.match(say({ state: "idle" }), /^Not connected/);
+  assert.match(say({ state: "connecting" }), /^Connecting/);
+  assert.match(say({ state: "connected", pairing: "p" }), /^Connected to the relay/);
+  assert.match(say({ state: "reconnecting", retryAt: now + 2500, seconds: 3, code: 1006 }, now), /broke; trying again in 3 s/);
+  assert.match(say({ state: "reconnecting", retryAt: now, seconds: 0, code: 4003 }, now), /code 4003\); trying again now/);
+  for (const why of Object.keys(STOP_MESSAGES) as StopReason[]) assert.equal(say({ state: "stopped", why, message: "x" }), STOP_MESSAGES[why]);
+  ui.setMessages(de);
+  try {
+    assert.match(say({ state: "reconnecting", retryAt: now + 2500, seconds: 3, code: 4003 }, now), /^Das Relay hat die Verbindung beendet \(Code 4003\); neuer Versuch in 3 s/);
+    assert.match(say({ state: "stopped", why: "no-storage", message: STOP_MESSAGES["no-storage"] }), /Website-Daten/);
+  } finally {
+    ui.setMessages(ui.en);
+  }
 });
