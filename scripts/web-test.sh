@@ -59,7 +59,7 @@ rebuilt() {
   done
 }
 
-rebuilt "$sdk" tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-ui.css tabrelay-ui-de.js tabrelay-ui-de.d.ts tabrelay-bundle.js
+rebuilt "$sdk" tabrelay.js tabrelay.d.ts tabrelay-ui.js tabrelay-ui.d.ts tabrelay-ui.css tabrelay-ui-de.js tabrelay-ui-de.d.ts tabrelay-chat.js tabrelay-chat.d.ts tabrelay-bundle.js
 (cd "$sdk" && "$node" scripts/test.mjs) || fail "the unit tests failed (npm test in $sdk)"
 (cd "$sdk" && "$node" scripts/consumer.mjs) || fail "the packed SDK does not install and type-check in a fresh project (node scripts/consumer.mjs in $sdk)"
 (cd "$sdk" && "$node" scripts/size.mjs)

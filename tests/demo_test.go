@@ -495,3 +495,36 @@ func TestDemoForgetWithdrawsTheCard(t *testing.T) {
 		t.Fatal("the note of the withdrawn delete_note is gone from the page")
 	}
 }
+
+// TestDemoChatBesideTheConnector: the demo's chat bar (issue 28 item 8)
+// beside a connected host. Without a key it says to enter one; a key is
+// kept and leaves the page's DOM; with the provider unreachable (this
+// machine's network is closed) the chat says so in one line, and the
+// host's calls through the relay go on working.
+func TestDemoChatBesideTheConnector(t *testing.T) {
+	browser := chromium(t)
+	p, _ := demoServe(t)
+	h := connectDemo(t, browser, p.url, []string{"list_notes"}, nil)
+	page := cdpTab{h.demo}
+	if got := evalAs[string](t, page, `[...document.querySelectorAll("tabrelay-chat select[aria-label=Provider] option")].map((o) => o.textContent).join(",")`); got != "Claude,ChatGPT" {
+		t.Fatalf("the chat's providers: %q", got)
+	}
+	problem := `document.querySelector("tabrelay-chat [role=alert]").textContent`
+	sendChat(t, page, "How many notes?")
+	waitTrue(t, page, problem+`.includes("Enter your Claude API key first.")`, "the chat asks for a key")
+
+	const key = "sk-ant-demo-5e1b"
+	if err := page.typeText("tabrelay-chat input[type=password]", key); err != nil {
+		t.Fatal(err)
+	}
+	if err := page.click("tabrelay-chat [data-action=keep-key]"); err != nil {
+		t.Fatal(err)
+	}
+	waitTrue(t, page, problem+`.includes("could not be reached")`, "the unreachable provider in words")
+	if evalAs[bool](t, page, `document.documentElement.outerHTML.includes(`+jsString(key)+`) || [...document.querySelectorAll("input")].some((i) => i.value.includes(`+jsString(key)+`))`) {
+		t.Fatal("the key is in the demo's DOM")
+	}
+	if rep := h.call("list_notes", nil); rep.isError() {
+		t.Fatalf("the connector beside the failing chat: %s %s", rep.Error, rep.text())
+	}
+}

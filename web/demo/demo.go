@@ -111,16 +111,23 @@ func Handler() http.Handler {
 
 // contentSecurityPolicy is the page's policy. connect-src names the
 // WebSocket form of this origin beside 'self', which not every browser
-// extends to ws(s):. A host that is not a plain host[:port] (it would
-// end the directive) is left out, so 'self' alone stands.
+// extends to ws(s):, and the chat's providers' APIs (chatAPIs). A host
+// that is not a plain host[:port] (it would end the directive) is left
+// out, so 'self' and the APIs alone stand.
 func contentSecurityPolicy(host string) string {
 	connect := "'self'"
 	if validHost(host) {
 		connect += " ws://" + host + " wss://" + host
 	}
+	connect += " " + chatAPIs
 	return "default-src 'self'; script-src 'self'; style-src 'self'; connect-src " + connect +
 		"; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
+
+// chatAPIs are the origins the page's chat (@tabrelay/tab/chat) calls with
+// the person's key: the Anthropic and OpenAI APIs. A gateway named in the
+// page (<meta name="tabrelay-anthropic-base-url">) needs its origin here.
+const chatAPIs = "https://api.anthropic.com https://api.openai.com"
 
 func validHost(host string) bool {
 	if host == "" || len(host) > 255 {

@@ -183,7 +183,7 @@ func TestServesThePage(t *testing.T) {
 				t.Errorf("headers: %v", h)
 			}
 			csp := h.Get("Content-Security-Policy")
-			for _, want := range []string{"default-src 'self'", "script-src 'self';", "connect-src 'self' ws://" + host + " wss://" + host + ";", "frame-ancestors 'none'"} {
+			for _, want := range []string{"default-src 'self'", "script-src 'self';", "connect-src 'self' ws://" + host + " wss://" + host + " https://api.anthropic.com https://api.openai.com;", "frame-ancestors 'none'"} {
 				if !strings.Contains(csp, want) {
 					t.Errorf("CSP %q lacks %q", csp, want)
 				}
@@ -230,7 +230,7 @@ func TestAHostThatWouldBreakThePolicyIsLeftOut(t *testing.T) {
 	req.Host = "evil.example; script-src *"
 	rec := httptest.NewRecorder()
 	demo.Handler().ServeHTTP(rec, req)
-	if csp := rec.Header().Get("Content-Security-Policy"); strings.Contains(csp, "evil") || !strings.Contains(csp, "connect-src 'self';") {
+	if csp := rec.Header().Get("Content-Security-Policy"); strings.Contains(csp, "evil") || !strings.Contains(csp, "connect-src 'self' https://api.anthropic.com https://api.openai.com;") {
 		t.Errorf("CSP = %q", csp)
 	}
 }

@@ -1,6 +1,7 @@
 // Package sdk holds the built tab SDK (@tabrelay/tab, dist/tabrelay.js,
 // its UI elements, dist/tabrelay-ui.js, their stylesheet,
-// dist/tabrelay-ui.css, and their German, dist/tabrelay-ui-de.js) that the relay serves to apps at /sdk/, so that a
+// dist/tabrelay-ui.css, their German, dist/tabrelay-ui-de.js, and the chat
+// in the tab, dist/tabrelay-chat.js) that the relay serves to apps at /sdk/, so that a
 // page can load it with one <script type="module"> and no build step,
 // compressed (gzip, brotli) for a browser that asks. The TypeScript
 // sources and the build are beside this file; scripts/web-test.sh checks
@@ -36,6 +37,9 @@ var uiStylesheet []byte
 
 //go:embed dist/tabrelay-ui-de.js
 var uiGerman []byte
+
+//go:embed dist/tabrelay-chat.js
+var chatModule []byte
 
 //go:embed package.json
 var packageJSON []byte
@@ -107,6 +111,13 @@ func VersionPath() string { return "/sdk/" + Version() + "/tabrelay.js" }
 // UIVersionPath is the UI module's path under its exact version.
 func UIVersionPath() string { return "/sdk/" + Version() + "/tabrelay-ui.js" }
 
+// ChatMajorPath and ChatVersionPath are the chat's module (@tabrelay/tab/chat),
+// beside the core's; like the UI module it imports nothing.
+const ChatMajorPath = "/sdk/v1/tabrelay-chat.js"
+
+// ChatVersionPath is the chat module's path under its exact version.
+func ChatVersionPath() string { return "/sdk/" + Version() + "/tabrelay-chat.js" }
+
 // UIStylesheetMajorPath is the UI stylesheet's path beside UIMajorPath.
 const UIStylesheetMajorPath = "/sdk/v1/tabrelay-ui.css"
 
@@ -137,9 +148,11 @@ func Handler() http.Handler {
 	ui := sync.OnceValue(func() encodings { return encode(uiModule) })
 	sheet := sync.OnceValue(func() encodings { return encode(uiStylesheet) })
 	german := sync.OnceValue(func() encodings { return encode(uiGerman) })
+	chat := sync.OnceValue(func() encodings { return encode(chatModule) })
 	paths := map[string]file{
 		VersionPath(): {core, js, year}, MajorPath: {core, js, hour},
 		UIVersionPath(): {ui, js, year}, UIMajorPath: {ui, js, hour},
+		ChatVersionPath(): {chat, js, year}, ChatMajorPath: {chat, js, hour},
 		UIStylesheetVersionPath(): {sheet, css, year}, UIStylesheetMajorPath: {sheet, css, hour},
 		UIGermanVersionPath(): {german, js, year}, UIGermanMajorPath: {german, js, hour},
 	}

@@ -3,9 +3,13 @@
 // permissions made first (createPermissions, with the heavy search's
 // estimate), then connect, then the SDK's elements wired to both. The
 // elements and the status line speak English or German (setMessages, the
-// page's language choice); the board itself is English.
+// page's language choice); the board itself is English. The chat in the
+// tab with the person's own key (@tabrelay/tab/chat) sits beside the
+// connector, on the same handlers and permissions: one card per question,
+// one activity line per agent turn, whichever way in asked.
 
 import { connect, type Status } from "@tabrelay/tab";
+import { anthropicProvider, Chat, openaiProvider, type TabrelayChat } from "@tabrelay/tab/chat";
 import {
   createPermissions, en, setMessages, statusWords, type Messages, type TabrelayActivity, type TabrelayConfirm, type TabrelayConnect, type TabrelayConnections,
   type TabrelayDataSwitch, type TabrelayPermissions,
@@ -46,17 +50,22 @@ const say = (text: string) => {
   notice.textContent = text; // set anew, so a repeated sentence is read again
 };
 
+/** baseURL is the provider's API base URL a <meta name="tabrelay-NAME-base-url"> names (a gateway), or undefined. */
+export function baseURL(name: string, doc: Document = document): { baseURL?: string } {
+  const named = doc.querySelector<HTMLMetaElement>(`meta[name="tabrelay-${name}-base-url"]`)?.content.trim();
+  return named ? { baseURL: named } : {};
+}
+
 const permissions = createPermissions({ app, estimates: { search_notes: estimateSearch } });
-const tab = connect({
-  relay: relayAddress(),
-  app,
-  permissions,
-  handlers: makeHandlers({
-    board,
-    picture: (width) => pngOf(board.all, width),
-    pageUrl: () => location.origin + location.pathname,
-  }),
+const handlers = makeHandlers({
+  board,
+  picture: (width) => pngOf(board.all, width),
+  pageUrl: () => location.origin + location.pathname,
 });
+const tab = connect({ relay: relayAddress(), app, permissions, handlers });
+const chat = new Chat({ app, handlers, permissions, providers: [anthropicProvider(baseURL("anthropic")), openaiProvider(baseURL("openai"))] });
+if (chat.hasKey) void chat.loadModels();
+$<TabrelayChat>("tabrelay-chat").chat = chat;
 
 $<TabrelayConfirm>("tabrelay-confirm").permissions = permissions;
 $<TabrelayActivity>("tabrelay-activity").turns = permissions.turns;

@@ -167,7 +167,6 @@ declare class Calls<A extends AppDeclaration> {
     private readonly o;
     private readonly running;
     private readonly recent;
-    private readonly tools;
     constructor(o: CallsOptions<A>);
     /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
     onCall(msg: Incoming, frameLength: number): void;
@@ -176,7 +175,7 @@ declare class Calls<A extends AppDeclaration> {
     private check;
     private start;
     private toolCall;
-    /** run calls the handler and turns what it returned or threw into a result; it never throws. */
+    /** run runs the call through the one tool call (toolcall.ts) and makes its result sendable; it never throws. */
     private run;
     /**
      * sendable returns result, or an error result in its place when it could
@@ -887,6 +886,25 @@ type Flat<T> = {
 export type JsonChecked<T> = unknown extends T ? T : T extends JsonValue | undefined | void ? T : T extends bigint | symbol | ((...args: never[]) => unknown) ? never : T extends object ? {
     [K in keyof T]: JsonChecked<T[K]>;
 } : never;
+
+// toolcall.ts
+/** What a call runs against: the app's catalogue, its handlers, and the person's gate. */
+interface ToolCallTarget {
+    readonly app: AppDeclaration;
+    readonly handlers: unknown;
+    readonly gate?: CallGate | undefined;
+}
+/** A call checked against the catalogue: its tool, handler, action and arguments. */
+interface CheckedCall {
+    readonly tool: ToolDeclaration;
+    readonly handler: ToolHandler;
+    readonly action: string | undefined;
+    readonly args: Record<string, unknown>;
+}
+/** checkToolCall finds the tool and handler of a call, or returns the sentence the agent reads. */
+declare function checkToolCall(t: ToolCallTarget, name: unknown, raw: unknown): CheckedCall | string;
+/** runToolCall runs a checked call through the gate and the handler; it never throws. */
+declare function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolCall): Promise<TabResult>;
 
 // tools.ts
 /**

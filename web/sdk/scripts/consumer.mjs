@@ -29,7 +29,7 @@ const TYPESCRIPTS = ["5.0.4", "5.9.3", own];
 /** What the tarball holds: the built modules (the German among them), their types, the stylesheet, the CLI and the docs. */
 const PACKED = [
   "CHANGELOG.md", "README.md", "package.json",
-  "dist/tabrelay-bundle.js", "dist/tabrelay-ui-de.d.ts", "dist/tabrelay-ui-de.js", "dist/tabrelay-ui.css", "dist/tabrelay-ui.d.ts", "dist/tabrelay-ui.js", "dist/tabrelay.d.ts", "dist/tabrelay.js",
+  "dist/tabrelay-bundle.js", "dist/tabrelay-chat.d.ts", "dist/tabrelay-chat.js", "dist/tabrelay-ui-de.d.ts", "dist/tabrelay-ui-de.js", "dist/tabrelay-ui.css", "dist/tabrelay-ui.d.ts", "dist/tabrelay-ui.js", "dist/tabrelay.d.ts", "dist/tabrelay.js",
 ];
 
 const RESOLUTIONS = {
@@ -70,8 +70,8 @@ try {
     }
   }));
   const imported = spawnSync(process.execPath, ["--input-type=module", "-e",
-    'const core = await import("@tabrelay/tab"); const ui = await import("@tabrelay/tab/ui"); const { de } = await import("@tabrelay/tab/ui/de");' +
-    'if (typeof core.connect !== "function" || typeof ui.createPermissions !== "function" || de?.lang !== "de") throw new Error("an entry lacks its exports");'],
+    'const core = await import("@tabrelay/tab"); const ui = await import("@tabrelay/tab/ui"); const { de } = await import("@tabrelay/tab/ui/de"); const chat = await import("@tabrelay/tab/chat");' +
+    'if (typeof core.connect !== "function" || typeof ui.createPermissions !== "function" || de?.lang !== "de" || typeof chat.anthropicProvider !== "function") throw new Error("an entry lacks its exports");'],
   { cwd: project, encoding: "utf8" });
   if (imported.status !== 0) failures.push(`node cannot import the installed entries: ${imported.stderr.trim()}`);
   // The CLI, through the bin link npm made, on a declaration that imports the installed package.

@@ -11,6 +11,7 @@ import {
 } from "./protocol.js";
 import type { CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
+import { checkToolCall, runToolCall, type CheckedCall } from "./toolcall.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
 
 /**
@@ -130,21 +131,11 @@ export interface CallsOptions<A extends AppDeclaration> {
   maxArgumentBytes: number;
 }
 
-interface Checked {
-  tool: ToolDeclaration;
-  handler: ToolHandler;
-  action: string | undefined;
-  args: Record<string, unknown>;
-}
-
 export class Calls<A extends AppDeclaration> {
   private readonly running = new Map<string, Running>();
   private readonly recent = new Map<string, TabResult>();
-  private readonly tools = new Map<string, ToolDeclaration>();
 
-  constructor(private readonly o: CallsOptions<A>) {
-    for (const tool of o.app.tools) this.tools.set(tool.name, tool);
-  }
+  constructor(private readonly o: CallsOptions<A>) {}
 
   /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
   onCall(msg: Incoming, frameLength: number): void {
@@ -181,32 +172,18 @@ export class Calls<A extends AppDeclaration> {
     running.controller.abort(new CallCancelled(reason));
   }
 
-  private check(msg: Incoming, frameLength: number): Checked | string {
-    const name = msg["tool"];
-    const tool = typeof name === "string" ? this.tools.get(name) : undefined;
-    if (!tool) return `This app has no tool ${JSON.stringify(name)}; nothing was done.`;
-    const raw = msg["arguments"] ?? {};
-    if (!isRecord(raw)) return "The arguments must be a JSON object; nothing was done.";
+  private check(msg: Incoming, frameLength: number): CheckedCall | string {
+    const checked = checkToolCall(this.o, msg["tool"], msg["arguments"] ?? {});
     // The frame bounds the arguments (a UTF-16 unit is at most 3 UTF-8
     // bytes): only a large frame needs measuring.
     const limit = this.o.maxArgumentBytes;
-    if (frameLength * 3 > limit && utf8Bytes(JSON.stringify(raw)) > limit) {
+    if (typeof checked !== "string" && frameLength * 3 > limit && utf8Bytes(JSON.stringify(checked.args)) > limit) {
       return `The arguments are larger than the ${limit} bytes this app takes; nothing was done.`;
     }
-    const handlers = this.o.handlers as unknown as Readonly<Record<string, ToolHandler | ActionHandlers>>;
-    const handler = handlers[tool.name];
-    if (typeof handler === "function" && !tool.actions?.length) return { tool, handler, action: undefined, args: raw };
-    const action = raw["action"];
-    const declared = tool.actions?.some((a) => a.name === action);
-    if (typeof action !== "string" || !declared) {
-      const names = (tool.actions ?? []).map((a) => a.name).join(", ");
-      return `The tool ${tool.name} needs an "action" argument, one of: ${names}; nothing was done.`;
-    }
-    const run = typeof handler === "function" ? handler : handler?.[action];
-    return run ? { tool, handler: run, action, args: raw } : `The action ${action} of ${tool.name} is not handled in this tab.`;
+    return checked;
   }
 
-  private start(id: string, msg: Incoming, c: Checked): void {
+  private start(id: string, msg: Incoming, c: CheckedCall): void {
     const running: Running = { controller: new AbortController(), asking: false, cancelled: false };
     this.running.set(id, running);
     const call = this.toolCall(id, msg, c, running);
@@ -219,7 +196,7 @@ export class Calls<A extends AppDeclaration> {
     });
   }
 
-  private toolCall(id: string, msg: Incoming, c: Checked, running: Running): ToolCall {
+  private toolCall(id: string, msg: Incoming, c: CheckedCall, running: Running): ToolCall {
     const connection = connectionOf(msg["connection"]);
     const live = () => this.running.get(id) === running && !running.cancelled;
     const send = (m: TabMessage, keep: boolean) => {
@@ -254,23 +231,9 @@ export class Calls<A extends AppDeclaration> {
     };
   }
 
-  /** run calls the handler and turns what it returned or threw into a result; it never throws. */
-  private async run(c: Checked, call: ToolCall): Promise<TabResult> {
-    const handle = async (call: ToolCall): Promise<TabResult> => {
-      try {
-        const value = await c.handler(call);
-        return value instanceof Reply ? { ...value.result } : value === undefined ? {} : { data: value };
-      } catch (err) {
-        return failure(err, call.signal);
-      }
-    };
-    let result: TabResult;
-    try {
-      result = this.o.gate ? await this.o.gate.run(call, c.tool, handle) : await handle(call);
-    } catch (err) {
-      result = failure(err, call.signal);
-    }
-    return this.sendable(result);
+  /** run runs the call through the one tool call (toolcall.ts) and makes its result sendable; it never throws. */
+  private async run(c: CheckedCall, call: ToolCall): Promise<TabResult> {
+    return this.sendable(await runToolCall(this.o, c, call));
   }
 
   /**
@@ -318,13 +281,6 @@ function malformedPart(r: TabResult): string | undefined {
   if (!list(r.audio, (m) => strings(m, ["mimeType", "data"]))) return "audio list";
   if (!list(r.resources, (m) => strings(m, ["uri"], ["mimeType", "text", "blob"]))) return "resources list";
   return undefined;
-}
-
-function failure(err: unknown, signal: AbortSignal): TabResult {
-  if (err instanceof ToolError) return err.data === undefined ? { error: err.message } : { error: err.message, data: err.data };
-  if (signal.aborted) return { error: "The call was stopped before it finished." };
-  const message = err instanceof Error ? err.message : String(err);
-  return { error: "The tool failed in the tab: " + message };
 }
 
 /**

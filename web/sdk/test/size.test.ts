@@ -1,4 +1,5 @@
-// The size budgets of the built modules (issue 11): the core at most 10 KiB gzip, the UI elements 20 KiB.
+// The size budgets of the built modules (issue 11): the core at most 10 KiB gzip, the UI elements 20 KiB,
+// the chat (issue 28, a module of its own so that the core does not grow) 16 KiB.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -9,8 +10,9 @@ import { packageDir } from "./paths.js";
 
 export const CORE_BUDGET_GZIP = 10 * 1024;
 export const UI_BUDGET_GZIP = 20 * 1024;
+export const CHAT_BUDGET_GZIP = 16 * 1024;
 
-for (const [file, budget] of [["tabrelay.js", CORE_BUDGET_GZIP], ["tabrelay-ui.js", UI_BUDGET_GZIP]] as const) {
+for (const [file, budget] of [["tabrelay.js", CORE_BUDGET_GZIP], ["tabrelay-ui.js", UI_BUDGET_GZIP], ["tabrelay-chat.js", CHAT_BUDGET_GZIP]] as const) {
   test(`dist/${file} is within ${budget / 1024} KiB gzip`, (t) => {
     const module = readFileSync(join(packageDir, "dist", file));
     const gzip = gzipSync(module, { level: 9 }).length;

@@ -1,0 +1,122 @@
+// The chat's way in through the one tool call (src/chat/session.ts,
+// src/toolcall.ts) with the person's permissions (createPermissions): the
+// confirm card asks as "Claude (chat)", Allow once runs the call, Stop
+// withdraws a waiting card, the data switch refuses a cell-level read, a
+// refused key fails in words — and nothing of the key is in the
+// conversation or the export.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Handlers } from "../src/calls.js";
+import { ProviderFailure, type ModelReply } from "../src/chat/contract.js";
+import { Keys } from "../src/chat/keys.js";
+import { scriptedProvider, type ScriptStep } from "../src/chat/scripted.js";
+import { Chat } from "../src/chat/session.js";
+import { defineApp } from "../src/tools.js";
+import { createPermissions, SUMMARIES_ONLY_REFUSAL, type Answer, type Question } from "../src/ui/permissions.js";
+import { flush, MemoryStorage } from "./fakes.js";
+
+const app = defineApp({
+  version: "chat-1", app: { name: "notes", title: "Notes" }, instructions: "Notes tools.", dataTag: "notes-data",
+  tools: [
+    { name: "list_notes", description: "Lists notes.", inputSchema: { type: "object" }, result: "summaries" },
+    { name: "read_note", description: "Reads a note's text.", inputSchema: { type: "object" }, result: "cells" },
+    { name: "delete_note", title: "Delete note", description: "Deletes a note.", inputSchema: { type: "object" }, result: "none", permissions: ["change", "deletes-saved"] },
+  ],
+});
+
+const call = (id: string, name: string): ModelReply => ({ stop: "tools", parts: [{ type: "call", id, name, arguments: {} }] });
+const text = (t: string): ModelReply => ({ stop: "end", parts: [{ type: "text", text: t }] });
+
+function setup(steps: ScriptStep[], confirm?: (q: Question) => Promise<Answer>) {
+  const ran: string[] = [];
+  const permissions = createPermissions({
+    app, environment: { storage: null, onStorage: () => () => {}, onPageHide: () => () => {} }, ...(confirm ? { confirm } : {}),
+  });
+  const handlers: Handlers<typeof app> = {
+    list_notes: () => (ran.push("list_notes"), { notes: 2 }),
+    read_note: () => (ran.push("read_note"), { text: "secret cell" }),
+    delete_note: () => (ran.push("delete_note"), { deleted: 1 }),
+  };
+  const provider = scriptedProvider(steps, { name: "Claude" });
+  const keys = new Keys({ tab: new MemoryStorage(), browser: new MemoryStorage() });
+  const chat = new Chat({ app, handlers, permissions, providers: [provider], keys, wait: async () => {} });
+  chat.setModel("scripted");
+  return { chat, provider, permissions, ran };
+}
+
+describe("the chat's calls go through the one tool call", () => {
+  test("a call that asks shows a card from \"Claude (chat)\"; Allow once runs it; the result is between the app's data tags", async () => {
+    const asked: Question[] = [];
+    const t = setup([call("c1", "delete_note"), text("Deleted.")], (q) => (asked.push(q), Promise.resolve("once")));
+    assert.deepEqual(await t.chat.send("Delete the note"), { kind: "done" });
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]!.who, "Claude (chat)");
+    assert.deepEqual(asked[0]!.connection, { id: t.chat.conversation.id, kind: "chat", client: "Claude", host: "chat" });
+    assert.deepEqual(t.ran, ["delete_note"]);
+    const result = t.provider.requests[1]!.messages.at(-1);
+    assert.ok(result?.role === "tool");
+    assert.equal(result.results[0]!.text, '<notes-data>{"deleted":1}</notes-data>');
+  });
+
+  test("Stop while the card waits withdraws it; the call is not run and the turn ends stopped", async () => {
+    let question: Question | undefined;
+    const t = setup([call("c1", "delete_note")], (q) => ((question = q), new Promise<Answer>(() => {})));
+    const turn = t.chat.send("Delete the note");
+    for (let i = 0; i < 50 && !question; i++) await flush();
+    assert.ok(question, "the card shows");
+    assert.equal(t.permissions.questions.length, 1);
+    t.chat.stop();
+    assert.equal(question.signal.aborted, true, "the card is withdrawn");
+    assert.deepEqual(await turn, { kind: "stopped" });
+    assert.deepEqual(t.ran, []);
+    assert.equal(t.permissions.questions.length, 0);
+    assert.equal(t.permissions.turns.lines[0]?.state, "stopped", "the activity line says stopped");
+  });
+
+  test("Stop on the activity line's line of the chat's turn stops the chat's turn too", async () => {
+    let question: Question | undefined;
+    const t = setup([call("c1", "delete_note"), text("never")], (q) => ((question = q), new Promise<Answer>(() => {})));
+    const turn = t.chat.send("Delete the note");
+    for (let i = 0; i < 50 && !question; i++) await flush();
+    const line = t.permissions.turns.lines[0]!;
+    assert.equal(line.who, "Claude (chat)");
+    t.permissions.turns.stop(line.key);
+    assert.deepEqual(await turn, { kind: "stopped" });
+    assert.equal(t.provider.requests.length, 1, "no model call after the Stop");
+    assert.deepEqual(t.ran, []);
+  });
+
+  test("the data switch refuses a cell-level read for the chat as for the connector, and the result is marked kept out", async () => {
+    const t = setup([call("c1", "read_note"), text("I cannot read it.")]);
+    t.permissions.setSummariesOnly(true);
+    await t.chat.send("Read the note");
+    assert.deepEqual(t.ran, []);
+    const result = t.provider.requests[1]!.messages.at(-1);
+    assert.ok(result?.role === "tool");
+    assert.equal(result.results[0]!.text, `<notes-data>${JSON.stringify({ error: SUMMARIES_ONLY_REFUSAL })}</notes-data>`);
+    assert.match(t.chat.sentLine(t.chat.conversation.entries[0]!.turn), /kept out of 1 result/);
+  });
+
+  test("the model is told the switch and the settings with the message after they changed", async () => {
+    const t = setup([text("a"), text("b"), text("c")]);
+    await t.chat.send("one");
+    await t.chat.send("two");
+    t.permissions.setSummariesOnly(true);
+    await t.chat.send("three");
+    const said = t.provider.requests.map((r) => (r.messages.at(-1) as { text: string }).text);
+    assert.match(said[0]!, /Agents may read cell values/);
+    assert.equal(said[1], "two");
+    assert.match(said[2]!, /names and summaries only[\s\S]*three$/);
+  });
+
+  test("a refused key fails the turn in one line of what to do; the key is in neither the conversation nor the export", async () => {
+    const t = setup([new ProviderFailure("auth", "invalid x-api-key")]);
+    t.chat.setKey("sk-ant-SECRET", false);
+    const end = await t.chat.send("Hi");
+    assert.equal(end.kind, "failed");
+    assert.match((t.chat.conversation.entries.at(-1) as { text: string }).text, /refused the key: check it, or enter another/);
+    assert.doesNotMatch(JSON.stringify(t.chat.conversation), /SECRET/);
+    assert.doesNotMatch(t.chat.exportMarkdown(), /SECRET/);
+  });
+});
