@@ -193,6 +193,67 @@ declare class Calls<A extends AppDeclaration> {
  */
 declare function checkHandlers(app: AppDeclaration, handlers: Readonly<Record<string, unknown>>): void;
 
+// chat-messages.ts
+/** The kinds of failure a chat provider's answer maps to (@tabrelay/tab/chat's FAILURE_KINDS). */
+export type FailureKind = "auth" | "permission" | "quota" | "rate" | "busy" | "network" | "unreadable" | "model" | "too-long" | "request";
+/** The chat bar's sentences: every text, label and aria-label it shows. */
+export interface ChatMessages {
+    readonly provider: string;
+    readonly model: string;
+    readonly listModels: string;
+    readonly apiKey: string;
+    readonly remember: string;
+    readonly keepKey: string;
+    readonly forgetKey: string;
+    /** Where the key is kept (the browser, or this tab) and the only origin it goes to. */
+    readonly keyKept: (inBrowser: boolean, origin: string) => string;
+    readonly instructions: string;
+    readonly instructionsLabel: string;
+    readonly conversation: string;
+    readonly message: string;
+    readonly choices: string;
+    readonly send: string;
+    readonly stop: string;
+    readonly export: string;
+    /** The person's message, the model's words, its call, a failed call. */
+    readonly you: (text: string) => string;
+    readonly says: (provider: string, text: string) => string;
+    readonly calls: (provider: string, tool: string) => string;
+    readonly failed: (tool: string) => string;
+    /** The status line: the tokens of the conversation, while a turn runs or not. */
+    readonly tokens: (n: number, running: boolean) => string;
+    readonly enterKey: (provider: string) => string;
+    readonly pickModel: string;
+    readonly noModels: (provider: string) => string;
+    /** The notes under a turn. */
+    readonly stopped: string;
+    readonly limit: (budget: number) => string;
+    readonly summarised: string;
+    /** A provider's failure: what happened and what to do; detail is the provider's own words. */
+    readonly failure: Readonly<Record<FailureKind, string>>;
+    readonly failureDetail: (words: string, detail: string) => string;
+    /** What left the browser in a turn. */
+    readonly sent: (provider: string, results: number, pictures: number, keptOut: number) => string;
+}
+declare const chatEn: ChatMessages;
+/**
+ * The registry the UI module's messages.ts keeps the table in, shared by the
+ * SDK's modules of one page (each bundles its own code): the table now,
+ * and what to call after setMessages.
+ */
+interface MessagesRegistry {
+    current?: {
+        readonly chat: ChatMessages;
+    } | undefined;
+    readonly redraws: Set<() => void>;
+}
+/** messagesRegistry returns the page's registry, made by whichever module asks first. */
+declare function messagesRegistry(): MessagesRegistry;
+/** chatWords returns the chat's sentences in the table the page speaks now (English without the UI module). */
+declare function chatWords(): ChatMessages;
+/** onLanguage calls redraw after each setMessages of the UI module; it returns the unsubscribe. */
+declare function onLanguage(redraw: () => void): () => void;
+
 // client.ts
 /** What the app can show of the connection. */
 export type Status = {

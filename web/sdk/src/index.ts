@@ -22,4 +22,5 @@ export {
   type CancelReason, type Connection, type EmbeddedResource, type LogLevel, type Media, type Permission, type TabResult,
 } from "./protocol.js";
 export type { FromSchema, JsonChecked, JsonObject, JsonValue } from "./schema.js";
+export type { ChatMessages, FailureKind } from "./chat-messages.js";
 export type { Environment, LocksLike, PageLike, SocketFactory, SocketLike, StorageLike, TimerId } from "./env.js";

@@ -10,9 +10,16 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ASK_PERSON_TOOL } from "../src/chat/ask.js";
 import { ProviderFailure, type AssistantPart, type ModelReply, type ModelRequest } from "../src/chat/contract.js";
-import { Conversation, sentLine, WITHHELD, type ResultEntry } from "../src/chat/conversation.js";
+import { Conversation, noteText, sentLine, WITHHELD, type ResultEntry } from "../src/chat/conversation.js";
 import { runTurn, type LoopCall, type LoopOptions } from "../src/chat/loop.js";
 import { scriptedProvider, type ScriptStep } from "../src/chat/scripted.js";
+
+/** lastNote says the conversation's last entry, a note, in English. */
+function lastNote(c: Conversation): string {
+  const e = c.entries.at(-1);
+  assert.ok(e?.role === "note", "the last entry is a note");
+  return noteText(e.note);
+}
 
 const tools = [{ name: "list_notes", description: "Lists.", inputSchema: { type: "object" } }, { name: "read_cells", description: "Cells.", inputSchema: { type: "object" } }, ASK_PERSON_TOOL];
 
@@ -103,7 +110,7 @@ describe("budgets and retries", () => {
     const t = setup([costs(600, 100, calls(["a", "list_notes"])), costs(900, 50, text("never"))], { budget: 1000 });
     assert.deepEqual(await t.send("Go"), { kind: "limit" });
     assert.equal(t.provider.requests.length, 1, "the second call would send at least the first's 600 input tokens: 700 + 600 > 1000");
-    assert.match((t.c.entries.at(-1) as { text: string }).text, /budget of 1000 tokens/);
+    assert.match(lastNote(t.c), /budget of 1000 tokens/);
   });
 
   test("busy and rate-limited providers are waited out (Retry-After first), every try counted", async () => {
@@ -128,7 +135,7 @@ describe("budgets and retries", () => {
     const end = await t.send("Go");
     assert.equal(end.kind, "failed");
     assert.equal(t.waits.length, 4);
-    assert.match((t.c.entries.at(-1) as { text: string }).text, /busy or down: wait a minute/);
+    assert.match(lastNote(t.c), /busy or down: wait a minute/);
     const a = setup([new ProviderFailure("auth", "invalid x-api-key")]);
     assert.equal((await a.send("Go")).kind, "failed");
     assert.equal(a.waits.length, 0);

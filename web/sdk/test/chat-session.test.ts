@@ -9,12 +9,24 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Handlers } from "../src/calls.js";
 import { ProviderFailure, type ModelReply } from "../src/chat/contract.js";
+import { noteText, type Conversation } from "../src/chat/conversation.js";
 import { Keys } from "../src/chat/keys.js";
 import { scriptedProvider, type ScriptStep } from "../src/chat/scripted.js";
 import { Chat } from "../src/chat/session.js";
 import { defineApp } from "../src/tools.js";
+import { chatWords } from "../src/chat-messages.js";
+import { de } from "../src/locales/de.js";
+import { en } from "../src/ui/messages-en.js";
+import { setMessages } from "../src/ui/messages.js";
 import { createPermissions, SUMMARIES_ONLY_REFUSAL, type Answer, type Question } from "../src/ui/permissions.js";
 import { flush, MemoryStorage } from "./fakes.js";
+
+/** lastNote says the conversation's last entry, a note, in English. */
+function lastNote(c: Conversation): string {
+  const e = c.entries.at(-1);
+  assert.ok(e?.role === "note", "the last entry is a note");
+  return noteText(e.note);
+}
 
 const app = defineApp({
   version: "chat-1", app: { name: "notes", title: "Notes" }, instructions: "Notes tools.", dataTag: "notes-data",
@@ -115,8 +127,22 @@ describe("the chat's calls go through the one tool call", () => {
     t.chat.setKey("sk-ant-SECRET", false);
     const end = await t.chat.send("Hi");
     assert.equal(end.kind, "failed");
-    assert.match((t.chat.conversation.entries.at(-1) as { text: string }).text, /refused the key: check it, or enter another/);
+    assert.match(lastNote(t.chat.conversation), /refused the key: check it, or enter another/);
     assert.doesNotMatch(JSON.stringify(t.chat.conversation), /SECRET/);
     assert.doesNotMatch(t.chat.exportMarkdown(), /SECRET/);
+  });
+
+  test("the chat speaks the messages table's language: setMessages(de) turns its words, notes and sent line German", async () => {
+    const t = setup([new ProviderFailure("busy", "Overloaded"), new ProviderFailure("auth", "invalid x-api-key")]);
+    setMessages(de);
+    try {
+      assert.equal(chatWords().send, "Senden");
+      await t.chat.send("Hallo");
+      assert.match(lastNote(t.chat.conversation), /Der Anbieter hat den Schlüssel abgelehnt/);
+      assert.match(t.chat.exportMarkdown(), /Der Anbieter hat den Schlüssel abgelehnt/);
+    } finally {
+      setMessages(en);
+    }
+    assert.match(lastNote(t.chat.conversation), /The provider refused the key/, "a note is said in the language of the moment it is shown");
   });
 });

@@ -328,7 +328,7 @@ test("the German table has every entry of the English one, each in German", () =
   walk(de, ui.en, "");
   // The same in both: a code's pattern, words German took from English, and joins of the app's own names.
   assert.deepEqual(same.sort(), [
-    "confirm.details", "connect.codePlaceholder", "connections.host", "connections.list", "connections.someActions",
+    "chat.failureDetail", "chat.says", "confirm.details", "connect.codePlaceholder", "connections.host", "connections.list", "connections.someActions",
   ]);
 });
 

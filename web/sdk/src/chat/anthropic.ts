@@ -3,9 +3,10 @@
 // streamed, GET {base}/v1/models. The shapes are recorded in
 // test/recorded/anthropic-*.
 
+import type { FailureKind } from "../chat-messages.js";
 import type { JsonObject } from "../schema.js";
 import {
-  ProviderFailure, type AssistantPart, type FailureKind, type ModelInfo, type ModelReply, type ModelRequest, type Provider,
+  ProviderFailure, type AssistantPart, type ModelInfo, type ModelReply, type ModelRequest, type Provider,
   type ProviderOptions, type StopReason, type WireMessage,
 } from "./contract.js";
 import { baseOf, events, json, num, parseArguments, record, request, str, type ErrorReader } from "./http.js";

@@ -6,26 +6,12 @@
 // the loop waits out rate, busy and network, asks again once after an
 // unreadable answer, and summarises after too-long.
 
+import type { FailureKind } from "../chat-messages.js";
 import type { Media } from "../protocol.js";
 import type { JsonObject } from "../schema.js";
 
 /** The kinds of failure a provider's answer maps to. */
-export const FAILURE_KINDS = ["auth", "permission", "quota", "rate", "busy", "network", "unreadable", "model", "too-long", "request"] as const;
-export type FailureKind = (typeof FAILURE_KINDS)[number];
-
-/** What the person reads of each kind: what happened and what to do, in one line. */
-export const FAILURE_WORDS: Readonly<Record<FailureKind, string>> = {
-  auth: "The provider refused the key: check it, or enter another.",
-  permission: "This key may not use this model: pick another model, or check the key's permissions with the provider.",
-  quota: "The key's account has no credit or quota left: add some with the provider, or use another key.",
-  rate: "The provider limits how fast this key may send: wait a minute and send again.",
-  busy: "The provider is busy or down: wait a minute and send again.",
-  network: "The provider could not be reached: check the network, or the provider's base URL.",
-  unreadable: "The provider's answer could not be read: send again; if it happens again, check the provider's base URL.",
-  model: "The provider does not know this model: pick another.",
-  "too-long": "The conversation is too long for this model even summarised: start a new conversation.",
-  request: "The provider refused the request: start a new conversation, or pick another model.",
-};
+export const FAILURE_KINDS: readonly FailureKind[] = ["auth", "permission", "quota", "rate", "busy", "network", "unreadable", "model", "too-long", "request"];
 
 /** ProviderFailure is what a provider throws; message is the provider's own words, kept for the person's details. */
 export class ProviderFailure extends Error {

@@ -3,6 +3,7 @@
 // and prompt caches are bound to the prefix); a summary starts a new
 // epoch instead. wireOf is what the next model call sends of it.
 
+import { chatWords, type ChatMessages, type FailureKind } from "../chat-messages.js";
 import type { Media } from "../protocol.js";
 import type { Ask } from "./ask.js";
 import type { AssistantPart, ChatTool, ToolOutcome, Usage, WireMessage } from "./contract.js";
@@ -26,7 +27,30 @@ export type Entry =
   | { readonly role: "user"; readonly turn: string; readonly text: string; readonly at: number; readonly context?: string }
   | { readonly role: "assistant"; readonly turn: string; readonly parts: readonly AssistantPart[]; readonly at: number; readonly model: string; readonly sent: Sent }
   | { readonly role: "tool"; readonly turn: string; readonly results: readonly ResultEntry[] }
-  | { readonly role: "note"; readonly turn: string; readonly kind: "stopped" | "error" | "limit" | "summary" | "ask"; readonly text: string; readonly ask?: Ask };
+  | { readonly role: "note"; readonly turn: string; readonly note: Note };
+
+/** A note under a turn, for the person (never sent to a model): said in the table's language when shown. */
+export type Note =
+  | { readonly kind: "stopped" | "summary" }
+  | { readonly kind: "limit"; readonly budget: number }
+  | { readonly kind: "error"; readonly failure: FailureKind; readonly detail: string }
+  | { readonly kind: "ask"; readonly ask: Ask };
+
+/** noteText says a note in the table w's words. */
+export function noteText(n: Note, w: ChatMessages = chatWords()): string {
+  switch (n.kind) {
+    case "stopped":
+      return w.stopped;
+    case "summary":
+      return w.summarised;
+    case "limit":
+      return w.limit(n.budget);
+    case "error":
+      return w.failureDetail(w.failure[n.failure], n.detail);
+    case "ask":
+      return n.ask.question;
+  }
+}
 
 /** The sentence a result withheld under the switch reads as when the conversation is sent again. */
 export const WITHHELD = "This result was withheld: the person set this app so that agents see names and summaries only, and it could hold cell values.";
@@ -94,12 +118,7 @@ export function sentLine(c: Conversation, turn: string, provider: string): strin
   const last = c.entries.filter((e) => e.role === "assistant" && e.turn === turn).pop();
   if (!last || last.role !== "assistant") return "";
   const { results, pictures, keptOut } = last.sent;
-  const parts = [`Sent to ${provider}: the conversation`];
-  if (results) parts.push(`${results} tool ${results === 1 ? "result" : "results"}`);
-  if (pictures) parts.push(`${pictures} ${pictures === 1 ? "picture" : "pictures"}`);
-  let line = parts.join(", ") + ".";
-  if (keptOut) line += ` Values and pictures were kept out of ${keptOut} ${keptOut === 1 ? "result" : "results"} (names and summaries only).`;
-  return line;
+  return chatWords().sent(provider, results, pictures, keptOut);
 }
 
 /** picturesOf returns a result's pictures, for a result entry built from an encoded result. */

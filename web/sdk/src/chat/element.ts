@@ -4,10 +4,12 @@
 // (nothing from a model, a tool or the person becomes HTML), the line of
 // what left the browser under each turn, the tokens, a question's choices
 // as buttons above the message field, Send, Stop and Export. Enter sends,
-// Shift+Enter starts a new line.
+// Shift+Enter starts a new line. Every sentence is the messages table's
+// (chat), and the element draws its words again after setMessages.
 
 import { adoptStyle, BUTTON_CSS, define, elementStyle, make, uid } from "../ui/controls-dom.js";
-import type { Entry } from "./conversation.js";
+import { noteText, type Entry } from "./conversation.js";
+import { chatWords, onLanguage, type ChatMessages } from "../chat-messages.js";
 import type { Chat } from "./session.js";
 
 /** HTMLElement in a browser, a stand-in in node (as ui/controls-dom.ts's Base; the chat's types name no UI module). */
@@ -32,8 +34,9 @@ export class TabrelayChat extends ChatBase {
     provider: HTMLSelectElement; model: HTMLSelectElement; load: HTMLButtonElement; key: HTMLInputElement; remember: HTMLInputElement;
     saveKey: HTMLButtonElement; forget: HTMLButtonElement; keyState: HTMLElement; log: HTMLOListElement; status: HTMLElement;
     tray: HTMLElement; message: HTMLTextAreaElement; send: HTMLButtonElement; stop: HTMLButtonElement; exportButton: HTMLButtonElement;
-    problem: HTMLElement; instructions: HTMLTextAreaElement;
+    problem: HTMLElement; instructions: HTMLTextAreaElement; keyLabel: HTMLLabelElement; rememberLabel: HTMLElement; summary: HTMLElement;
   };
+  private unlanguage: (() => void) | undefined;
 
   get chat(): Chat | undefined {
     return this.chatValue;
@@ -47,39 +50,45 @@ export class TabrelayChat extends ChatBase {
   connectedCallback(): void {
     adoptStyle(this, SHEET);
     if (!this.built) this.build();
+    this.unlanguage ??= onLanguage(() => (this.words(), this.render()));
     this.watch();
   }
 
   disconnectedCallback(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.unlanguage?.();
+    this.unlanguage = undefined;
   }
 
   private build(): void {
     this.built = true;
-    const button = (label: string, act: () => void) => {
-      const b = make("button", { type: "button", "data-action": label.toLowerCase().replace(/ /g, "-") }, label);
+    const button = (action: string, act: () => void) => {
+      const b = make("button", { type: "button", "data-action": action });
       b.addEventListener("click", act);
       return b;
     };
     const el = {
-      provider: make("select", { "aria-label": "Provider" }),
-      model: make("select", { "aria-label": "Model" }),
-      load: button("List models", () => void this.loadModels()),
+      provider: make("select"),
+      model: make("select"),
+      load: button("list-models", () => void this.loadModels()),
       key: make("input", { id: this.ids.key, type: "password", autocomplete: "off", spellcheck: "false" }),
       remember: make("input", { type: "checkbox" }),
-      saveKey: button("Keep key", () => this.saveKey()),
-      forget: button("Forget key", () => this.chatValue?.forgetKey()),
+      saveKey: button("keep-key", () => this.saveKey()),
+      forget: button("forget-key", () => this.chatValue?.forgetKey()),
       keyState: make("small"),
-      log: make("ol", { id: this.ids.log, role: "log", "aria-label": "Conversation", "aria-live": "polite" }),
+      log: make("ol", { id: this.ids.log, role: "log", "aria-live": "polite" }),
       status: make("small", { role: "status" }),
-      tray: make("div", { role: "group", "aria-label": "Choices", class: "tabrelay-row" }),
-      message: make("textarea", { "aria-label": "Message", rows: "2" }),
-      send: button("Send", () => this.sendText(this.el.message.value, true)),
-      stop: button("Stop", () => this.chatValue?.stop()),
-      exportButton: button("Export", () => this.exportConversation()),
+      tray: make("div", { role: "group", class: "tabrelay-row" }),
+      message: make("textarea", { "data-part": "message", rows: "2" }),
+      send: button("send", () => this.sendText(this.el.message.value, true)),
+      stop: button("stop", () => this.chatValue?.stop()),
+      exportButton: button("export", () => this.exportConversation()),
       problem: make("p", { role: "alert" }),
-      instructions: make("textarea", { "aria-label": "Your instructions to the agent", rows: "2" }),
+      instructions: make("textarea", { "data-part": "instructions", rows: "2" }),
+      keyLabel: make("label", { for: this.ids.key }),
+      rememberLabel: make("span"),
+      summary: make("summary"),
     };
     this.el = el;
     el.provider.addEventListener("change", () => this.chatValue?.setProvider(el.provider.value));
@@ -93,14 +102,35 @@ export class TabrelayChat extends ChatBase {
         this.sendText(el.message.value, true);
       }
     });
-    const keyLabel = make("label", { for: this.ids.key }, "API key");
     this.append(
       make("div", { class: "tabrelay-row" }, el.provider, el.model, el.load),
-      make("div", { class: "tabrelay-row" }, keyLabel, el.key, make("label", {}, el.remember, " Remember in this browser"), el.saveKey, el.forget, el.keyState),
-      make("details", {}, make("summary", {}, "Your instructions"), el.instructions),
+      make("div", { class: "tabrelay-row" }, el.keyLabel, el.key, make("label", {}, el.remember, " ", el.rememberLabel), el.saveKey, el.forget, el.keyState),
+      make("details", {}, el.summary, el.instructions),
       el.log, el.status, el.problem, el.tray, el.message,
       make("div", { class: "tabrelay-row" }, el.send, el.stop, el.exportButton),
     );
+    this.words();
+  }
+
+  /** words sets the element's own labels in the table's language. */
+  private words(): void {
+    const w = chatWords(), el = this.el;
+    const label = (e: Element, text: string) => e.setAttribute("aria-label", text);
+    label(el.provider, w.provider);
+    label(el.model, w.model);
+    label(el.log, w.conversation);
+    label(el.tray, w.choices);
+    label(el.message, w.message);
+    label(el.instructions, w.instructionsLabel);
+    el.keyLabel.textContent = w.apiKey;
+    el.rememberLabel.textContent = w.remember;
+    el.summary.textContent = w.instructions;
+    el.load.textContent = w.listModels;
+    el.saveKey.textContent = w.keepKey;
+    el.forget.textContent = w.forgetKey;
+    el.send.textContent = w.send;
+    el.stop.textContent = w.stop;
+    el.exportButton.textContent = w.export;
   }
 
   private watch(): void {
@@ -129,8 +159,8 @@ export class TabrelayChat extends ChatBase {
   private sendText(text: string, fromField: boolean): void {
     const chat = this.chatValue;
     if (!chat || !text.trim() || chat.state === "running") return;
-    if (!chat.hasKey) return this.say(`Enter your ${chat.provider.name} API key first.`);
-    if (!chat.model) return this.say("Pick a model first (List models).");
+    if (!chat.hasKey) return this.say(chatWords().enterKey(chat.provider.name));
+    if (!chat.model) return this.say(chatWords().pickModel);
     this.say("");
     if (fromField) this.el.message.value = "";
     void chat.send(text.trim());
@@ -159,16 +189,17 @@ export class TabrelayChat extends ChatBase {
     const keyed = chat?.hasKey === true;
     const keyless = chat?.provider.origin === "null";
     el.key.hidden = el.saveKey.hidden = el.remember.parentElement!.hidden = keyless || keyed;
-    el.key.previousElementSibling!.toggleAttribute("hidden", keyless || keyed);
+    el.keyLabel.hidden = keyless || keyed;
     el.forget.hidden = keyless || !keyed;
-    el.keyState.textContent = keyless ? "" : keyed ? `Key kept ${chat!.keys.remembered(chat!.provider) ? "in this browser" : "for this tab"}; sent only to ${chat!.provider.origin}.` : "";
+    const w = chatWords();
+    el.keyState.textContent = keyless || !keyed ? "" : w.keyKept(chat!.keys.remembered(chat!.provider), chat!.provider.origin);
     el.send.disabled = running;
     el.stop.disabled = !running;
     el.provider.disabled = running;
     el.log.setAttribute("aria-busy", String(running));
     el.log.replaceChildren(...(chat ? this.items(chat) : []));
     el.log.scrollTop = el.log.scrollHeight;
-    el.status.textContent = chat ? `${running ? "Working… " : ""}${chat.tokens.toLocaleString("en")} tokens in this conversation.` : "";
+    el.status.textContent = chat ? w.tokens(chat.tokens, running) : "";
     const ask = chat?.ask;
     el.tray.replaceChildren(...(ask ? [make("span", {}, ask.question), ...ask.choices.map((c) => {
       const b = make("button", { type: "button" }, c);
@@ -189,23 +220,23 @@ export class TabrelayChat extends ChatBase {
         if (line) out.push(make("li", { "data-role": "sent" }, line));
       }
     });
-    if (chat.streaming) out.push(make("li", { "data-role": "assistant" }, `${chat.provider.name}: ${chat.streaming}`));
+    if (chat.streaming) out.push(make("li", { "data-role": "assistant" }, chatWords().says(chat.provider.name, chat.streaming)));
     return out;
   }
 }
 
-function entryItems(e: Entry, provider: string): HTMLLIElement[] {
+function entryItems(e: Entry, provider: string, w: ChatMessages = chatWords()): HTMLLIElement[] {
   switch (e.role) {
     case "user":
-      return [make("li", { "data-role": "user" }, "You: " + e.text)];
+      return [make("li", { "data-role": "user" }, w.you(e.text))];
     case "assistant":
       return e.parts.flatMap((p) => p.type === "text"
-        ? (p.text ? [make("li", { "data-role": "assistant" }, `${provider}: ${p.text}`)] : [])
-        : [make("li", { "data-role": "tool" }, `${provider} calls ${p.name}`)]);
+        ? (p.text ? [make("li", { "data-role": "assistant" }, w.says(provider, p.text))] : [])
+        : [make("li", { "data-role": "tool" }, w.calls(provider, p.name))]);
     case "tool":
-      return e.results.filter((r) => r.isError).map((r) => make("li", { "data-role": "tool" }, `${r.name} failed`));
+      return e.results.filter((r) => r.isError).map((r) => make("li", { "data-role": "tool" }, w.failed(r.name)));
     case "note":
-      return [make("li", { "data-role": "note" }, e.text)];
+      return [make("li", { "data-role": "note" }, noteText(e.note, w))];
   }
 }
 

@@ -3,7 +3,7 @@
 // (a script link stays text), the data tags stripped from the results,
 // nothing of the key.
 
-import type { Conversation } from "./conversation.js";
+import { noteText, type Conversation } from "./conversation.js";
 
 /** markdownSafe escapes what Markdown would turn into HTML or a link: & < > as entities, [ ] with a backslash. */
 export function markdownSafe(s: string): string {
@@ -29,7 +29,7 @@ export function exportMarkdown(c: Conversation, o: { provider: string; dataTag: 
       }
     } else if (e.role === "tool") {
       for (const r of e.results) out.push(`*Result of ${markdownSafe(r.name)}${r.isError ? " (failed)" : ""}:*`, "", quote(markdownSafe(stripDataMarks(r.text, o.dataTag))));
-    } else out.push(`*${markdownSafe(e.text)}*`);
+    } else out.push(`*${markdownSafe(noteText(e.note))}*`);
   }
   return out.join("\n") + "\n";
 }

@@ -2,7 +2,8 @@
 // failure to a kind (contract.ts), and the server-sent events of a
 // streamed answer.
 
-import { ProviderFailure, type FailureKind } from "./contract.js";
+import type { FailureKind } from "../chat-messages.js";
+import { ProviderFailure } from "./contract.js";
 
 /** baseOf checks a base URL (http or https, no credentials, no query) and returns it without a trailing slash. */
 export function baseOf(raw: string): { base: string; origin: string } {

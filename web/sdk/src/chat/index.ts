@@ -11,13 +11,13 @@ export { anthropicProvider, anthropicBody, ANTHROPIC_BASE_URL } from "./anthropi
 export { openaiProvider, openaiBody, OPENAI_BASE_URL } from "./openai.js";
 export { scriptedProvider, type ScriptedProvider, type ScriptStep } from "./scripted.js";
 export {
-  FAILURE_KINDS, FAILURE_WORDS, ProviderFailure,
-  type AssistantPart, type ChatTool, type FailureKind, type ModelInfo, type ModelReply, type ModelRequest, type Provider,
+  FAILURE_KINDS, ProviderFailure,
+  type AssistantPart, type ChatTool, type ModelInfo, type ModelReply, type ModelRequest, type Provider,
   type ProviderOptions, type StopReason, type ToolOutcome, type Usage, type WireMessage,
 } from "./contract.js";
 export { Keys, defaultKeyStores, type KeyStores } from "./keys.js";
 export { ASK_PERSON, ASK_PERSON_TOOL, askOf, type Ask } from "./ask.js";
-export { Conversation, sentLine, wireOf, WITHHELD, type Entry, type ResultEntry, type Sent } from "./conversation.js";
+export { Conversation, noteText, sentLine, wireOf, WITHHELD, type Entry, type Note, type ResultEntry, type Sent } from "./conversation.js";
 export { runTurn, RETRIES, type LoopCall, type LoopOptions, type TurnEnd } from "./loop.js";
 export { encodeResult, escapeJSON, validDataTag, DEFAULT_DATA_TAG, RESULT_TEXT_CHARS, type Encoded } from "./encode.js";
 export { exportMarkdown, markdownSafe, stripDataMarks } from "./export.js";

@@ -9,7 +9,7 @@
 import type { JsonObject } from "../schema.js";
 import { ASK_PERSON, ASKED, askOf, type Ask } from "./ask.js";
 import {
-  FAILURE_WORDS, ProviderFailure, type AssistantPart, type ModelReply, type Provider, type Usage, type WireMessage,
+  ProviderFailure, type AssistantPart, type ModelReply, type Provider, type Usage, type WireMessage,
 } from "./contract.js";
 import { wireOf, type Conversation, type ResultEntry } from "./conversation.js";
 
@@ -74,10 +74,10 @@ export async function runTurn(c: Conversation, text: string, o: LoopOptions, sig
     const failure = err instanceof ProviderFailure ? err : new ProviderFailure("request", err instanceof Error ? err.message : String(err));
     return { kind: "failed", failure } as const;
   });
-  if (end.kind === "stopped") c.add({ role: "note", turn, kind: "stopped", text: "You stopped this turn." });
-  if (end.kind === "failed") c.add({ role: "note", turn, kind: "error", text: `${FAILURE_WORDS[end.failure.kind]} (${end.failure.message})` });
-  if (end.kind === "limit") c.add({ role: "note", turn, kind: "limit", text: `This turn reached its budget of ${o.budget} tokens; send a message to go on.` });
-  if (end.kind === "ask") c.add({ role: "note", turn, kind: "ask", text: end.ask.question, ask: end.ask });
+  if (end.kind === "stopped") c.add({ role: "note", turn, note: { kind: "stopped" } });
+  if (end.kind === "failed") c.add({ role: "note", turn, note: { kind: "error", failure: end.failure.kind, detail: end.failure.message } });
+  if (end.kind === "limit") c.add({ role: "note", turn, note: { kind: "limit", budget: o.budget } });
+  if (end.kind === "ask") c.add({ role: "note", turn, note: { kind: "ask", ask: end.ask } });
   o.onChange?.();
   return end;
 }
@@ -178,7 +178,7 @@ class Turn {
     const summary = reply.parts.map((p) => (p.type === "text" ? p.text : "")).join("").trim();
     if (!summary) throw new ProviderFailure("too-long", "the summary came back empty");
     this.c.startEpoch(summary);
-    this.c.add({ role: "note", turn: this.turn, kind: "summary", text: "The conversation was summarised to fit the model's window; earlier messages are no longer sent." });
+    this.c.add({ role: "note", turn: this.turn, note: { kind: "summary" } });
   }
 
   /** runCalls runs the model's calls one after the other; ask_person ends the turn, Stop answers the rest. */

@@ -2,9 +2,10 @@
 // side; each call sends the conversation): POST {base}/responses streamed,
 // GET {base}/models. The shapes are recorded in test/recorded/openai-*.
 
+import type { FailureKind } from "../chat-messages.js";
 import type { JsonObject } from "../schema.js";
 import {
-  ProviderFailure, type AssistantPart, type FailureKind, type ModelReply, type ModelRequest, type Provider, type ProviderOptions,
+  ProviderFailure, type AssistantPart, type ModelReply, type ModelRequest, type Provider, type ProviderOptions,
   type WireMessage,
 } from "./contract.js";
 import { baseOf, events, json, num, parseArguments, record, request, str, type ErrorReader } from "./http.js";

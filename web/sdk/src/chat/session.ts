@@ -10,11 +10,12 @@ import type { Connection } from "../protocol.js";
 import type { AppDeclaration, PermissionKind } from "../tools.js";
 import { checkToolCall, runToolCall } from "../toolcall.js";
 import { ASK_PERSON_TOOL, type Ask } from "./ask.js";
-import { FAILURE_WORDS, ProviderFailure, type ChatTool, type ModelInfo, type Provider } from "./contract.js";
+import { ProviderFailure, type ChatTool, type ModelInfo, type Provider } from "./contract.js";
 import { Conversation, picturesOf, sentLine, type ResultEntry } from "./conversation.js";
 import { DEFAULT_DATA_TAG, encodeResult } from "./encode.js";
 import { exportMarkdown } from "./export.js";
 import { Keys } from "./keys.js";
+import { chatWords } from "../chat-messages.js";
 import { runTurn, type LoopCall, type TurnEnd } from "./loop.js";
 
 /** The person's permissions as the chat uses them: the gate, and what it tells the model (createPermissions gives all of it). */
@@ -133,9 +134,10 @@ export class Chat {
       this.models = models;
       if (!models.some((m) => m.id === this.model)) this.model = models[0]?.id ?? "";
       this.emit();
-      return models.length ? "" : `${p.name} lists no models for this key.`;
+      return models.length ? "" : chatWords().noModels(p.name);
     } catch (err) {
-      return err instanceof ProviderFailure ? `${FAILURE_WORDS[err.kind]} (${err.message})` : String(err);
+      const w = chatWords();
+      return err instanceof ProviderFailure ? w.failureDetail(w.failure[err.kind], err.message) : String(err);
     }
   }
 

@@ -2,6 +2,7 @@
 // for another language's (@tabrelay/tab/ui/de is the German).
 
 import { REQUEST_MESSAGES, STOP_MESSAGES } from "../index.js";
+import { chatEn } from "../chat-messages.js";
 import type { Messages } from "./messages.js";
 
 const app = (title: string | undefined) => title ?? "this app";
@@ -192,4 +193,5 @@ export const en: Messages = {
     label: "Agents see names and summaries only",
     caveat: "Not anonymisation: a summary of a very small group can still reveal single values.",
   },
+  chat: chatEn,
 };

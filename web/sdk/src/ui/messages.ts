@@ -8,6 +8,7 @@
 // refusals, the relay's errors — stays English and is not in the table.
 
 import type { PermissionKind, Status, StopReason } from "../index.js";
+import { messagesRegistry, type ChatMessages } from "../chat-messages.js";
 import { en } from "./messages-en.js";
 import type { Mode, Setting } from "./permissions.js";
 
@@ -44,6 +45,8 @@ export interface Messages {
   /** A scope picker's row that takes a whole tool with actions. */
   readonly everything: string;
   readonly connect: ConnectMessages;
+  /** The chat bar's (@tabrelay/tab/chat), which reads this table too. */
+  readonly chat: ChatMessages;
   readonly connections: ConnectionsMessages;
   readonly confirm: {
     readonly heading: (who: string, title: string) => string;
@@ -190,11 +193,14 @@ export interface ConnectionsMessages {
   readonly scopeRefused: string;
 }
 
-let current: Messages = en;
+// The table lives in the page's registry, so that the chat's module (a
+// bundle of its own) speaks the language setMessages chose here.
+const registry = messagesRegistry();
+registry.current ??= en;
 
 /** messages returns the table the elements speak now. */
 export function messages(): Messages {
-  return current;
+  return (registry.current as Messages | undefined) ?? en;
 }
 
 /** The elements in the page, each with how it draws its words again. */
@@ -207,8 +213,8 @@ const drawn = new Map<Element, () => void>();
  * said already (an error, a notice) go.
  */
 export function setMessages(table: Messages): void {
-  current = table;
-  for (const redraw of [...drawn.values()]) redraw();
+  registry.current = table;
+  for (const redraw of [...drawn.values(), ...registry.redraws]) redraw();
 }
 
 /** follow draws el's words again, with redraw, whenever setMessages changes the table, until unfollow; it also calls speak. */
@@ -234,17 +240,17 @@ export function speak(el: Element): void {
   if (el.hasAttribute("lang") && !marked.has(el)) return;
   const around = el.parentElement?.closest("[lang]")?.getAttribute("lang") ?? "";
   const primary = (tag: string) => tag.split("-")[0]!.toLowerCase();
-  if (primary(around) === primary(current.lang)) {
+  if (primary(around) === primary(messages().lang)) {
     if (marked.delete(el)) el.removeAttribute("lang");
     return;
   }
-  el.setAttribute("lang", current.lang);
+  el.setAttribute("lang", messages().lang);
   marked.add(el);
 }
 
 /** statusWords says a client's status as a sentence for the page's status line; now is Unix ms (a reconnect's wait). */
 export function statusWords(s: Status, now: number = Date.now()): string {
-  const w = current.status;
+  const w = messages().status;
   switch (s.state) {
     case "reconnecting":
       return w.reconnecting(Math.max(0, Math.ceil((s.retryAt - now) / 1000)), s.code);

@@ -2,11 +2,11 @@
 // (@tabrelay/tab/chat) by the package's own name, as uses.ts does the
 // others (scripts/consumer.mjs checks it in a fresh project).
 
-import { defineApp } from "@tabrelay/tab";
+import { defineApp, type FailureKind } from "@tabrelay/tab";
 import { createPermissions } from "@tabrelay/tab/ui";
 import {
   anthropicProvider, Chat, openaiProvider, ProviderFailure, scriptedProvider, TabrelayChat,
-  type FailureKind, type ModelReply, type Provider, type TurnEnd,
+  type ModelReply, type Provider, type TurnEnd,
 } from "@tabrelay/tab/chat";
 
 const app = defineApp({
