@@ -532,9 +532,10 @@ declare function unfollow(el: Element): void;
  * speak sets el's lang attribute to the table's language where the page
  * around it is in another one (an English panel in a German page, say),
  * so that screen readers pronounce it right; where they match, it removes
- * the one it set. A lang the app set on the element stays.
+ * the one it set. A lang the app set on the element stays. (The chat's
+ * element does the same: chat-messages.ts holds it for both modules.)
  */
-declare function speak(el: Element): void;
+declare const speak: (el: Element) => void;
 /** statusWords says a client's status as a sentence for the page's status line; now is Unix ms (a reconnect's wait). */
 export declare function statusWords(s: Status, now?: number): string;
 

@@ -243,6 +243,7 @@ declare const chatEn: ChatMessages;
  */
 interface MessagesRegistry {
     current?: {
+        readonly lang: string;
         readonly chat: ChatMessages;
     } | undefined;
     readonly redraws: Set<() => void>;
@@ -251,6 +252,13 @@ interface MessagesRegistry {
 declare function messagesRegistry(): MessagesRegistry;
 /** chatWords returns the chat's sentences in the table the page speaks now (English without the UI module). */
 declare function chatWords(): ChatMessages;
+/**
+ * speak sets el's lang attribute to the table's language (English without
+ * the UI module) where the page around it is in another one, so that
+ * screen readers pronounce it right; where they match, it removes the one
+ * it set. A lang the app set on the element stays.
+ */
+declare function speak(el: Element): void;
 /** onLanguage calls redraw after each setMessages of the UI module; it returns the unsubscribe. */
 declare function onLanguage(redraw: () => void): () => void;
 

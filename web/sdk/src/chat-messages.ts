@@ -102,7 +102,7 @@ export const chatEn: ChatMessages = {
  * and what to call after setMessages.
  */
 export interface MessagesRegistry {
-  current?: { readonly chat: ChatMessages } | undefined;
+  current?: { readonly lang: string; readonly chat: ChatMessages } | undefined;
   readonly redraws: Set<() => void>;
 }
 
@@ -115,6 +115,28 @@ export function messagesRegistry(): MessagesRegistry {
 /** chatWords returns the chat's sentences in the table the page speaks now (English without the UI module). */
 export function chatWords(): ChatMessages {
   return messagesRegistry().current?.chat ?? chatEn;
+}
+
+/** The elements whose lang attribute is the table's, set by speak. */
+const marked = new WeakSet<Element>();
+
+/**
+ * speak sets el's lang attribute to the table's language (English without
+ * the UI module) where the page around it is in another one, so that
+ * screen readers pronounce it right; where they match, it removes the one
+ * it set. A lang the app set on the element stays.
+ */
+export function speak(el: Element): void {
+  const lang = messagesRegistry().current?.lang ?? "en";
+  if (el.hasAttribute("lang") && !marked.has(el)) return;
+  const around = el.parentElement?.closest("[lang]")?.getAttribute("lang") ?? "";
+  const primary = (tag: string) => tag.split("-")[0]!.toLowerCase();
+  if (primary(around) === primary(lang)) {
+    if (marked.delete(el)) el.removeAttribute("lang");
+    return;
+  }
+  el.setAttribute("lang", lang);
+  marked.add(el);
 }
 
 /** onLanguage calls redraw after each setMessages of the UI module; it returns the unsubscribe. */

@@ -289,12 +289,50 @@ async function permissionsElements(): Promise<void> {
   }
 }
 
+/** chatBar drives <tabrelay-chat> (@tabrelay/tab/chat) through its states: no key, a turn with a call, a question, a failure, a key kept. */
+async function chatBar(): Promise<void> {
+  const chat = await import("../src/chat/index.js");
+  const permissions = ui.createPermissions({ app, environment: { storage: null, onStorage: () => () => {}, onPageHide: () => () => {} } });
+  const provider = chat.scriptedProvider([
+    { stop: "tools", parts: [{ type: "call", id: "c1", name: "cells", arguments: {} }] },
+    { stop: "end", parts: [{ type: "text", text: "Ledger" }] },
+    { stop: "tools", parts: [{ type: "call", id: "c2", name: "ask_person", arguments: { question: "Ledger", choices: ["Claude", "Other"] } }] },
+    (r) => new Promise((_, reject) => r.signal.addEventListener("abort", () => reject(r.signal.reason))),
+    new chat.ProviderFailure("auth", "Other"),
+  ], { name: "Claude" });
+  const bar = new chat.Chat({
+    app, handlers: { cells: () => { throw new Error("Other"); } }, permissions,
+    providers: [chat.anthropicProvider(), provider], keys: new chat.Keys({ tab: null, browser: null }), wait: async () => {},
+  });
+  const el = mount(chat.TabrelayChat, { chat: bar });
+  look(el, "chat: no key");
+  (el as unknown as { sendText(t: string, f: boolean): void }).sendText("Ledger", true);
+  look(el, "chat: asked for a key");
+  bar.setKey("k", false);
+  look(el, "chat: a key kept", ["https://api.anthropic.com"]);
+  bar.setProvider("scripted");
+  bar.setModel("scripted");
+  await bar.send("Ledger");
+  look(el, "chat: a turn with a failed call");
+  await bar.send("Ledger");
+  look(el, "chat: a question");
+  const stopped = bar.send("Claude");
+  await tick();
+  look(el, "chat: a turn running");
+  bar.stop();
+  await stopped;
+  look(el, "chat: a turn stopped");
+  await bar.send("Claude");
+  look(el, "chat: a failure");
+}
+
 test("every sentence the elements show comes from the messages table", { timeout: 60_000 + CONFIRM_POLL_MS }, async () => {
   ui.setMessages(sentinel(ui.en) as Messages);
   try {
     await connectPanel();
     await connectionsPanel();
     await permissionsElements();
+    await chatBar();
     const states: Status[] = [
       { state: "idle" }, { state: "connecting" }, { state: "connected", pairing: "pairing" },
       { state: "reconnecting", retryAt: Date.now() + 3000, seconds: 3, code: 1006 } as Status,
@@ -306,7 +344,7 @@ test("every sentence the elements show comes from the messages table", { timeout
     ui.setMessages(ui.en);
   }
   assert.deepEqual(offending, [], "sentences shown that the table lacks");
-  assert.ok(roots.length >= 9, "every element was drawn");
+  assert.ok(roots.length >= 10, "every element was drawn");
 });
 
 test("the German table has every entry of the English one, each in German", () => {

@@ -9,7 +9,7 @@
 
 import { adoptStyle, BUTTON_CSS, define, elementStyle, make, uid } from "../ui/controls-dom.js";
 import { noteText, type Entry } from "./conversation.js";
-import { chatWords, onLanguage, type ChatMessages } from "../chat-messages.js";
+import { chatWords, onLanguage, speak, type ChatMessages } from "../chat-messages.js";
 import type { Chat } from "./session.js";
 
 /** HTMLElement in a browser, a stand-in in node (as ui/controls-dom.ts's Base; the chat's types name no UI module). */
@@ -114,6 +114,7 @@ export class TabrelayChat extends ChatBase {
 
   /** words sets the element's own labels in the table's language. */
   private words(): void {
+    speak(this);
     const w = chatWords(), el = this.el;
     const label = (e: Element, text: string) => e.setAttribute("aria-label", text);
     label(el.provider, w.provider);

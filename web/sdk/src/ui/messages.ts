@@ -8,7 +8,7 @@
 // refusals, the relay's errors — stays English and is not in the table.
 
 import type { PermissionKind, Status, StopReason } from "../index.js";
-import { messagesRegistry, type ChatMessages } from "../chat-messages.js";
+import { messagesRegistry, speak as speakTable, type ChatMessages } from "../chat-messages.js";
 import { en } from "./messages-en.js";
 import type { Mode, Setting } from "./permissions.js";
 
@@ -227,26 +227,14 @@ export function unfollow(el: Element): void {
   drawn.delete(el);
 }
 
-/** The elements whose lang attribute is the table's, set by speak. */
-const marked = new WeakSet<Element>();
-
 /**
  * speak sets el's lang attribute to the table's language where the page
  * around it is in another one (an English panel in a German page, say),
  * so that screen readers pronounce it right; where they match, it removes
- * the one it set. A lang the app set on the element stays.
+ * the one it set. A lang the app set on the element stays. (The chat's
+ * element does the same: chat-messages.ts holds it for both modules.)
  */
-export function speak(el: Element): void {
-  if (el.hasAttribute("lang") && !marked.has(el)) return;
-  const around = el.parentElement?.closest("[lang]")?.getAttribute("lang") ?? "";
-  const primary = (tag: string) => tag.split("-")[0]!.toLowerCase();
-  if (primary(around) === primary(messages().lang)) {
-    if (marked.delete(el)) el.removeAttribute("lang");
-    return;
-  }
-  el.setAttribute("lang", messages().lang);
-  marked.add(el);
-}
+export const speak: (el: Element) => void = speakTable;
 
 /** statusWords says a client's status as a sentence for the page's status line; now is Unix ms (a reconnect's wait). */
 export function statusWords(s: Status, now: number = Date.now()): string {
