@@ -17,7 +17,8 @@ import (
 // in Chromium: the person types, the model calls a tool that asks, the
 // confirm card shows "Claude (chat)", Allow once runs it; Stop mid-turn
 // withdraws the card; a host's call through the relay works in the same
-// page at the same time; with the relay down the chat still works, and
+// page at the same time, and when both ask at once each question has its
+// card and each turn its activity line; with the relay down the chat still works, and
 // with the provider failing the connector still does. Once with the
 // scripted provider, once with the Anthropic provider at a configured base
 // URL: a local HTTP server that speaks the recorded Messages API shape
@@ -164,6 +165,34 @@ func TestBrowserChatScripted(t *testing.T) {
 	}
 	waitTrue(t, page, `document.querySelector("tabrelay-chat [role=log]").textContent.includes("You chose Milk.")`, "the choice sent by Enter")
 
+	// Both ways in asking at once: one card per question, one activity
+	// line per turn; each answer runs its own call.
+	hostReset := make(chan rpcReply, 1)
+	go func() {
+		hostReset <- c.send("tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"action": "reset"}}, false, nil)
+	}()
+	const card = `tabrelay-confirm [role=alertdialog]`
+	waitTrue(t, page, `(document.querySelector("`+card+` h2") || {}).textContent?.includes("E2E Host")`, "the host's card")
+	sendChat(t, page, "Reset it, please")
+	waitTrue(t, page, `[...document.querySelectorAll("tabrelay-activity li")].filter((li) => li.dataset.state === "asking").length === 2`,
+		lazy(func() string {
+			return "two activity lines asking: " + evalAs[string](t, page, `document.querySelector("tabrelay-activity").textContent`)
+		}))
+	heads := evalAs[[]string](t, page, `[...document.querySelectorAll("`+card+` h2")].map((h) => h.textContent)`)
+	if len(heads) != 2 || !strings.Contains(strings.Join(heads, "|"), "E2E Host") || !strings.Contains(strings.Join(heads, "|"), "Claude (chat)") {
+		t.Fatalf("the cards say %q; want one for each question", heads)
+	}
+	// Allow once on the host's card (marked, to click it as the person does).
+	evalAs[any](t, page, `[...document.querySelectorAll("`+card+`")].find((c) => c.querySelector("h2").textContent.includes("E2E Host")).dataset.probe = "host"`)
+	if err := page.click(card + `[data-probe=host] button[data-answer=once]`); err != nil {
+		t.Fatal(err)
+	}
+	if rep := waitReply(t, hostReset); rep.err != nil || rep.result["isError"] == true {
+		t.Fatalf("the host's reset after Allow once: %v %v", rep.err, rep.result)
+	}
+	resetsBefore := evalAs[int](t, page, `window.resets`)
+	allowChatCall(t, page, resetsBefore, "The counter is reset.")
+
 	// The provider failing: the chat says what to do in one line; the connector still works.
 	evalAs[any](t, page, `window.modelFails = true`)
 	sendChat(t, page, "Once more")
@@ -176,7 +205,7 @@ func TestBrowserChatScripted(t *testing.T) {
 	<-p.exited
 	waitTrue(t, page, `((window.tabrelayStatus || {}).state || "") !== "connected"`, "the page sees the relay gone")
 	sendChat(t, page, "Reset while the relay is down")
-	allowChatCall(t, page, 1, "The counter is reset.")
+	allowChatCall(t, page, evalAs[int](t, page, `window.resets`), "The counter is reset.")
 }
 
 // anthropicServer is a local HTTP server that speaks the Anthropic
