@@ -70,6 +70,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait, n.heartbeat)
 	n.st = st
 	defer st.stop()
+	if !e.modern {
+		defer s.relayListChanges(st, g.PairingID)()
+	}
 	out := outcome(s.cfg.Caller.Call(ctx, call, n.event))
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
 		writeResult(w, req.ID, out) // the stream never opened

@@ -83,17 +83,16 @@ func (s *Server) serverInfo() map[string]any {
 	return map[string]any{"name": "tabrelay", "title": s.cfg.Bundle.App.Title + " (tabrelay)", "version": s.cfg.Version}
 }
 
-func (s *Server) capabilities(e era) map[string]any {
-	resources := map[string]any{"listChanged": false}
-	if !e.modern {
-		resources["subscribe"] = true
-	}
+func (s *Server) capabilities() map[string]any {
 	return map[string]any{
-		// Tool changes reach a host only through subscriptions/listen (the
-		// stateless era); a handshake-era host has no stream to hear them
-		// on (GET / answers 405), so it is not promised them.
-		"tools":       map[string]any{"listChanged": e.modern},
-		"resources":   resources,
+		// Tool changes reach a host through subscriptions/listen (the
+		// stateless era), or on the stream of a call it is waiting for
+		// (the handshake era: listchanged.go).
+		"tools": map[string]any{"listChanged": true},
+		// The bundle's resources never change while a relay runs, so no
+		// channel ever carries a resource update: subscribing is not
+		// offered (a handshake-era resources/subscribe is still answered).
+		"resources":   map[string]any{"listChanged": false},
 		"prompts":     map[string]any{"listChanged": false},
 		"completions": map[string]any{},
 		"logging":     map[string]any{},
@@ -110,7 +109,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *request) {
 	}
 	writeResult(w, req.ID, map[string]any{
 		"protocolVersion": negotiate(p.ProtocolVersion),
-		"capabilities":    s.capabilities(era{version: p.ProtocolVersion}),
+		"capabilities":    s.capabilities(),
 		"serverInfo":      s.serverInfo(),
 		"instructions":    s.cfg.Bundle.Instructions,
 	})
@@ -121,7 +120,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *request) {
 func (s *Server) discover(e era) map[string]any {
 	return map[string]any{
 		"supportedVersions": supportedVersions(),
-		"capabilities":      s.capabilities(e),
+		"capabilities":      s.capabilities(),
 		"instructions":      s.cfg.Bundle.Instructions,
 	}
 }
