@@ -45,7 +45,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		return
 	}
 	p.Arguments = canonical
-	if !s.guardCall(w, req, e, g, tool, args, started) {
+	if !s.guardCall(w, req, e, g, tool, args, started) || !s.checkArguments(w, req, g, tool, p.Arguments, started) {
 		return
 	}
 	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}

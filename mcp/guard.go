@@ -108,3 +108,17 @@ func (s *Server) refusal(tool, action string) string {
 	return what + " is not among what the person allowed this connection, so nothing ran. " +
 		"The person can allow it in " + app + "'s Connections panel; calling again will not help until they do."
 }
+
+// checkArguments holds a call's arguments to its tool's inputSchema
+// (issue 24 item 10): arguments it refuses never reach the tab, and the
+// host reads -32602 with the schema's complaint. It answers and returns
+// false when refused.
+func (s *Server) checkArguments(w http.ResponseWriter, req *request, g protocol.Grant, t *protocol.Tool, args json.RawMessage, started time.Time) bool {
+	err := t.CheckArguments(args)
+	if err == nil {
+		return true
+	}
+	protocol.LogOutcome(s.cfg.Logger, protocol.InvalidArguments, "", g.ConnectionID, t.Name, time.Since(started))
+	writeError(w, req.ID, protocol.ErrInvalidParams.Withf("The arguments of %s do not match its inputSchema: %s.", t.Name, err))
+	return false
+}

@@ -100,6 +100,8 @@ type Tool struct {
 	// tool needs (PermissionKinds): the tab asks, allows or refuses by the
 	// strictest of them. An action's own list replaces the tool's.
 	Permissions []string `json:"permissions,omitempty"`
+
+	args *argumentSchema // InputSchema compiled (LoadBundle): CheckArguments
 }
 
 // ToolAnnotations are MCP's hints about a tool.
@@ -314,6 +316,9 @@ func (t *Tool) check(uris map[string]bool) error {
 	}
 	props, err := objectSchemaProperties(t.InputSchema)
 	if err != nil {
+		return fmt.Errorf("inputSchema: %w", err)
+	}
+	if t.args, err = compileArgumentSchema(t.InputSchema); err != nil {
 		return fmt.Errorf("inputSchema: %w", err)
 	}
 	if len(t.Actions) == 0 {

@@ -109,12 +109,14 @@ func EncodeOutcome(b *Bundle, o Outcome) ToolResult {
 // call the relay had stopped waiting for (detached, or its tab closed);
 // Refused a call the connection's scope did not allow; Withdrawn a call
 // whose connection the person forgot or narrowed while it ran (the host
-// reads that, whatever the tab answered). All are outcomes of a call the
+// reads that, whatever the tab answered); InvalidArguments a call whose
+// arguments the tool's inputSchema refuses. All are outcomes of a call the
 // operator sees beside the OutcomeKinds.
 const (
-	LateAnswer = "late_answer"
-	Refused    = "refused"
-	Withdrawn  = "withdrawn"
+	LateAnswer       = "late_answer"
+	Refused          = "refused"
+	Withdrawn        = "withdrawn"
+	InvalidArguments = "invalid_arguments" // refused before the tab: they do not match the tool's inputSchema
 )
 
 // LogOutcome writes the operator's line of a call that did not end with
