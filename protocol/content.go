@@ -41,6 +41,12 @@ type TabResult struct {
 	// Resources are embedded resources (MCP "resource" content): a uri and
 	// its text or base64 blob.
 	Resources []EmbeddedResource `json:"resources,omitempty"`
+	// Notes are the app's own sentences, written after the closing data
+	// tag with the names they quote marked (notes.go).
+	Notes []Note `json:"notes,omitempty"`
+	// IsError marks the result as a failure, as Error does, when the
+	// notes say why and there is no error of the app's to tag.
+	IsError bool `json:"isError,omitempty"`
 }
 
 // EmbeddedResource is a resource carried inside a result.
@@ -253,9 +259,10 @@ const maxPictureSentences = 10
 
 // EncodeResult is the one encoding of a tab's answer into an MCP result
 // (SPEC §4). The text block holds the tab's JSON between the data tags,
-// then, after the closing tag and each after a blank line, the relay's own
-// sentences: those given, then any this function adds (a picture left out,
-// data that is not JSON, a cut). Pictures that pass ImageCheck follow as
+// then, after the closing tag and each after a blank line, the app's own
+// notes (r.Notes, names marked) and the relay's own sentences: those
+// given, then any this function adds (a note or picture left out, data
+// that is not JSON, a cut). Pictures that pass ImageCheck follow as
 // image blocks, then sound clips and embedded resources (otherContents).
 //
 // When r.Error is set the result is an error and the tagged value is
@@ -277,13 +284,15 @@ func EncodeResult(tag string, r TabResult, sentences ...string) ToolResult {
 	if !ValidDataTag(tag) {
 		tag = DefaultDataTag
 	}
-	said := make([]string, 0, len(sentences)+2)
+	said, noteSaid := noteSentences(tag, r.Notes)
+	said = append(said, noteSaid...)
 	for _, s := range sentences {
 		if s != "" {
 			said = append(said, s)
 		}
 	}
 	inner, isError, dataSaid := resultValue(r)
+	isError = isError || r.IsError
 	said = append(said, dataSaid...)
 	images, imageSaid := imageContents(tag, r.Images)
 	said = append(said, imageSaid...)

@@ -150,6 +150,9 @@ func FuzzEncodeResult(f *testing.F) {
 			r.Images = append(r.Images, Image{MimeType: mark + mime, Data: string(image)})
 		}
 		r.Audio = []Image{{MimeType: mark + mime, Data: string(image)}}
+		// The app's notes: a name of others' (marked) it quotes, and the
+		// fuzzed text as a note's own words, whose '<' must not stay raw.
+		r.Notes = []Note{{Text: "The app names {0} <here>.", Names: []string{mark + errText}}, {Text: errText}}
 		res := EncodeResult(tag, r, "The relay says this.")
 		if !ValidDataTag(tag) {
 			tag = DefaultDataTag
