@@ -35,8 +35,11 @@ const (
 func noteSentences(tag string, notes []Note) (written, said []string) {
 	for i, n := range notes {
 		if i >= MaxNotes {
-			said = append(said, fmt.Sprintf("%s more notes of the app were left out: a result carries at most %d.",
-				formatCount(len(notes)-MaxNotes), MaxNotes))
+			more, were := len(notes)-MaxNotes, "notes of the app were"
+			if more == 1 {
+				were = "note of the app was"
+			}
+			said = append(said, fmt.Sprintf("%s more %s left out: a result carries at most %d.", formatCount(more), were, MaxNotes))
 			break
 		}
 		s, ok := noteSentence(tag, n)

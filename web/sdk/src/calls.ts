@@ -7,8 +7,9 @@ import type { Environment } from "./env.js";
 import {
   connectionOf, isRecord, utf8Bytes,
   type CancelReason, type Connection, type Incoming, type LogLevel, type Media,
-  type EmbeddedResource, type TabMessage, type TabResult,
+  type EmbeddedResource, type Note, type TabMessage, type TabResult,
 } from "./protocol.js";
+import { noteText, refusal } from "./notes.js";
 import type { CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
 import { checkToolCall, runToolCall, type CheckedCall } from "./toolcall.js";
@@ -76,9 +77,9 @@ type HandlerFor<T, G> = [ActionOf<T>] extends [never] ? ToolHandler<ArgumentsOf<
     readonly [X in ActionOf<T>]: ToolHandler<ArgumentsOf<T> & { readonly action: X }, ResultOf<G extends { readonly [K in X]: infer F } ? F : unknown>>;
   };
 
-/** Reply is a result with more than data: pictures, sound clips, embedded resources. */
+/** Reply is a result with more than data: pictures, sound clips, embedded resources, the app's own notes (notes.ts). */
 export class Reply<D = unknown> {
-  constructor(readonly result: { data?: D; images?: Media[]; audio?: Media[]; resources?: EmbeddedResource[] }) {}
+  constructor(readonly result: { data?: D; images?: Media[]; audio?: Media[]; resources?: EmbeddedResource[]; notes?: Note[]; isError?: boolean }) {}
 }
 
 /** ToolError is a failure the agent should read: its message is the sentence it gets. */
@@ -153,11 +154,11 @@ export class Calls<A extends AppDeclaration> {
     }
     const known = this.recent.get(id);
     if (known) return this.answer(id, known);
-    if (id.length > MAX_CALL_ID) return this.answer(id, { error: "This tab refuses a call id over 256 characters; nothing was done." });
+    if (id.length > MAX_CALL_ID) return this.answer(id, refusal("This tab refuses a call id over 256 characters; nothing was done."));
     const checked = this.check(msg, frameLength);
-    if (typeof checked === "string") {
-      this.o.env.warn("a call was refused: " + checked);
-      return this.answer(id, { error: checked });
+    if (!("handler" in checked)) {
+      this.o.env.warn("a call was refused: " + (checked.notes ?? []).map(noteText).join(" "));
+      return this.answer(id, checked);
     }
     this.start(id, msg, checked);
   }
@@ -172,13 +173,14 @@ export class Calls<A extends AppDeclaration> {
     running.controller.abort(new CallCancelled(reason));
   }
 
-  private check(msg: Incoming, frameLength: number): CheckedCall | string {
+  /** check finds a call's tool, handler and action, and checks its arguments (toolcall.ts); a refusal when the call cannot run. */
+  private check(msg: Incoming, frameLength: number): CheckedCall | TabResult {
     const checked = checkToolCall(this.o, msg["tool"], msg["arguments"] ?? {});
     // The frame bounds the arguments (a UTF-16 unit is at most 3 UTF-8
     // bytes): only a large frame needs measuring.
     const limit = this.o.maxArgumentBytes;
-    if (typeof checked !== "string" && frameLength * 3 > limit && utf8Bytes(JSON.stringify(checked.args)) > limit) {
-      return `The arguments are larger than the ${limit} bytes this app takes; nothing was done.`;
+    if ("handler" in checked && frameLength * 3 > limit && utf8Bytes(JSON.stringify(checked.args)) > limit) {
+      return refusal(`The arguments are larger than the ${limit} bytes this app takes; nothing was done.`);
     }
     return checked;
   }
@@ -243,16 +245,16 @@ export class Calls<A extends AppDeclaration> {
    */
   private sendable(result: TabResult): TabResult {
     const malformed = malformedPart(result);
-    if (malformed) return { error: `The tool's result could not be sent: its ${malformed} is malformed.` };
+    if (malformed) return refusal(`The tool's result could not be sent: its ${malformed} is malformed.`);
     let text: string;
     try {
       text = JSON.stringify(result);
     } catch {
-      return { error: "The tool's result could not be sent: it is not JSON (a cycle or a BigInt)." };
+      return refusal("The tool's result could not be sent: it is not JSON (a cycle or a BigInt).");
     }
     const limit = this.o.maxMessageBytes() - ENVELOPE_BYTES;
     if (text.length * 3 > limit && utf8Bytes(text) > limit) {
-      return { error: `The tool's result was too large to send (over ${limit} bytes).` };
+      return refusal(`The tool's result was too large to send (over ${limit} bytes).`);
     }
     return result;
   }
@@ -280,6 +282,8 @@ function malformedPart(r: TabResult): string | undefined {
   if (!list(r.images, (m) => strings(m, ["mimeType", "data"]))) return "images list";
   if (!list(r.audio, (m) => strings(m, ["mimeType", "data"]))) return "audio list";
   if (!list(r.resources, (m) => strings(m, ["uri"], ["mimeType", "text", "blob"]))) return "resources list";
+  if (!list(r.notes, (n) => strings(n, ["text"]) && list((n as { names?: unknown }).names, (x) => typeof x === "string"))) return "notes list";
+  if (r.isError !== undefined && typeof r.isError !== "boolean") return "isError";
   return undefined;
 }
 

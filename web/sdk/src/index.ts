@@ -19,8 +19,9 @@ export {
 } from "./tools.js";
 export {
   PROTOCOL_VERSION,
-  type CancelReason, type Connection, type EmbeddedResource, type LogLevel, type Media, type Permission, type TabResult,
+  type CancelReason, type Connection, type EmbeddedResource, type LogLevel, type Media, type Note, type Permission, type TabResult,
 } from "./protocol.js";
+export { note, noteText, refusal, withNote } from "./notes.js";
 export type { FromSchema, JsonChecked, JsonObject, JsonValue } from "./schema.js";
 export type { ChatMessages, FailureKind } from "./chat-messages.js";
 export type { Environment, LocksLike, PageLike, SocketFactory, SocketLike, StorageLike, TimerId } from "./env.js";

@@ -47,14 +47,24 @@ export interface EmbeddedResource {
   blob?: string;
 }
 
+/** One of the app's own sentences (§6 `result`): {0}, {1}… in text stand for names, marked as data by the relay. */
+export interface Note {
+  text: string;
+  names?: string[];
+}
+
 /** What a tool answers, as the `result` message carries it (§6). */
 export interface TabResult {
   data?: unknown;
   images?: Media[];
-  /** Set when the tool failed: the app's own sentence for the agent. */
+  /** Set when the tool failed: the app's sentence for the agent, sent as data (it may quote data). */
   error?: string;
   audio?: Media[];
   resources?: EmbeddedResource[];
+  /** The app's own sentences, written after the data (notes.ts). */
+  notes?: Note[];
+  /** Marks a failure whose notes say why, with no error to send as data. */
+  isError?: boolean;
 }
 
 /** Syslog level names a `log` line may carry (§6). */

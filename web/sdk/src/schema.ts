@@ -15,8 +15,9 @@ export type JsonObject = { readonly [key: string]: JsonValue | undefined };
  * with `items`, object with `properties` and `required`). A schema it
  * does not read (`{}`, `$ref`, a `not`) admits any JSON value; an object
  * without `properties`, any JSON object. Properties beyond `properties`
- * are left out of the type. Neither the SDK nor the relay checks an
- * agent's arguments against the schema: the type is the schema's promise.
+ * are left out of the type. Both the relay and the SDK check an agent's
+ * arguments against the schema before the handler runs (the SDK the
+ * keywords tools use: arguments.ts), so the type holds for those keywords.
  */
 export type FromSchema<S> =
   S extends { readonly const: infer C } ? C

@@ -7,6 +7,8 @@
 // what it returned or threw as a result.
 
 import { Reply, ToolError, type ActionHandlers, type CallGate, type ToolCall, type ToolHandler } from "./calls.js";
+import { argumentsProblem } from "./arguments.js";
+import { refusal } from "./notes.js";
 import { isRecord, type TabResult } from "./protocol.js";
 import type { AppDeclaration, ToolDeclaration } from "./tools.js";
 
@@ -25,21 +27,30 @@ export interface CheckedCall {
   readonly args: Record<string, unknown>;
 }
 
-/** checkToolCall finds the tool and handler of a call, or returns the sentence the agent reads. */
-export function checkToolCall(t: ToolCallTarget, name: unknown, raw: unknown): CheckedCall | string {
+/**
+ * checkToolCall finds the tool and handler of a call and checks its
+ * arguments against the tool's inputSchema (arguments.ts), or returns the
+ * refusal the agent reads: the SDK's own sentence, a name it quotes marked
+ * (notes.ts).
+ */
+export function checkToolCall(t: ToolCallTarget, name: unknown, raw: unknown): CheckedCall | TabResult {
   const tool = typeof name === "string" ? t.app.tools.find((x) => x.name === name) : undefined;
-  if (!tool) return `This app has no tool ${JSON.stringify(name)}; nothing was done.`;
-  if (!isRecord(raw)) return "The arguments must be a JSON object; nothing was done.";
+  if (!tool) return refusal("This app has no tool {0}; nothing was done.", String(name));
+  if (!isRecord(raw)) return refusal("The arguments must be a JSON object; nothing was done.");
   const handler = (t.handlers as Readonly<Record<string, ToolHandler | ActionHandlers>>)[tool.name];
-  if (typeof handler === "function" && !tool.actions?.length) return { tool, handler, action: undefined, args: raw };
   const action = raw["action"];
-  const declared = tool.actions?.some((a) => a.name === action);
-  if (typeof action !== "string" || !declared) {
-    const names = (tool.actions ?? []).map((a) => a.name).join(", ");
-    return `The tool ${tool.name} needs an "action" argument, one of: ${names}; nothing was done.`;
+  if (tool.actions?.length && (typeof action !== "string" || !tool.actions.some((a) => a.name === action))) {
+    const names = tool.actions.map((a) => a.name).join(", ");
+    return refusal(`The tool “${tool.name}” needs an "action" argument, one of: ${names}; nothing was done.`);
   }
-  const run = typeof handler === "function" ? handler : handler?.[action];
-  return run ? { tool, handler: run, action, args: raw } : `The action ${action} of ${tool.name} is not handled in this tab.`;
+  const problem = argumentsProblem(tool.inputSchema, raw);
+  if (problem) {
+    const [at, keyword, detail] = problem;
+    return refusal(`The arguments of “${tool.name}” break its inputSchema's ${keyword}${detail ? ` (${detail})` : ""} at {0}; nothing was done.`, at || "/");
+  }
+  const one = typeof action === "string" && tool.actions?.length ? action : undefined;
+  const run = typeof handler === "function" ? handler : one && handler?.[one];
+  return run ? { tool, handler: run, action: one, args: raw } : refusal(`The tool “${tool.name}” (${one}) is not handled in this tab.`);
 }
 
 /** runToolCall runs a checked call through the gate and the handler; it never throws. */
@@ -61,7 +72,7 @@ export async function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolC
 
 function failure(err: unknown, signal: AbortSignal): TabResult {
   if (err instanceof ToolError) return err.data === undefined ? { error: err.message } : { error: err.message, data: err.data };
-  if (signal.aborted) return { error: "The call was stopped before it finished." };
+  if (signal.aborted) return refusal("The call was stopped before it finished.");
   const message = err instanceof Error ? err.message : String(err);
   return { error: "The tool failed in the tab: " + message };
 }

@@ -1,6 +1,8 @@
 // The app the tests declare: one tool of each shape.
 
 import { Reply, ToolError, type Handlers, type ToolCall } from "../src/calls.js";
+import { noteText } from "../src/notes.js";
+import type { TabResult } from "../src/protocol.js";
 import { defineApp } from "../src/tools.js";
 
 export const app = defineApp({
@@ -60,4 +62,10 @@ export function callMsg(id: string, tool: string, args?: unknown, extra: Record<
     connection: { id: "conn_1", kind: "connector", client: "Claude", host: "claude.ai" },
     turn: "turn-1", deadline: 1_767_225_600_000 + 225_000, ...extra,
   };
+}
+
+/** said is the sentence of a result: its error, or its notes as plain text. */
+export function said(r: unknown): string {
+  const result = r as TabResult;
+  return result.error ?? (result.notes ?? []).map(noteText).join(" ");
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { CallCancelled, Reply } from "../src/calls.js";
-import { app, callMsg, TestHandlers } from "./app.js";
+import { refusal } from "../src/notes.js";
+import { app, callMsg, said, TestHandlers } from "./app.js";
 import { FakeBrowser, flush } from "./fakes.js";
 
 async function connected(extra = {}, options = {}) {
@@ -150,7 +151,8 @@ describe("bad input from the relay", () => {
     const t = await connected();
     t.sock().receive(callMsg("c1", "format_disk"));
     await flush();
-    assert.deepEqual(results(t.sock()), { c1: { error: 'This app has no tool "format_disk"; nothing was done.' } });
+    // The tool's name is the agent's: a name the relay marks as data, after the data (issue 24 item 7).
+    assert.deepEqual(results(t.sock()), { c1: refusal("This app has no tool {0}; nothing was done.", "format_disk") });
     assert.equal(t.h.runs.length, 0);
   });
 
@@ -160,8 +162,8 @@ describe("bad input from the relay", () => {
     t.sock().receive(callMsg("c2", "counter"));
     await flush();
     const r = results(t.sock());
-    assert.match(String((r["c1"] as { error: string }).error), /one of: get, increment/);
-    assert.match(String((r["c2"] as { error: string }).error), /needs an "action"/);
+    assert.match(said(r["c1"]), /one of: get, increment/);
+    assert.match(said(r["c2"]), /needs an "action"/);
     assert.equal(t.h.runs.length, 0);
   });
 
@@ -172,8 +174,8 @@ describe("bad input from the relay", () => {
     t.sock().receive(callMsg("c3", "echo", { text: "x".repeat(500) }));
     await flush();
     const r = results(t.sock());
-    assert.match(String((r["c1"] as { error: string }).error), /must be a JSON object/);
-    assert.match(String((r["c2"] as { error: string }).error), /larger than the 1000 bytes/);
+    assert.match(said(r["c1"]), /must be a JSON object/);
+    assert.match(said(r["c2"]), /larger than the 1000 bytes/);
     assert.deepEqual(r["c3"], { data: { text: "x".repeat(500) } });
   });
 
@@ -184,7 +186,7 @@ describe("bad input from the relay", () => {
     await flush();
     t.h.finish("c1", "x".repeat(17 * 1024 * 1024));
     await flush();
-    assert.match(String((results(t.sock())["c1"] as { error: string }).error), /too large to send/);
+    assert.match(said(results(t.sock())["c1"]), /too large to send/);
   });
 
   test("a Reply of the wrong shape gets an error result, not a socket closed with 4103", async () => {
@@ -196,7 +198,7 @@ describe("bad input from the relay", () => {
     tab.relay.last.welcome();
     tab.relay.last.receive(callMsg("c1", "picture"));
     await flush();
-    assert.deepEqual(results(tab.relay.last), { c1: { error: "The tool's result could not be sent: its images list is malformed." } });
+    assert.deepEqual(results(tab.relay.last), { c1: refusal("The tool's result could not be sent: its images list is malformed.") });
   });
 
   test("progress that is not a number is dropped with a warning", async () => {
@@ -212,7 +214,7 @@ describe("bad input from the relay", () => {
     const t = await connected({}, { maxArgumentBytes: 3000 });
     t.sock().receive(callMsg("c1", "echo", { text: "語".repeat(1500) })); // 1,500 units, 4,500 bytes
     await flush();
-    assert.match(String((results(t.sock())["c1"] as { error: string }).error), /larger than the 3000 bytes/);
+    assert.match(said(results(t.sock())["c1"]), /larger than the 3000 bytes/);
   });
 
   test("a result that is not JSON gets an error result", async () => {
@@ -223,7 +225,7 @@ describe("bad input from the relay", () => {
     cycle["self"] = cycle;
     t.h.finish("c1", cycle);
     await flush();
-    assert.match(String((results(t.sock())["c1"] as { error: string }).error), /not JSON/);
+    assert.match(said(results(t.sock())["c1"]), /not JSON/);
   });
 
   test("malformed frames, unknown types, binary frames and calls without ids are ignored with a warning", async () => {

@@ -14,6 +14,7 @@ import { connectInfoOf, RelayError, type ConnectInfo, type ConnectionInfo, type 
 import { defineApp, PERMISSION_KINDS, type ToolDeclaration } from "../src/tools.js";
 import type { Status } from "../src/client.js";
 import { STOP_MESSAGES, type StopReason } from "../src/codes.js";
+import { said } from "./app.js";
 import { doc, FakeNode } from "./dom.js";
 
 // The page loads with an approval link's fragment; the relay's window opens.
@@ -440,7 +441,7 @@ test("setMessages draws the elements in the page again, keeping what the person 
   assert.equal((part(panel, "code") as unknown as { value: string }).value, "ABCD-EFGH");
   assert.equal(elements[2]!.querySelector("h2")!.textContent, "Claude (claude.ai) asks to run File (delete)", "the open card, in English again");
   elements[2]!.querySelector("button[data-answer=deny]")!.dispatch("click");
-  assert.match(String((await asked).error), /declined/);
+  assert.match(said(await asked), /declined/);
   for (const el of elements) el.remove(), (el as unknown as { disconnectedCallback?(): void }).disconnectedCallback?.();
 });
 

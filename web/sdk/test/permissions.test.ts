@@ -11,6 +11,8 @@ import {
   createPermissions, decide, HEAVY_MS, MODES, SUMMARIES_ONLY_REFUSAL,
   type Answer, type PermissionsEnvironment, type Question,
 } from "../src/ui/permissions.js";
+import { refusal } from "../src/notes.js";
+import { said } from "./app.js";
 import { FakeBrowser, flush, MemoryStorage } from "./fakes.js";
 
 const app = defineApp({
@@ -176,8 +178,8 @@ describe("calls", () => {
     assert.deepEqual(t.runs, ["c1"]);
     const r = t.results();
     assert.deepEqual(r["c1"], { data: "ok" });
-    assert.deepEqual(r["c2"], { error: "The person's settings in this tab refuse changes to agents, so File (rename) was not run." });
-    assert.match(String((r["c3"] as { error: string }).error), /needs the person's confirmation/);
+    assert.deepEqual(r["c2"], refusal("The person's settings in this tab refuse changes to agents, so “File (rename)” was not run."));
+    assert.match(said(r["c3"]), /needs the person's confirmation/);
   });
 
   test("heavy asks only when its estimate is 10 s or more", async () => {
@@ -209,7 +211,8 @@ describe("calls", () => {
     answer("deny");
     await flush();
     assert.deepEqual(t.sock.sent().filter((m) => m["id"] === "c1").map((m) => m["type"]), ["asking", "answered", "result"]);
-    assert.deepEqual(t.results()["c1"], { error: "The person declined to let Claude (claude.ai) run File (delete)." });
+    // The client's name is others' words: a name the relay marks as data, after the data (issue 24 item 7).
+    assert.deepEqual(t.results()["c1"], refusal("The person declined to let {0} run “File (delete)”.", "Claude (claude.ai)"));
     assert.ok(question.signal.aborted);
     assert.deepEqual(t.runs, []);
   });
@@ -250,7 +253,7 @@ describe("calls", () => {
     site.closeTab();
     await flush();
     assert.ok(questions[1]!.signal.aborted);
-    assert.deepEqual(t.results(), { c2: { error: "The tab closed before the person answered; File (delete) was not run." } });
+    assert.deepEqual(t.results(), { c2: refusal("The tab closed before the person answered; “File (delete)” was not run.") });
     assert.deepEqual(t.runs, []);
   });
 });
@@ -277,10 +280,10 @@ describe("turns and Stop", () => {
     await flush();
     t.sock.receive(call("c3", "list"));
     await flush();
-    const stopped = { error: "The person stopped this turn in the tab; Edit note was not run or did not finish." };
+    const stopped = refusal("The person stopped this turn in the tab; “Edit note” was not run or did not finish.");
     assert.deepEqual(t.results()["c1"], stopped);
-    assert.match(String((t.results()["c2"] as { error: string }).error), /stopped this turn/);
-    assert.match(String((t.results()["c3"] as { error: string }).error), /stopped this turn/);
+    assert.match(said(t.results()["c2"]), /stopped this turn/);
+    assert.match(said(t.results()["c3"]), /stopped this turn/);
     assert.equal(t.perms.questions.length, 0, "Stop withdrew the card");
     assert.equal(t.perms.turns.lines[0]?.state, "stopped");
     // The relay is told, so it ends the turn (§12); until its next turn, the stopped turn's calls are refused, dismissed or not.
@@ -288,7 +291,7 @@ describe("turns and Stop", () => {
     t.perms.turns.dismiss(line!.key);
     t.sock.receive(call("c3b", "list"));
     await flush();
-    assert.match(String((t.results()["c3b"] as { error: string }).error), /stopped this turn/);
+    assert.match(said(t.results()["c3b"]), /stopped this turn/);
     // The agent's next turn is a new line in place of the old.
     t.sock.receive(call("c4", "list", {}, "turn-2"));
     await flush();

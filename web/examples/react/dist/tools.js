@@ -1,67 +1,67 @@
 // ../../sdk/dist/tabrelay.js
-var z = 10 * 6e4;
-var Z = 60 * 6e4;
-var Ae = 128 * 1024;
-var N = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
-var w = /^[a-zA-Z0-9_-]{1,64}$/;
-var se = /^[a-z][a-z0-9-]{0,39}$/;
-function Ee(r) {
-  let e = b(r);
+var se = 10 * 6e4;
+var ie = 60 * 6e4;
+var Ne = 128 * 1024;
+var j = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
+var A = /^[a-zA-Z0-9_-]{1,64}$/;
+var pe = /^[a-z][a-z0-9-]{0,39}$/;
+function De(t) {
+  let e = S(t);
   if (e) throw new TypeError("tabrelay: " + e);
-  return r;
+  return t;
 }
-function b(r) {
-  if (typeof r.version != "string" || !r.version.trim() || r.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
-  if (!se.test(r.app?.name ?? "")) return `app.name: ${JSON.stringify(r.app?.name)} must match ${se}`;
-  if (!r.app.title?.trim()) return "app.title: required";
-  if (!Array.isArray(r.tools) || r.tools.length === 0) return "tools: at least one tool is required";
+function S(t) {
+  if (typeof t.version != "string" || !t.version.trim() || t.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
+  if (!pe.test(t.app?.name ?? "")) return `app.name: ${JSON.stringify(t.app?.name)} must match ${pe}`;
+  if (!t.app.title?.trim()) return "app.title: required";
+  if (!Array.isArray(t.tools) || t.tools.length === 0) return "tools: at least one tool is required";
   let e = /* @__PURE__ */ new Set();
-  for (let [t, n] of r.tools.entries()) {
-    let o = Oe(n);
-    if (o) return `tools[${t}].${o}`;
-    if (e.has(n.name)) return `tools[${t}].name: ${JSON.stringify(n.name)} appears twice`;
-    e.add(n.name);
+  for (let [n, r] of t.tools.entries()) {
+    let o = Fe(r);
+    if (o) return `tools[${n}].${o}`;
+    if (e.has(r.name)) return `tools[${n}].name: ${JSON.stringify(r.name)} appears twice`;
+    e.add(r.name);
   }
-  return Ce(r.answersAt) ?? ae("instructions", r.instructions, e) ?? ae("answersAt", r.answersAt, e);
+  return He(t.answersAt) ?? he("instructions", t.instructions, e) ?? he("answersAt", t.answersAt, e);
 }
-var ie = 200;
-function Ce(r) {
-  if (!(r === void 0 || r === "")) {
-    if (typeof r != "string") return "answersAt: must be a string";
-    if ([...r].length > ie) return `answersAt: at most ${ie} characters`;
-    if (r.trim() !== r || /[<\n\r]/.test(r)) return "answersAt: one line of words, without '<' or spaces around it";
+var fe = 200;
+function He(t) {
+  if (!(t === void 0 || t === "")) {
+    if (typeof t != "string") return "answersAt: must be a string";
+    if ([...t].length > fe) return `answersAt: at most ${fe} characters`;
+    if (t.trim() !== t || /[<\n\r]/.test(t)) return "answersAt: one line of words, without '<' or spaces around it";
   }
 }
-function ae(r, e, t) {
-  for (let [, n] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (w.test(n) && !t.has(n)) return `${r}: names the tool \`${n}\`, which the app does not have`;
+function he(t, e, n) {
+  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (A.test(r) && !n.has(r)) return `${t}: names the tool \`${r}\`, which the app does not have`;
 }
-function Oe(r) {
-  if (!w.test(r.name ?? "")) return `name: ${JSON.stringify(r.name)} must match ${w}`;
-  if (!r.description?.trim()) return "description: required (hosts show it)";
-  if (!["cells", "summaries", "none"].includes(r.result)) return `result: ${JSON.stringify(r.result)} must be "cells", "summaries" or "none"`;
-  if (r.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
-  let e = ce(r.permissions);
+function Fe(t) {
+  if (!A.test(t.name ?? "")) return `name: ${JSON.stringify(t.name)} must match ${A}`;
+  if (!t.description?.trim()) return "description: required (hosts show it)";
+  if (!["cells", "summaries", "none"].includes(t.result)) return `result: ${JSON.stringify(t.result)} must be "cells", "summaries" or "none"`;
+  if (t.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
+  let e = me(t.permissions);
   if (e) return e;
-  if (!r.actions?.length) return;
-  if (!r.inputSchema.properties || !("action" in r.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
-  let t = /* @__PURE__ */ new Set();
-  for (let [n, o] of r.actions.entries()) {
-    if (!w.test(o.name ?? "") || t.has(o.name)) return `actions[${n}].name: ${JSON.stringify(o.name)} must match ${w} and be unique`;
-    t.add(o.name);
-    let s = ce(o.permissions);
-    if (s) return `actions[${n}].${s}`;
+  if (!t.actions?.length) return;
+  if (!t.inputSchema.properties || !("action" in t.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
+  let n = /* @__PURE__ */ new Set();
+  for (let [r, o] of t.actions.entries()) {
+    if (!A.test(o.name ?? "") || n.has(o.name)) return `actions[${r}].name: ${JSON.stringify(o.name)} must match ${A} and be unique`;
+    n.add(o.name);
+    let s = me(o.permissions);
+    if (s) return `actions[${r}].${s}`;
   }
 }
-function ce(r) {
-  let e = r?.find((n) => !N.includes(n));
-  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${N.join(", ")}`;
-  let t = r?.find((n, o) => r.indexOf(n) !== o);
-  return t === void 0 ? void 0 : `permissions: ${JSON.stringify(t)} appears twice`;
+function me(t) {
+  let e = t?.find((r) => !j.includes(r));
+  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${j.join(", ")}`;
+  let n = t?.find((r, o) => t.indexOf(r) !== o);
+  return n === void 0 ? void 0 : `permissions: ${JSON.stringify(n)} appears twice`;
 }
-var $e = 3 * 2e4;
+var Xe = 3 * 2e4;
 
 // src/tools.ts
-var app = Ee({
+var app = De({
   version: "todo-react-1",
   app: { name: "todo", title: "Todo" },
   instructions: "These tools act in the person's open Todo tab: `list_todos` reads the list, `add_todo` adds to it.",

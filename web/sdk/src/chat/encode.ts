@@ -1,13 +1,14 @@
 // The chat's tool results between the data tags, as the relay writes them
 // (protocol/content.go EncodeResult, SPEC §4, §10): the result's JSON
 // compacted, '<' written as \u003c, between <tag> and </tag>; a failure
-// as {"error": …, "data": …}; the text held to 150,000 characters with the
+// as {"error": …, "data": …}; the app's notes after the closing tag, names
+// marked (protocol/notes.go); the text held to 150,000 characters with the
 // same sentence when cut. test/recorded/encoding.json holds cases both
 // encoders are checked against (protocol/encoding_agreement_test.go and
 // test/chat-encode.test.ts). A chat sends text and pictures: sound clips
 // and embedded resources are left out, with a sentence the model reads.
 
-import type { Media, TabResult } from "../protocol.js";
+import type { Media, Note, TabResult } from "../protocol.js";
 
 export const DEFAULT_DATA_TAG = "tabrelay-data";
 /** The most characters (code points) a result's text may have, tags and sentences included. */
@@ -35,7 +36,7 @@ export function escapeJSON(value: unknown): string {
 /** encodeResult returns what a model reads of a tool's result. */
 export function encodeResult(tag: string, r: TabResult): Encoded {
   if (!validDataTag(tag)) tag = DEFAULT_DATA_TAG;
-  const said: string[] = [];
+  const said = noteSentences(tag, r.notes ?? []);
   let inner = escapeJSON(r.data);
   if (r.error !== undefined) inner = `{"error":${escapeJSON(String(r.error))}${r.data !== undefined ? `,"data":${inner}` : ""}}`;
   const images: Media[] = [];
@@ -47,7 +48,35 @@ export function encodeResult(tag: string, r: TabResult): Encoded {
   });
   if (r.audio?.length) said.push(`${count(r.audio.length)} sound ${r.audio.length === 1 ? "clip was" : "clips were"} left out: this chat sends text and pictures only.`);
   if (r.resources?.length) said.push(`${count(r.resources.length)} embedded ${r.resources.length === 1 ? "resource was" : "resources were"} left out: this chat sends text and pictures only.`);
-  return { text: fitText(tag, inner, said), isError: r.error !== undefined, images };
+  return { text: fitText(tag, inner, said), isError: r.error !== undefined || r.isError === true, images };
+}
+
+/** noteSentences is protocol.noteSentences: the notes as sentences, then one for each note left out. */
+function noteSentences(tag: string, notes: readonly Note[]): string[] {
+  const written: string[] = [], left: string[] = [];
+  notes.forEach((n, i) => {
+    const more = notes.length - 8;
+    if (i === 8) left.push(`${count(more)} more ${more === 1 ? "note of the app was" : "notes of the app were"} left out: a result carries at most 8.`);
+    if (i >= 8) return;
+    const s = noteSentence(tag, n);
+    if (s === undefined) left.push(`Note ${i + 1} of the app was left out: a note has at most 1,000 characters and 8 names of at most 300 characters each, and each {n} in it names one of them.`);
+    else if (s) written.push(s);
+  });
+  return [...written, ...left];
+}
+
+/** noteSentence is protocol.noteSentence: each {n} the name marked as data, each '<' escaped; undefined over the limits. */
+function noteSentence(tag: string, n: Note): string | undefined {
+  const names = n.names ?? [];
+  if (runes(n.text) > 1000 || names.length > 8 || names.some((x) => runes(x) > 300)) return undefined;
+  let bad = false;
+  const s = n.text.trim().replace(/\{(\d)\}|</g, (m, d?: string) => {
+    if (m === "<") return "\\u003c";
+    const name = names[Number(d)];
+    if (name === undefined) bad = true;
+    return `<${tag}>${escapeJSON(name ?? "").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")}</${tag}>`;
+  });
+  return bad ? undefined : s;
 }
 
 /** fitText is protocol.fitTexts for one text: tagged, the sentences after, cut to RESULT_TEXT_CHARS. */

@@ -232,13 +232,14 @@ export class Chat {
     const o = this.o;
     const target = { app: o.app, handlers: o.handlers, gate: o.permissions };
     const checked = checkToolCall(target, c.name, c.arguments);
-    const tool = typeof checked === "string" ? undefined : checked.tool;
+    const ok = "handler" in checked ? checked : undefined;
+    const tool = ok?.tool;
     const call: ToolCall = {
-      id: c.id, tool: c.name, action: typeof checked === "string" ? undefined : checked.action,
+      id: c.id, tool: c.name, action: ok?.action,
       arguments: c.arguments, connection: this.connection, turn: c.turn, deadline: 0, redelivery: 0, signal: c.signal,
       progress: () => {}, log: () => {}, asking: () => {}, answered: () => {}, step: () => {},
     };
-    const result = typeof checked === "string" ? { error: checked } : await runToolCall(target, checked, call);
+    const result = "handler" in checked ? await runToolCall(target, checked, call) : checked;
     const enc = encodeResult(o.app.dataTag ?? DEFAULT_DATA_TAG, result);
     const cells = tool?.result === "cells";
     return { id: c.id, name: c.name, text: enc.text, isError: enc.isError, cells, keptOut: cells && o.permissions?.summariesOnly === true, ...picturesOf(enc.images) };

@@ -7,7 +7,7 @@
 // `permissions` option, it decides every call before the handler runs.
 
 import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
-import { PERMISSION_KINDS, permissionKindsOf, type AppDeclaration, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
+import { PERMISSION_KINDS, permissionKindsOf, refusal, type AppDeclaration, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
 import { messages } from "./messages.js";
 import { Turns, whoOf } from "./turns.js";
 
@@ -291,9 +291,9 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       const d = this.decisionFor(tool, call.action, call.connection.id, estimate);
       if (d.setting === "allow") return next(call);
       if (d.setting === "deny") {
-        return { error: `The person's settings in this tab refuse ${d.kinds.map((k) => KIND_PHRASES[k]).join(" and ")} to agents, so ${title} was not run.` };
+        return refusal(`The person's settings in this tab refuse ${d.kinds.map((k) => KIND_PHRASES[k]).join(" and ")} to agents, so “${title}” was not run.`);
       }
-      if (!this.confirmer) return { error: `${title} needs the person's confirmation, and this tab has no way to ask; it was not run.` };
+      if (!this.confirmer) return refusal(`“${title}” needs the person's confirmation, and this tab has no way to ask; it was not run.`);
       const answer = await this.ask(this.confirmer, call, tool, d.kinds, estimate);
       switch (answer) {
         case "reconsider":
@@ -307,11 +307,11 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
           this.save({ kinds: { ...this.settings, ...Object.fromEntries(d.kinds.map((k) => [k, "allow"])) } });
           return next(call);
         case "deny":
-          return { error: `The person declined to let ${whoOf(call.connection)} run ${title}.` };
+          return refusal(`The person declined to let {0} run “${title}”.`, whoOf(call.connection));
         case "closing":
-          return { error: `The tab closed before the person answered; ${title} was not run.` };
+          return refusal(`The tab closed before the person answered; “${title}” was not run.`);
         case "moot":
-          return { error: `The call ended before the person answered; ${title} was not run.` };
+          return refusal(`The call ended before the person answered; “${title}” was not run.`);
       }
     }
   }

@@ -3,7 +3,7 @@
 // steps, what now — and Stop, which ends the turn's pending calls with a
 // sentence the agent reads. Headless: <tabrelay-activity> renders it.
 
-import type { Connection, TabResult, ToolCall } from "../index.js";
+import { refusal, type Connection, type TabResult, type ToolCall } from "../index.js";
 import { messages } from "./messages.js";
 
 /** One agent turn, as its activity line shows it. */
@@ -111,8 +111,8 @@ export class Turns {
       e = { turn: call.turn, connection: call.connection, calls: 0, steps: 0, stopped, running: new Map() };
       this.entries.set(key, e);
     }
-    const stoppedSentence = `The person stopped this turn in the tab; ${title} was not run or did not finish.`;
-    if (e.stopped) return { error: stoppedSentence };
+    const stopSentence = () => refusal(`The person stopped this turn in the tab; “${title}” was not run or did not finish.`);
+    if (e.stopped) return stopSentence();
     const entry = e;
     const r = { title, asking: false, stop: new AbortController() };
     entry.running.set(call.id, r);
@@ -125,7 +125,7 @@ export class Turns {
       step: () => (entry.steps++, call.step(), this.emit()),
     };
     const stopped = new Promise<TabResult>((resolve) => {
-      const on = () => resolve({ error: stoppedSentence });
+      const on = () => resolve(stopSentence());
       if (r.stop.signal.aborted) on();
       else r.stop.signal.addEventListener("abort", on, { once: true });
     });
