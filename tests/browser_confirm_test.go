@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -73,8 +74,10 @@ func TestBrowserConfirmCard(t *testing.T) {
 
 		pending = reset()
 		answerCard(t, page, "deny")
-		if rep := waitReply(t, pending); rep.result["isError"] != true || !strings.Contains(fmt.Sprint(rep.result["content"]), "The person declined") {
-			t.Fatalf("after Deny: %v %v; want the refusal sentence", rep.err, rep.result)
+		// The refusal is the SDK's own sentence: after the data, not in it,
+		// the host's name (others' words) marked as data (issue 24 item 7).
+		if rep := waitReply(t, pending); rep.result["isError"] != true || !declined.MatchString(resultText(t, rep)) {
+			t.Fatalf("after Deny: %v %v; want the refusal sentence after the data tag", rep.err, rep.result)
 		}
 		if resets() != 1 {
 			t.Fatalf("resets = %d: Deny ran the call", resets())
@@ -92,6 +95,9 @@ func TestBrowserConfirmCard(t *testing.T) {
 		}
 	})
 }
+
+// declined is the text a host reads of a call the person declined.
+var declined = regexp.MustCompile(`^<tabrelay-data>null</tabrelay-data>\n\nThe person declined to let <tabrelay-data>"[^<]+"</tabrelay-data> run “[^”<]+”\.$`)
 
 // answerCard waits for the page's confirm card, checks what it says and
 // that it took the keyboard focus, and presses answer.
