@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tabrelay/tabrelay/events"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -17,7 +18,8 @@ import (
 // "cancelled"), whose handler's signal fires and whose question to the
 // person, if any, is withdrawn. The relay keeps no sessions, so a call is
 // found by its connection and request id; the notification may reach
-// another node than the call's, which Config.CancelElsewhere tells.
+// another node than the call's, which the events' bus tells
+// (events.CallCancelled).
 
 // maxCancelKey bounds the request id a notification may name: longer is
 // no id of a call in flight (validID bounds nothing by itself).
@@ -89,7 +91,7 @@ func (s *Server) CancelLocal(key string) bool {
 }
 
 // cancelled handles a host's notifications/cancelled: the call it names,
-// of the same connection, ends here or, through CancelElsewhere, on the
+// of the same connection, ends here or, through the events' bus, on the
 // node where it runs. A notification naming no call of ours is ignored,
 // as the protocol asks.
 func (s *Server) cancelled(g protocol.Grant, params json.RawMessage) {
@@ -100,10 +102,10 @@ func (s *Server) cancelled(g protocol.Grant, params json.RawMessage) {
 		return
 	}
 	key, ok := cancelKey(g.ConnectionID, p.RequestID)
-	if !ok || s.CancelLocal(key) || s.cfg.CancelElsewhere == nil {
+	if !ok || s.CancelLocal(key) {
 		return
 	}
-	s.cfg.CancelElsewhere(key)
+	s.cfg.Events.Elsewhere(events.CallCancelled, key)
 }
 
 // count is how many calls run here.

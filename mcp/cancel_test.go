@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/events"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -42,10 +44,10 @@ func (tokenConnections) Verify(_ context.Context, token string) (protocol.Grant,
 // other nodes.
 func TestNotificationsCancelledEndTheCall(t *testing.T) {
 	c := blockingCaller{ended: make(chan string, 1)}
-	var elsewhere []string
+	bus := &hints{}
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
-		Caller: c, Verifier: tokenConnections{}, CancelElsewhere: func(key string) { elsewhere = append(elsewhere, key) }})
+		Caller: c, Verifier: tokenConnections{}, Events: events.New(bus)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +92,7 @@ func TestNotificationsCancelledEndTheCall(t *testing.T) {
 		t.Fatalf("the call of %s ended on a cancel that did not name it", who)
 	case <-time.After(50 * time.Millisecond):
 	}
+	elsewhere := bus.cancelled()
 	if len(elsewhere) != 2 || elsewhere[0] != `c2 "call-7"` || elsewhere[1] != `c1 "call-8"` {
 		t.Fatalf("hinted to the cluster: %q; want the two well-formed cancels that matched nothing here", elsewhere)
 	}
@@ -132,4 +135,30 @@ func TestACancelNamingTwoCallsEndsNeither(t *testing.T) {
 	if second.Err() == nil {
 		t.Fatal("the cancel naming the one call left did not end it")
 	}
+}
+
+// hints is a cluster's bus as one node sees it: what it told the others.
+type hints struct {
+	mu   sync.Mutex
+	sent []string
+	kind []events.Kind
+}
+
+func (h *hints) Publish(kind events.Kind, subject string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sent, h.kind = append(h.sent, subject), append(h.kind, kind)
+}
+
+// cancelled is the keys of the calls it hinted cancelled.
+func (h *hints) cancelled() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var keys []string
+	for i, k := range h.kind {
+		if k == events.CallCancelled {
+			keys = append(keys, h.sent[i])
+		}
+	}
+	return keys
 }

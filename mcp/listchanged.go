@@ -1,5 +1,7 @@
 package mcp
 
+import "github.com/tabrelay/tabrelay/events"
+
 // A handshake-era host has no stream of its own to hear of changes on
 // (GET / answers 405: the relay keeps no session), but while one of its
 // tools/call requests is answered as an event stream, that stream is one:
@@ -13,27 +15,15 @@ package mcp
 
 // relayListChanges sends notifications/tools/list_changed on st while a
 // handshake-era call of pairing runs, once per event that may change the
-// tool list; stop ends it (before the call's answer is written).
+// tool list; stop ends it (before the call's answer is written). It is a
+// function of the events hub, not a goroutine per call: each notification
+// is written from a goroutine of its own, so that a slow host's stream
+// never holds up the hub's delivery, and one that comes after the answer
+// is dropped by the stream.
 func (s *Server) relayListChanges(st *stream, pairing string) (stop func()) {
-	changes, unsubscribe := s.cfg.Events.subscribe(pairing)
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		for {
-			select {
-			case <-done:
-				return
-			case kind := <-changes:
-				if kind&(ToolsChanged|ConnectionsChanged) != 0 {
-					st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
-				}
-			}
+	return s.cfg.Events.Subscribe(pairing, func(kind events.Kind) {
+		if kind&(events.ToolsChanged|events.ConnectionsChanged) != 0 {
+			go st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
 		}
-	}()
-	return func() {
-		close(done)
-		<-ended
-		unsubscribe()
-	}
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tabrelay/tabrelay/events"
 	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -54,16 +55,16 @@ type Config struct {
 	Bundle              *protocol.Bundle
 	Verifier            Verifier
 	Caller              Caller
-	Events              *Events
-	Metrics             *Metrics
+	// Events is the node's: the listen streams and the calls in flight
+	// hear their browser's; a host's cancel of a call that does not run
+	// here goes to the other nodes (events.CallCancelled), whose
+	// CancelLocal ends it.
+	Events  *events.Hub
+	Metrics *Metrics
 	// AllowedOrigins may send requests from a browser (the public origin
 	// always may); any other Origin is refused (DNS rebinding, SPEC §4).
 	AllowedOrigins []string
-	// CancelElsewhere tells the other nodes of a cluster that the host
-	// cancelled the call named key (CancelLocal's), which does not run
-	// here; nil on a single node.
-	CancelElsewhere func(key string)
-	MaxBody         int64 // request body limit; default defaultMaxBody
+	MaxBody        int64 // request body limit; default defaultMaxBody
 	// KeepAlive is how often an event stream that has nothing to say
 	// says something: a comment, or on a tools/call whose host sent a
 	// progress token a progress notification of what the call waits
@@ -119,7 +120,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Events == nil {
-		cfg.Events = NewEvents(nil)
+		cfg.Events = events.New(nil)
 	}
 	pub, err := url.Parse(cfg.PublicURL)
 	if err != nil || pub.Host == "" {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tabrelay/tabrelay/events"
 	"github.com/tabrelay/tabrelay/internal/httpx"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -36,10 +37,9 @@ type grantWatch struct {
 	tool, action string
 	started      time.Time
 
-	changes     <-chan EventKind
-	unsubscribe func()
-	done        chan struct{} // closed when the call ended
-	cancel      context.CancelFunc
+	changes *events.Listener
+	done    chan struct{} // closed when the call ended
+	cancel  context.CancelFunc
 
 	mu   sync.Mutex // guards why, seen
 	why  int
@@ -51,7 +51,7 @@ type grantWatch struct {
 func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool, action string) (context.Context, *grantWatch) {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &grantWatch{s: s, r: r, tool: tool, action: action, started: time.Now(), cancel: cancel, done: make(chan struct{})}
-	w.changes, w.unsubscribe = s.cfg.Events.subscribe(pairing)
+	w.changes = s.cfg.Events.Listen(pairing)
 	go func() {
 		// As a listen stream does: a check every keep-alive too, should an
 		// event of another node's have been lost on its way here.
@@ -65,8 +65,8 @@ func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool,
 				return
 			case <-recheck.C:
 				w.check(ctx)
-			case kind := <-w.changes:
-				if w.heard(kind) {
+			case <-w.changes.C():
+				if w.heard(w.changes.Take()) {
 					w.check(ctx)
 				}
 			}
@@ -77,8 +77,8 @@ func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool,
 
 // heard notes an event of the browser; true when it may have changed
 // the grant.
-func (w *grantWatch) heard(kind EventKind) bool {
-	if kind&(TokenRevoked|ConnectionsChanged) == 0 {
+func (w *grantWatch) heard(kind events.Kind) bool {
+	if kind&(events.TokenRevoked|events.ConnectionsChanged) == 0 {
 		return false
 	}
 	w.mu.Lock()
@@ -117,12 +117,8 @@ func (w *grantWatch) check(ctx context.Context) int {
 // reach it).
 func (w *grantWatch) withdrawn(ctx context.Context) int {
 	close(w.done)
-	select {
-	case kind := <-w.changes: // delivered as the call ended, unread
-		w.heard(kind)
-	default:
-	}
-	w.unsubscribe()
+	w.heard(w.changes.Take()) // delivered as the call ended, unread
+	w.changes.Close()
 	w.mu.Lock()
 	why, seen := w.why, w.seen
 	w.mu.Unlock()

@@ -16,7 +16,6 @@ func (n *Node) newMCP() (*mcp.Server, error) {
 		KeepAlive:      n.cfg.KeepAlive,
 		Metrics:        mcp.NewMetrics(n.registry),
 		AllowedOrigins: n.cfg.AllowedOrigins, Logger: n.log,
-		CancelElsewhere: n.cancelElsewhere(),
 	})
 }
 
@@ -28,18 +27,4 @@ const permissionsWait = 1500 * time.Millisecond
 // tools for conn (mcp.Caller), waiting at most permissionsWait.
 func (n *Node) Permissions(ctx context.Context, pairing string, conn protocol.Connection, tools []string) (map[string]string, bool) {
 	return n.caller.Permissions(ctx, pairing, conn, tools, permissionsWait)
-}
-
-// cancelHint is the bus kind of a host's cancellation of a call that runs
-// on another node: its payload is the call's key (mcp.Server.CancelLocal),
-// not a pairing. The events' kinds are bits below it.
-const cancelHint uint8 = 0x80
-
-// cancelElsewhere tells the other nodes of a cancelled call, or is nil on
-// a single node.
-func (n *Node) cancelElsewhere() func(key string) {
-	if n.cluster == nil {
-		return nil
-	}
-	return func(key string) { n.cluster.Bus.Publish(cancelHint, key) }
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/tabrelay/tabrelay/actors"
+	"github.com/tabrelay/tabrelay/events"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/httpserver"
 	"github.com/tabrelay/tabrelay/mcp"
@@ -141,7 +142,7 @@ type Node struct {
 	tabs     *tabsocket.Server
 	oauth    *oauth.Server
 	mcp      *mcp.Server
-	events   *mcp.Events
+	events   *events.Hub
 	registry *prometheus.Registry
 	metrics  *actors.Metrics
 	// httpRequests counts the public listener's requests.
@@ -198,11 +199,11 @@ func New(cfg Config) (*Node, error) {
 	// bus under them), the authorization server that publishes on them,
 	// the MCP front end, the tab endpoint; then the tabs hear the
 	// connection changes, and the other nodes' events start coming.
-	var eventBus mcp.Bus
+	var eventBus events.Bus
 	if n.cluster != nil {
 		eventBus = bus{n.cluster.Bus}
 	}
-	n.events = mcp.NewEvents(eventBus)
+	n.events = events.New(eventBus)
 	n.oauth, err = oauth.NewServer(oauth.Config{
 		Issuer: cfg.PublicURL, AppURL: cfg.AppURL, NoCrossDevice: cfg.NoCrossDevice, Bundle: cfg.Bundle, Store: n.store,
 		Hasher: oauth.NewHasher(append([][]byte{key}, cfg.PreviousKeys...)...),
@@ -224,12 +225,7 @@ func New(cfg Config) (*Node, error) {
 		})
 	}
 	if err == nil {
-		// A browser's connections changed (here, or on another node): its
-		// tabs on this node are pushed the list.
-		n.events.Forward(mcp.ConnectionsChanged, n.tabs.PushConnections)
-		if n.cluster != nil {
-			go n.cluster.Bus.Run(n.stopCtx, n.hint)
-		}
+		n.hearEvents()
 	}
 	if err != nil {
 		n.system.Shutdown()
@@ -241,21 +237,20 @@ func New(cfg Config) (*Node, error) {
 	return n, nil
 }
 
-// hint is what another node's hint over the bus does here: a cancelled
-// call runs here, or something happened to a browser whose listeners,
-// tabs or kept token checks are here.
-func (n *Node) hint(kind uint8, subject string) {
-	if kind == cancelHint {
-		n.mcp.CancelLocal(subject)
-		return
+// hearEvents wires what this node does when something happens to a
+// browser, here or (through the bus) on another node: a browser's
+// connections changed, its tabs here are pushed the list; a token or a
+// connection of it changed elsewhere, the checks this node kept of that
+// browser go before its listeners check their tokens again (its own
+// changes drop them in oauth); a call another node was asked to cancel
+// runs here, it ends.
+func (n *Node) hearEvents() {
+	n.events.Forward(events.ConnectionsChanged, n.tabs.PushConnections)
+	n.events.Forward(events.CallCancelled, func(key string) { n.mcp.CancelLocal(key) })
+	n.events.FromElsewhere(events.ConnectionsChanged|events.TokenRevoked, n.oauth.DropVerified)
+	if n.cluster != nil {
+		go n.cluster.Bus.Run(n.stopCtx, func(kind uint8, subject string) { n.events.Arrived(events.Kind(kind), subject) })
 	}
-	if mcp.EventKind(kind)&(mcp.ConnectionsChanged|mcp.TokenRevoked) != 0 {
-		// Before the listeners check their tokens again: the checks this
-		// node kept of that browser go first (its own changes drop them
-		// in oauth).
-		n.oauth.DropVerified(subject)
-	}
-	n.events.Deliver(mcp.EventKind(kind), subject)
 }
 
 // verifiedFor is how long a bearer check is kept (oauth.Config.VerifiedFor):

@@ -16,7 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tabrelay/tabrelay/actors"
-	"github.com/tabrelay/tabrelay/mcp"
+	"github.com/tabrelay/tabrelay/events"
 	"github.com/tabrelay/tabrelay/placement"
 	"github.com/tabrelay/tabrelay/store/bolt"
 	redisstore "github.com/tabrelay/tabrelay/store/redis"
@@ -219,7 +219,7 @@ func (l redisLog) Printf(_ context.Context, format string, v ...any) {
 // bus is the cluster's bus as the MCP front end's events see it.
 type bus struct{ *placement.Bus }
 
-func (b bus) Publish(kind mcp.EventKind, pairing string) { b.Bus.Publish(uint8(kind), pairing) }
+func (b bus) Publish(kind events.Kind, subject string) { b.Bus.Publish(uint8(kind), subject) }
 
 // gaugeValue reads a gauge.
 func gaugeValue(g prometheus.Gauge) float64 {
