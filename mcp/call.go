@@ -63,11 +63,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		return s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))
 	}
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		writeResult(w, req.ID, outcome(s.cfg.Caller.Call(ctx, call, nil)))
+		stop := grant.everyKeepAlive()
+		o := s.cfg.Caller.Call(ctx, call, nil)
+		stop()
+		writeResult(w, req.ID, outcome(o))
 		return
 	}
 	n := &notifier{tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
-	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait, n.heartbeat)
+	beat := func(st *stream) bool { // each keep-alive checks the grant again, then beats
+		grant.recheck()
+		return n.heartbeat(st)
+	}
+	st := newLazyStream(w, s.cfg.KeepAlive, s.cfg.JSONWait, beat)
 	n.st = st
 	defer st.stop()
 	if !e.modern {

@@ -30,16 +30,18 @@ const (
 	grantNarrowed
 )
 
-// grantWatch watches one call's grant while it runs.
+// grantWatch watches one call's grant while it runs: its browser's events
+// reach it as a function of the hub's (no goroutine of its own), and its
+// call's keep-alive checks again (recheck), should an event of another
+// node's have been lost on its way here.
 type grantWatch struct {
 	s            *Server
 	r            *http.Request
+	ctx          context.Context
 	tool, action string
 	started      time.Time
-
-	changes *events.Listener
-	done    chan struct{} // closed when the call ended
-	cancel  context.CancelFunc
+	unsubscribe  func()
+	cancel       context.CancelFunc
 
 	mu   sync.Mutex // guards why, seen
 	why  int
@@ -50,41 +52,53 @@ type grantWatch struct {
 // action (the request r's token) ends or stops allowing it, and its watch.
 func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool, action string) (context.Context, *grantWatch) {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &grantWatch{s: s, r: r, tool: tool, action: action, started: time.Now(), cancel: cancel, done: make(chan struct{})}
-	w.changes = s.cfg.Events.Listen(pairing)
-	go func() {
-		// As a listen stream does: a check every keep-alive too, should an
-		// event of another node's have been lost on its way here.
-		recheck := time.NewTicker(s.cfg.KeepAlive)
-		defer recheck.Stop()
-		for {
-			select {
-			case <-w.done:
-				return
-			case <-ctx.Done():
-				return
-			case <-recheck.C:
-				w.check(ctx)
-			case <-w.changes.C():
-				if w.heard(w.changes.Take()) {
-					w.check(ctx)
-				}
-			}
-		}
-	}()
+	w := &grantWatch{s: s, r: r, ctx: ctx, tool: tool, action: action, started: time.Now(), cancel: cancel}
+	w.unsubscribe = s.cfg.Events.Subscribe(pairing, w.heard)
 	return ctx, w
 }
 
-// heard notes an event of the browser; true when it may have changed
-// the grant.
-func (w *grantWatch) heard(kind events.Kind) bool {
+// heard notes an event of the browser (in the deliverer's goroutine, which
+// it must not hold up); one that may have changed the grant is checked.
+func (w *grantWatch) heard(kind events.Kind) {
 	if kind&(events.TokenRevoked|events.ConnectionsChanged) == 0 {
-		return false
+		return
 	}
 	w.mu.Lock()
 	w.seen = true
 	w.mu.Unlock()
-	return true
+	go w.recheck()
+}
+
+// recheck checks the grant again while the call runs (an event, the
+// call's keep-alive).
+func (w *grantWatch) recheck() {
+	if w.ctx.Err() == nil {
+		w.check(w.ctx)
+	}
+}
+
+// everyKeepAlive rechecks the grant at each keep-alive of a call that has
+// no event stream to beat them (a host that takes JSON only), until stop.
+func (w *grantWatch) everyKeepAlive() (stop func()) {
+	var mu sync.Mutex
+	var t *time.Timer
+	stopped := false
+	var tick func()
+	tick = func() {
+		w.recheck()
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			t = time.AfterFunc(w.s.cfg.KeepAlive, tick)
+		}
+	}
+	t = time.AfterFunc(w.s.cfg.KeepAlive, tick)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
+	}
 }
 
 // check verifies the call's token and its tool and action again; once they
@@ -112,13 +126,10 @@ func (w *grantWatch) check(ctx context.Context) int {
 
 // withdrawn stops the watch once the call ended, and says whether its
 // grant ended or narrowed meanwhile: checked once more when an event came
-// that the watch may not have read yet, or the call lasted (a node of a
-// cluster keeps a token check a second, and another node's event may not
-// reach it).
+// (its check may still run), or the call lasted (a node of a cluster keeps
+// a token check a second, and another node's event may not reach it).
 func (w *grantWatch) withdrawn(ctx context.Context) int {
-	close(w.done)
-	w.heard(w.changes.Take()) // delivered as the call ended, unread
-	w.changes.Close()
+	w.unsubscribe()
 	w.mu.Lock()
 	why, seen := w.why, w.seen
 	w.mu.Unlock()

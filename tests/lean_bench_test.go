@@ -64,7 +64,8 @@ import (
 // calls,tabs,idle,storm) picks the phases; LEAN_IDLE_ONLY=1 is
 // LEAN_PHASES=tabs,idle (no latency, throughput or restart); LEAN_IDLE_ROUNDS
 // (default 1) measures the idle CPU that many times in a row, reporting
-// their mean; LEAN_PROFILE=FILE writes a 30 s CPU profile of the idle
+// their mean; LEAN_CALLS_PROFILE=FILE writes a 5 s CPU profile of the relay
+// under the calls' load (after the measured run); LEAN_PROFILE=FILE writes a 30 s CPU profile of the idle
 // relay, taken from its admin listener after the measured rounds;
 // LEAN_ADMIT_PROFILE=FILE one of the relay while the step up to
 // LEAN_ADMIT_PROFILE_STEP tabs is admitted (profileAdmission).
@@ -514,6 +515,23 @@ func throughput(b *testing.B, r *benchRelay) {
 	b.ReportMetric((a1-a0)/calls, "B/call")
 	b.Logf("load: %d calls by %d callers over %d pairings in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call), %.0f allocations and %.1f KiB per call",
 		int(calls), callers, pairings, wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls, (m1-m0)/calls, (a1-a0)/calls/1024)
+
+	if path := os.Getenv("LEAN_CALLS_PROFILE"); path != "" {
+		// A CPU profile of the relay under the same load, after the
+		// measured run (the profile's own cost stays out of it).
+		done := make(chan struct{})
+		go func() { defer close(done); r.saveProfile("profile?seconds=5", path, time.Minute) }()
+		for {
+			select {
+			case <-done:
+				b.Logf("CPU profile of the relay under the calls' load: %s", path)
+			default:
+				run(50, reused)
+				continue
+			}
+			break
+		}
+	}
 
 	// Cold: each call's token is new (a refresh's), so no check of it is
 	// kept and the relay reads the store for it, as for a host's first
