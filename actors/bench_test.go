@@ -41,7 +41,7 @@ func BenchmarkPairingCall(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if o, _ := r.caller.Call(context.Background(), req, nil); o.Kind != protocol.Answered {
+		if o := r.caller.Call(context.Background(), req, nil); o.Kind != protocol.Answered {
 			b.Fatalf("outcome %v", o.Kind)
 		}
 	}
@@ -54,7 +54,7 @@ func BenchmarkPairingCallParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if o, _ := r.caller.Call(context.Background(), req, nil); o.Kind != protocol.Answered && o.Kind != protocol.TooManyCalls {
+			if o := r.caller.Call(context.Background(), req, nil); o.Kind != protocol.Answered && o.Kind != protocol.TooManyCalls {
 				b.Fatalf("outcome %v", o.Kind)
 			}
 		}

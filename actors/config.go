@@ -24,6 +24,10 @@ const (
 	DefaultTabGrace     = 5 * time.Second
 	DefaultProbeEvery   = 2 * time.Second
 	DefaultConfirmEvery = 20 * time.Second
+	// DefaultPermissionsWait bounds how long a tool list waits for the
+	// tab's permissions (SPEC §4: a short timeout, then the bundled
+	// catalogue).
+	DefaultPermissionsWait = 1500 * time.Millisecond
 )
 
 // Config is what pairing actors and tabs need to know.
@@ -60,6 +64,8 @@ type Config struct {
 	// tabs with pairings on other nodes, in one message per node
 	// (confirms.go; on Clock too, for the same reason).
 	ConfirmEvery time.Duration
+	// PermissionsWait bounds how long Caller.Permissions waits for a tab.
+	PermissionsWait time.Duration
 	// Clock is what every timer and time of the actors reads (default the
 	// real one).
 	Clock   clock.Clock
@@ -91,6 +97,7 @@ func (c Config) withDefaults() Config {
 	def(&c.RebuildGrace, c.TabGrace)
 	def(&c.ProbeEvery, DefaultProbeEvery)
 	def(&c.ConfirmEvery, DefaultConfirmEvery)
+	def(&c.PermissionsWait, DefaultPermissionsWait)
 	if c.MaxTabs <= 0 {
 		c.MaxTabs = DefaultMaxTabs
 	}

@@ -87,6 +87,11 @@ func fromWireEvent(e *wire.Event) protocol.CallEvent {
 	return c
 }
 
+// callEnded ends a call whose pairing is in its caller's process: the
+// outcome as it is, the tab's result as its socket decoded it (never
+// crosses nodes: a waiter elsewhere gets a CallDone).
+type callEnded struct{ o protocol.Outcome }
+
 // done is the message that ends a call with o; result is the tab's result
 // as JSON when o is Answered.
 func done(o protocol.Outcome, result []byte) *wire.CallDone {

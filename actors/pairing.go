@@ -159,14 +159,14 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.onRegister(ctx, m)
 	case *wire.TabFocus:
 		p.onFocus(ctx, m)
+	case protocol.FromTab:
+		p.onLocalTab(ctx, m)
 	case *wire.TabResult:
-		p.onResult(ctx, m)
+		p.onResult(ctx, m.GetId(), tabResult{raw: m.GetResult()})
 	case *wire.TabAsking:
 		p.onAsking(ctx, m)
 	case *wire.TabEvent:
-		if c, ok := p.calls[m.GetEvent().GetCallId()]; ok {
-			ctx.Send(c.waiter, &wire.CallEvent{Event: m.GetEvent()})
-		}
+		p.onEvent(ctx, m)
 	case *wire.TabStep:
 		p.onStep(m.GetBy())
 	case *wire.TabMessage:
@@ -194,6 +194,35 @@ func (p *pairing) Receive(ctx actor.Context) {
 		// for gone): stop, and the tabs and callers follow the record.
 		p.logger().Info("pairing superseded by another activation; stopping", "calls", len(p.calls), "tabs", len(p.tabs))
 		ctx.Stop(ctx.Self())
+	}
+}
+
+// onLocalTab reads what a tab in this process said, as its socket read
+// it (Tab.Forward converts nothing for a pairing in its process): a result
+// as the socket decoded it; anything else as its wire form, the same as
+// from a tab on another node.
+func (p *pairing) onLocalTab(ctx actor.Context, msg protocol.FromTab) {
+	switch m := fromTab(msg).(type) {
+	case *wire.TabResult:
+		r := msg.(protocol.Result)
+		p.onResult(ctx, r.ID, tabResult{raw: r.Result, decoded: r.Decoded})
+	case *wire.TabAsking:
+		p.onAsking(ctx, m)
+	case *wire.TabEvent:
+		p.onEvent(ctx, m)
+	case *wire.TabStep:
+		p.onStep(m.GetBy())
+	case *wire.TabMessage:
+		p.onTabMessage(m)
+	case *wire.TabPermissions:
+		p.onPermissions(ctx, m)
+	}
+}
+
+// onEvent passes a call's event on to its waiter.
+func (p *pairing) onEvent(ctx actor.Context, m *wire.TabEvent) {
+	if c, ok := p.calls[m.GetEvent().GetCallId()]; ok {
+		ctx.Send(c.waiter, &wire.CallEvent{Event: m.GetEvent()})
 	}
 }
 
@@ -242,13 +271,13 @@ func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
 	}
 	now := p.cfg.Clock.Now()
 	if len(p.calls) >= p.cfg.MaxCalls {
-		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, nil)
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, tabResult{})
 		return
 	}
 	if _, dup := p.calls[m.GetId()]; dup {
 		// Call ids are random per call: a second request of one is a bug
 		// upstream. Its waiter gets an answer, the first keeps the call.
-		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.Restarting, CallID: m.GetId()}, nil)
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.Restarting, CallID: m.GetId()}, tabResult{})
 		return
 	}
 	c := &call{msg: protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: m.GetId(), Tool: m.GetTool(),
@@ -304,11 +333,11 @@ func (p *pairing) onTabGraceOver(ctx actor.Context, id string) {
 // comes back before its deadline.
 func (p *pairing) noTabCame(ctx actor.Context, c *call) {
 	if !c.sent && c.msg.Redelivery == 0 {
-		p.end(ctx, c, protocol.Outcome{Kind: protocol.NoTab}, nil)
+		p.end(ctx, c, protocol.Outcome{Kind: protocol.NoTab}, tabResult{})
 		return
 	}
 	p.orphans[c.msg.ID] = c // on the schedule until its deadline
-	p.end(ctx, c, protocol.Outcome{Kind: protocol.TabClosed}, nil)
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.TabClosed}, tabResult{})
 	c.waiter = nil
 }
 
@@ -398,7 +427,7 @@ func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
 	if !notify {
 		c.waiter = nil
 	}
-	p.end(ctx, c, protocol.Outcome{Kind: protocol.Cancelled}, nil)
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.Cancelled}, tabResult{})
 }
 
 func (p *pairing) onDeadline(ctx actor.Context, id string) {
@@ -420,18 +449,25 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		// late answer is dropped and counted (SPEC §3).
 		p.cfg.Metrics.Detaches.Inc()
 		p.rememberDetached(c)
-		p.end(ctx, c, protocol.Outcome{Kind: protocol.Detached}, nil)
+		p.end(ctx, c, protocol.Outcome{Kind: protocol.Detached}, tabResult{})
 		return
 	}
 	if c.tab != nil {
 		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"})
 	}
-	p.end(ctx, c, protocol.Outcome{Kind: protocol.TimedOut, Wait: p.cfg.CallWait}, nil)
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.TimedOut, Wait: p.cfg.CallWait}, tabResult{})
 }
 
-func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
-	if o, ok := p.orphans[m.GetId()]; ok {
-		delete(p.orphans, m.GetId())
+// tabResult is a tab's result: its JSON, and when the tab's socket is in
+// this process, the same as that socket decoded it (nil otherwise).
+type tabResult struct {
+	raw     []byte
+	decoded *protocol.TabResult
+}
+
+func (p *pairing) onResult(ctx actor.Context, id string, r tabResult) {
+	if o, ok := p.orphans[id]; ok {
+		delete(p.orphans, id)
 		if o.tab != nil && !o.tab.Equal(ctx.Sender()) {
 			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"})
 		}
@@ -439,7 +475,7 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 		p.logLate(detachedCall{id: o.msg.ID, connection: o.msg.Connection.ID, tool: o.msg.Tool, started: o.started}, "tab_closed")
 		return
 	}
-	c, ok := p.calls[m.GetId()]
+	c, ok := p.calls[id]
 	if ok && c.tab != nil && !c.tab.Equal(ctx.Sender()) {
 		// Answered on another socket (the tab reconnected, or another tab of
 		// the browser had it): the tab it is on now need not run it.
@@ -449,14 +485,14 @@ func (p *pairing) onResult(ctx actor.Context, m *wire.TabResult) {
 		// Detached, timed out, cancelled, or from before a restart: the
 		// answer has nobody to go to.
 		p.cfg.Metrics.LateAnswers.Inc()
-		if d, ok := p.wasDetached(m.GetId()); ok {
+		if d, ok := p.wasDetached(id); ok {
 			p.logLate(d, "detached")
 		} else {
-			p.logger().Debug("late answer of a call not waited for dropped", "call", m.GetId())
+			p.logger().Debug("late answer of a call not waited for dropped", "call", id)
 		}
 		return
 	}
-	p.end(ctx, c, protocol.Outcome{Kind: protocol.Answered}, m.GetResult())
+	p.end(ctx, c, protocol.Outcome{Kind: protocol.Answered}, r)
 }
 
 func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
@@ -468,9 +504,9 @@ func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
 	ctx.Send(c.waiter, &wire.CallEvent{Event: &wire.Event{CallId: m.GetId(), Kind: wire.EventKind_EVENT_ASKING, Asking: m.GetAsking()}})
 }
 
-// end answers c's waiter and forgets c; result is the tab's (JSON) when
-// o is Answered.
-func (p *pairing) end(ctx actor.Context, c *call, o protocol.Outcome, result []byte) {
+// end answers c's waiter and forgets c; result is the tab's when o is
+// Answered.
+func (p *pairing) end(ctx actor.Context, c *call, o protocol.Outcome, result tabResult) {
 	delete(p.calls, c.msg.ID)
 	p.endedTurnCall(c)
 	p.stopGrace(c)
@@ -482,7 +518,7 @@ func (p *pairing) end(ctx actor.Context, c *call, o protocol.Outcome, result []b
 	}
 }
 
-func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protocol.Outcome, result []byte) {
+func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protocol.Outcome, result tabResult) {
 	if c != nil {
 		p.cfg.Metrics.CallSeconds.Observe(p.cfg.Clock.Now().Sub(c.started).Seconds())
 	}
@@ -493,7 +529,14 @@ func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protoc
 	if c != nil {
 		p.releaseWaiter(ctx, waiter)
 	}
-	ctx.Send(waiter, done(o, result))
+	if result.decoded != nil && waiter.Address == ctx.Self().Address {
+		// Its waiter is in this process too: the result as the socket
+		// decoded it, not its JSON to decode again.
+		o.Result = *result.decoded
+		ctx.Send(waiter, &callEnded{o})
+		return
+	}
+	ctx.Send(waiter, done(o, result.raw))
 }
 
 func (p *pairing) rememberDetached(c *call) {

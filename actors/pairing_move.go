@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tabrelay/tabrelay/actors/wire"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // A pairing whose node drains while it holds calls moves to another node,
@@ -90,6 +91,9 @@ func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
 	switch msg.(type) {
 	case *wire.Superseded, *wire.MoveDone: // they name this actor, not the new one
 		return
+	}
+	if m, ok := msg.(protocol.FromTab); ok {
+		msg = fromTab(m) // a tab here said it; the new actor may be elsewhere
 	}
 	if !isWire(msg) {
 		return

@@ -18,7 +18,7 @@ func TestPermissionsQuestionsAreMergedAndCapped(t *testing.T) {
 	r := newRig(t, nil)
 	tab := r.connect("p1", "tab-a", epoch)
 	ask := func(conn string) (map[string]string, bool) {
-		return r.caller.Permissions(context.Background(), "p1", protocol.Connection{ID: conn}, []string{"whoami"}, patience)
+		return r.caller.permissions(context.Background(), "p1", protocol.Connection{ID: conn}, []string{"whoami"}, patience)
 	}
 	var wg sync.WaitGroup
 	answers := make(chan bool, 3*maxQueries)

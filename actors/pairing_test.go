@@ -122,7 +122,7 @@ func (r *rig) call(pairing, conn, tool string) *pending {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &pending{done: make(chan protocol.Outcome, 1), events: make(chan protocol.CallEvent, 8), cancel: cancel}
 	go func() {
-		o, _ := r.caller.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: tool, Arguments: json.RawMessage(`{}`),
+		o := r.caller.Call(ctx, protocol.CallRequest{Pairing: pairing, Tool: tool, Arguments: json.RawMessage(`{}`),
 			Connection: protocol.Connection{ID: conn, Kind: "connector", Client: "Test", Host: "example.com"}},
 			func(e protocol.CallEvent) { p.events <- e })
 		p.done <- o
@@ -574,7 +574,7 @@ func TestDeadLettersLogNoMessageContent(t *testing.T) {
 func TestPermissionsAreAskedOfTheTabFocusedLast(t *testing.T) {
 	r := newRig(t, nil)
 	conn := protocol.Connection{ID: "c1"}
-	if _, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami"}, patience); ok {
+	if _, ok := r.caller.permissions(context.Background(), "p1", conn, []string{"whoami"}, patience); ok {
 		t.Fatal("answered without a tab")
 	}
 	r.connect("p1", "tab-a", epoch.Add(-time.Minute))
@@ -587,16 +587,16 @@ func TestPermissionsAreAskedOfTheTabFocusedLast(t *testing.T) {
 			}
 		}
 	}()
-	got, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami"}, patience)
+	got, ok := r.caller.permissions(context.Background(), "p1", conn, []string{"whoami"}, patience)
 	if !ok || got["whoami"] != protocol.PermissionRuns {
 		t.Fatalf("permissions %v %v", got, ok)
 	}
 	// The same question again is answered from the tab's answer (issue 23
 	// §2), which the tab (it answers once) does not answer twice.
-	if got, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami"}, patience); !ok || got["whoami"] != protocol.PermissionRuns {
+	if got, ok := r.caller.permissions(context.Background(), "p1", conn, []string{"whoami"}, patience); !ok || got["whoami"] != protocol.PermissionRuns {
 		t.Fatalf("the same question again: %v %v", got, ok)
 	}
-	if _, ok := r.caller.Permissions(context.Background(), "p1", conn, []string{"whoami", "counter"}, 50*time.Millisecond); ok {
+	if _, ok := r.caller.permissions(context.Background(), "p1", conn, []string{"whoami", "counter"}, 50*time.Millisecond); ok {
 		t.Fatal("a tab that does not answer was taken as an answer")
 	}
 }
@@ -663,36 +663,28 @@ func TestAWaiterWhoseCallWasLostIsNotLeftHanging(t *testing.T) {
 	r := newRig(t, nil)
 	lossy := r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return lossyPairing{accepts: true} }))
 	caller := NewCaller(r.system, fixedRouter{lossy}, r.cfg)
-	o, err := r.probedCall(caller)
-	if err != nil || o.Kind != protocol.Restarting {
-		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
+	if o := r.probedCall(caller); o.Kind != protocol.Restarting {
+		t.Fatalf("outcome %v; want restarting", o.Kind)
 	}
 }
 
 // probedCall makes a call through caller, lets its first probe fall due
 // once the pairing accepted the call, and returns how the call ended. Only the
 // probe can end it: the call's own deadline is minutes of fake time away.
-func (r *rig) probedCall(caller *Caller) (protocol.Outcome, error) {
+func (r *rig) probedCall(caller *Caller) protocol.Outcome {
 	r.t.Helper()
-	type ended struct {
-		o   protocol.Outcome
-		err error
-	}
-	done := make(chan ended, 1)
+	done := make(chan protocol.Outcome, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
-	go func() {
-		o, err := caller.Call(ctx, protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
-		done <- ended{o, err}
-	}()
+	go func() { done <- caller.Call(ctx, protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil) }()
 	r.eventually(func() bool { _, accepted := caller.sb.waitingCalls(); return accepted == 1 }, "the call accepted, its probe armed")
 	r.clock.Advance(r.cfg.ProbeEvery)
 	select {
-	case e := <-done:
-		return e.o, e.err
+	case o := <-done:
+		return o
 	case <-ctx.Done():
 		r.t.Fatal("the probe did not end the call")
-		return protocol.Outcome{}, nil
+		return protocol.Outcome{}
 	}
 }
 
@@ -737,9 +729,8 @@ func TestAnAcceptedCallIsNotSentAgainWhenItsProbeBounces(t *testing.T) {
 	r := newRig(t, nil)
 	router := &countingRouter{pid: r.system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return bouncingPairing{} }))}
 	caller := NewCaller(r.system, router, r.cfg)
-	o, err := r.probedCall(caller)
-	if err != nil || o.Kind != protocol.Restarting {
-		t.Fatalf("outcome %v, %v; want restarting", o.Kind, err)
+	if o := r.probedCall(caller); o.Kind != protocol.Restarting {
+		t.Fatalf("outcome %v; want restarting", o.Kind)
 	}
 	if n := router.lookups.Load(); n != 1 {
 		t.Fatalf("the accepted call was sent %d times", n)
@@ -826,7 +817,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	// A tool list's question to the tab, answered after the move.
 	perms := make(chan bool, 1)
 	go func() {
-		got, ok := r.caller.Permissions(context.Background(), "p1", protocol.Connection{ID: "c1"}, []string{"whoami"}, patience)
+		got, ok := r.caller.permissions(context.Background(), "p1", protocol.Connection{ID: "c1"}, []string{"whoami"}, patience)
 		perms <- ok && got["whoami"] == protocol.PermissionRuns
 	}()
 	query, ok := (<-a.in).(protocol.PermissionsQuery)
@@ -866,7 +857,7 @@ func TestAPairingWithACallMovesWithIt(t *testing.T) {
 	// answer: its waiter heard where the pairing is now.
 	late := make(chan protocol.Outcome, 1)
 	go func() {
-		o, _, _ := r.caller.await(context.Background(), old, "late-2", protocol.CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		o, _ := r.caller.await(context.Background(), old, "late-2", protocol.CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
 		late <- o
 	}()
 	c3 := a.nextCall()
@@ -891,7 +882,7 @@ func (r *rig) callVia(pid *actor.PID, id string, tab *testTab) {
 	r.t.Helper()
 	ended := make(chan protocol.Outcome, 1)
 	go func() {
-		o, _, _ := r.caller.await(context.Background(), pid, id, protocol.CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
+		o, _ := r.caller.await(context.Background(), pid, id, protocol.CallRequest{Pairing: "p1", Tool: "whoami", Arguments: json.RawMessage(`{}`)}, nil)
 		ended <- o
 	}()
 	c := tab.nextCall()
@@ -1112,7 +1103,7 @@ func TestACallNotAcceptedYetIsProbedOnceMore(t *testing.T) {
 	}
 	done := make(chan ended, 1)
 	go func() {
-		o, retry, _ := NewCaller(r.system, fixedRouter{late}, r.cfg).await(context.Background(), late, "c1", protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
+		o, retry := NewCaller(r.system, fixedRouter{late}, r.cfg).await(context.Background(), late, "c1", protocol.CallRequest{Pairing: "p1", Tool: "whoami"}, nil)
 		done <- ended{o, retry}
 	}()
 	r.eventually(func() bool { n, _ := r.caller.sb.waitingCalls(); return n == 1 }, "the call waiting, its probe armed")

@@ -185,6 +185,10 @@ func (sb *switchboard) SendUserMessage(_ *actor.PID, message any) {
 		if w := sb.calls[m.GetCallId()]; w != nil {
 			sb.finishLocked(w, m)
 		}
+	case *callEnded:
+		if w := sb.calls[m.o.CallID]; w != nil {
+			sb.finishLocked(w, m)
+		}
 	case *wire.CallProbeReply:
 		sb.probedLocked(m)
 	case *wire.PairingMoved:

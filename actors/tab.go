@@ -99,20 +99,26 @@ func (t *Tab) Focus(at time.Time) {
 }
 
 // Forward hands the pairing what the tab said (a result, asking, progress,
-// a step…, as the socket read and checked it); focus goes by Focus. It may
-// cross nodes: a result's JSON stays as the tab sent it, and only the front
-// end that waits for it decodes it.
-func (t *Tab) Forward(msg protocol.FromTab) { t.forward(fromTab(msg)) }
+// a step…, as the socket read and checked it); focus goes by Focus. To a
+// pairing in this process it goes as it is (a result as the socket decoded
+// it); to one on another node as its wire form (a result's JSON as the tab
+// sent it, which the front end there decodes).
+func (t *Tab) Forward(msg protocol.FromTab) { t.forward(msg) }
 
-// forward sends what the tab said to its pairing, from the tab's pid. While
-// the tab looks its pairing up (the last one went away) it is dropped: the
-// actor it was for is gone, and with it the calls it was about.
-func (t *Tab) forward(m wire.FromTab) {
+// forward sends what the tab said (a protocol.FromTab or a wire.FromTab)
+// to its pairing, from the tab's pid. While the tab looks its pairing up
+// (the last one went away) it is dropped: the actor it was for is gone,
+// and with it the calls it was about.
+func (t *Tab) forward(m any) {
 	t.mu.Lock()
 	defer t.mu.Unlock() // sent under the lock, so that a registration (also sent under it) keeps its place
-	if t.pairing != nil && !t.closed.Load() {
-		t.hub.system.Root.RequestWithCustomSender(t.pairing, m, t.pid)
+	if t.pairing == nil || t.closed.Load() {
+		return
 	}
+	if msg, ok := m.(protocol.FromTab); ok && t.pairing.Address != t.hub.system.Address() {
+		m = fromTab(msg)
+	}
+	t.hub.system.Root.RequestWithCustomSender(t.pairing, m, t.pid)
 }
 
 // Close ends the tab: its socket is closed, and its pairing hears that it

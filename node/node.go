@@ -155,7 +155,6 @@ type Node struct {
 	draining  atomic.Bool
 	unreadyAt time.Time       // when Shutdown began (Shutdown's goroutine only)
 	shutdown  atomic.Bool     // Shutdown ran
-	inflight  atomic.Int64    // calls running in Call
 	stopCtx   context.Context // done when calls still in flight must end
 	stopNow   context.CancelFunc
 }
@@ -311,28 +310,10 @@ func (n *Node) Addr() string { return n.publicLn.Addr().String() }
 // AdminAddr is the admin listener's address (after Start).
 func (n *Node) AdminAddr() string { return n.adminLn.Addr().String() }
 
-// Call runs one tool call on a pairing and returns how it ended
-// (mcp.Caller): the one call path's end, shared with the MCP front end,
-// which encodes it for the host. While the node drains, no call starts and the ones in flight that
-// cannot finish in time end with the restarting sentence.
+// Call runs one tool call on a pairing and returns how it ended: the
+// actors' Caller, which the MCP front end calls (tests call it here).
 func (n *Node) Call(ctx context.Context, req protocol.CallRequest, events func(protocol.CallEvent)) protocol.Outcome {
-	n.inflight.Add(1) // before the check: Shutdown counts this call or this call sees the drain
-	defer n.inflight.Add(-1)
-	if n.draining.Load() && n.cluster == nil {
-		// One node: nothing can take the call. In a cluster, the front
-		// end goes on serving until its listener closes: pairings live
-		// on other nodes, or hand off from this one.
-		return protocol.Outcome{Kind: protocol.Restarting}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(n.stopCtx, cancel)
-	defer stop()
-	o, err := n.caller.Call(ctx, req, events)
-	if err != nil && n.stopCtx.Err() != nil {
-		o = protocol.Outcome{Kind: protocol.Restarting, CallID: o.CallID}
-	}
-	return o
+	return n.caller.Call(ctx, req, events)
 }
 
 // Inspect returns a pairing's state.
@@ -357,6 +338,9 @@ func (n *Node) Shutdown(ctx context.Context) {
 	start := time.Now()
 	n.unreadyAt = start
 	n.draining.Store(true)
+	if n.cluster == nil {
+		n.caller.Refuse() // one node: nothing can take a call
+	}
 	n.setReady()
 	n.log.Info("relay draining", "grace", n.cfg.Grace.String(), "window", n.cfg.DrainWindow.String(),
 		"delay", n.cfg.ShutdownDelay.String())
@@ -376,9 +360,10 @@ func (n *Node) Shutdown(ctx context.Context) {
 // listeners close, not before the shutdown delay.
 func (n *Node) shutdownAlone(ctx context.Context) {
 	half, cancelHalf := context.WithTimeout(ctx, n.cfg.Grace/2)
-	noCalls := func() bool { return n.inflight.Load() == 0 }
+	noCalls := func() bool { return n.caller.InFlight() == 0 }
 	n.waitUntil(half, noCalls)
 	cancelHalf()
+	n.caller.StopCalls()
 	n.stopNow()
 	n.waitUntil(ctx, noCalls)
 	n.events.Close() // listen streams end with their result
@@ -407,8 +392,9 @@ func (n *Node) shutdownMember(ctx context.Context) {
 	margin := min(n.cfg.Grace/10, 2*time.Second)
 	late, cancelLate := context.WithDeadline(ctx, deadlineOf(ctx).Add(-margin))
 	defer cancelLate()
-	n.waitUntil(late, func() bool { return n.acts.Count() == 0 && n.inflight.Load() == 0 })
+	n.waitUntil(late, func() bool { return n.acts.Count() == 0 && n.caller.InFlight() == 0 })
 	n.closePublic(late)
+	n.caller.StopCalls()
 	n.stopNow()
 	_ = n.public.Shutdown(ctx)
 	_ = n.admin.Shutdown(ctx)

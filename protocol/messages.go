@@ -135,12 +135,15 @@ func (Focus) fromTab() {}
 
 // Result answers a call. It may arrive on another socket than the one the
 // call went out on: it is matched by call id. Result is a TabResult as the
-// tab sent it: the relay checks that it reads as one and passes the bytes
-// on; only the front end that waits for the call decodes it.
+// tab sent it, and Decoded the same read once, as the socket checked it
+// (nil when nobody decoded it): a front end in the socket's process
+// encodes Decoded for the host; the bytes are what crosses to another
+// node's.
 type Result struct {
 	Envelope
-	ID     string          `json:"id"`
-	Result json.RawMessage `json:"result"`
+	ID      string          `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Decoded *TabResult      `json:"-"`
 }
 
 func (Result) fromTab() {}
@@ -153,6 +156,7 @@ func (m *Result) check() error {
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
+	m.Decoded = &r
 	return nil
 }
 
