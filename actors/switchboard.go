@@ -79,27 +79,6 @@ func switchboardOf(system *actor.ActorSystem, cfg Config) *switchboard {
 	})
 }
 
-// namedProcess returns the process of system registered under name (the
-// switchboard, the confirms: one per node, under a fixed name every node
-// knows), made and registered on first use; of two first uses at once,
-// the one registered first is the one both get.
-func namedProcess[T actor.Process](system *actor.ActorSystem, name string, build func() T) T {
-	if p, ok := system.ProcessRegistry.GetLocal(name); ok {
-		if t, ok := p.(T); ok {
-			return t
-		}
-	}
-	t := build()
-	if _, added := system.ProcessRegistry.Add(t, name); !added {
-		if p, ok := system.ProcessRegistry.GetLocal(name); ok {
-			if other, ok := p.(T); ok {
-				return other
-			}
-		}
-	}
-	return t
-}
-
 // pid is the switchboard's pid, under the system's address as it is now
 // (remote sets it after the system started).
 func (sb *switchboard) pid() *actor.PID {

@@ -42,3 +42,24 @@ func (d demoted) Handle(ctx context.Context, r slog.Record) error {
 
 func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.Handler.WithAttrs(as)} }
 func (d demoted) WithGroup(name string) slog.Handler    { return demoted{d.Handler.WithGroup(name)} }
+
+// namedProcess returns the process of system registered under name (the
+// switchboard, the confirms: one per node, under a fixed name every node
+// knows), made and registered on first use; of two first uses at once,
+// the one registered first is the one both get.
+func namedProcess[T actor.Process](system *actor.ActorSystem, name string, build func() T) T {
+	if p, ok := system.ProcessRegistry.GetLocal(name); ok {
+		if t, ok := p.(T); ok {
+			return t
+		}
+	}
+	t := build()
+	if _, added := system.ProcessRegistry.Add(t, name); !added {
+		if p, ok := system.ProcessRegistry.GetLocal(name); ok {
+			if other, ok := p.(T); ok {
+				return other
+			}
+		}
+	}
+	return t
+}

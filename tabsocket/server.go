@@ -7,24 +7,16 @@
 package tabsocket
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
-	"github.com/tabrelay/tabrelay/internal/netaddr"
 	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -221,137 +213,6 @@ func NormalizeOrigin(o string) (string, error) {
 	return n, nil
 }
 
-// ServeHTTP upgrades a tab's request after the Origin check.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	origin := strings.ToLower(r.Header.Get("Origin"))
-	if !s.origins[origin] {
-		s.cfg.Metrics.Refused.WithLabelValues("origin").Inc()
-		s.logRefusedOrigin(origin)
-		http.Error(w, "This origin may not connect tabs to the relay.", http.StatusForbidden)
-		return
-	}
-	s.mu.Lock()
-	draining := s.draining
-	s.mu.Unlock()
-	if draining {
-		s.cfg.Metrics.Refused.WithLabelValues("draining").Inc()
-		// The connection closes with the refusal: a tab's next try must
-		// reach another node through the balancer, not this one again on
-		// a kept-alive connection.
-		w.Header().Set("Connection", "close")
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "This relay node is shutting down; connect again.", http.StatusServiceUnavailable)
-		return
-	}
-	if !s.handshakes.enter(r.Context()) {
-		s.cfg.Metrics.Refused.WithLabelValues("busy").Inc()
-		w.Header().Set("Connection", "close") // the next try may reach another node
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "This relay node is busy connecting tabs; connect again.", http.StatusServiceUnavailable)
-		return
-	}
-	// A worker upgrades the socket and reads the hello (handshake.go); the
-	// handler returns once the upgrade is answered.
-	s.handOff(w, r)
-}
-
-// handshake upgrades u's request, reads the tab's hello and, once the tab
-// is proven, reads the socket in a goroutine of its own; it leaves the
-// handshake gate once the tab is welcomed (or refused). It closes u.done
-// as soon as the request and its writer are no longer used, which ends
-// the request's handler.
-func (s *Server) handshake(u upgrade) {
-	defer s.handshakes.leave()
-	// The Origin was compared exactly above; the library's own check
-	// matches host patterns, which is not what SPEC §6 asks.
-	hw := &hijacked{ResponseWriter: u.w}
-	ws, err := websocket.Accept(hw, u.r, &websocket.AcceptOptions{InsecureSkipVerify: true})
-	if err != nil {
-		close(u.done)
-		return // Accept has answered the request
-	}
-	addr := netaddr.Client(u.r, s.cfg.TrustProxy)
-	close(u.done)
-	s.cfg.Metrics.Open.Inc()
-	c := newConn(s, ws, hw.conn, addr)
-	if !s.track(c) {
-		c.close(protocol.CloseShutdown)
-	}
-	// The hello is read here; a proven socket is then read in a goroutine
-	// of its own: nothing of the upgrade request, its response or
-	// net/http's connection stays with an idle tab, and the reader's stack
-	// never held the hello's work (the store, the actors), so it stays
-	// small (issue 13). Drain waits for s.conns.
-	if !c.hello() {
-		c.wait()
-		s.untrack(c)
-		s.cfg.Metrics.Open.Dec()
-		return
-	}
-	go func() {
-		defer s.cfg.Metrics.Open.Dec()
-		c.serve()
-		c.wait()
-		s.untrack(c)
-	}()
-}
-
-func (s *Server) logRefusedOrigin(origin string) {
-	if len(origin) > 100 {
-		origin = origin[:100]
-	}
-	s.mu.Lock()
-	first := !s.refused[origin] && len(s.refused) < maxLoggedOrigins
-	if first {
-		s.refused[origin] = true
-	}
-	s.mu.Unlock()
-	if first {
-		s.cfg.Logger.Warn("tab origin refused: add it to ALLOWED_ORIGINS if it is your app's (logged once per origin)", "origin", origin)
-	}
-}
-
-// socketBuffer is the size of a socket's read and write buffers. A frame
-// larger than that is read or written through with one more system call;
-// the relay's messages and most of a tab's are smaller.
-const socketBuffer = 1 << 10
-
-// hijacked keeps the TCP connection websocket.Accept takes over, so that
-// a socket's end can close it when the library's close handshake does not
-// return (DefaultCloseTimeout).
-type hijacked struct {
-	http.ResponseWriter
-	conn net.Conn
-}
-
-// Hijack hands the library the connection with buffers of its own, of
-// socketBuffer bytes: net/http's are 4 KiB each, and the library keeps
-// them for the socket's life (issue 13: the largest part of an idle tab).
-// What net/http had read ahead, if anything, stays first in line.
-func (h *hijacked) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
-	if err != nil {
-		return c, brw, err
-	}
-	h.conn = c
-	if err := brw.Writer.Flush(); err != nil { // nothing is left there; never lose it
-		return c, brw, err
-	}
-	ahead, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	if len(ahead) == 0 {
-		return c, bufio.NewReadWriter(bufio.NewReaderSize(c, socketBuffer), bufio.NewWriterSize(c, socketBuffer)), nil
-	}
-	ahead = bytes.Clone(ahead)
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(ahead), c), max(socketBuffer, len(ahead)))
-	// In the buffer, where the library looks for what was read ahead.
-	if _, err := r.Peek(len(ahead)); err != nil {
-		return c, brw, err
-	}
-	return c, bufio.NewReadWriter(r, bufio.NewWriterSize(c, socketBuffer)), nil
-}
-
-func (h *hijacked) Unwrap() http.ResponseWriter { return h.ResponseWriter }
-
 func (s *Server) track(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -375,77 +236,6 @@ func (s *Server) untrack(c *conn) {
 		s.writes.stop()
 	}
 	s.idle.Broadcast()
-}
-
-// PushConnections sends each proven socket of pairing on this node the
-// browser's connections as they are now: a connections message without
-// ref, so that an open Connections panel never goes stale (one tab
-// approved, forgot or changed a scope; an admin changed one; a host derived
-// one). A browser's pushes are at least PushGap apart: the first change
-// is pushed at once, and every change during a push or the gap after it
-// makes one more push when the gap is over. The last list sent is never
-// older than the last change, and a burst of N changes over a time T
-// costs at most 1 + T/PushGap pushes, not N (issue 23 §2: each exchange
-// of a flood pushed the whole list, 1.03 MB at 4,970 rows, to every tab).
-func (s *Server) PushConnections(pairing string) {
-	if s.cfg.Connections == nil {
-		return
-	}
-	s.mu.Lock()
-	_, busy := s.pushes[pairing]
-	s.pushes[pairing] = busy // a push running or its gap: one more after it
-	s.mu.Unlock()
-	if !busy {
-		go s.push(pairing)
-	}
-}
-
-// PushGap is the least time between two pushes of one browser's
-// connections to this node's tabs.
-const PushGap = 500 * time.Millisecond
-
-// push sends the list once, then after PushGap once more if a change
-// came meanwhile.
-func (s *Server) push(pairing string) {
-	if to := s.proven(pairing); len(to) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-		list, err := s.cfg.Connections.Connections(ctx, pairing)
-		cancel()
-		if err != nil {
-			s.cfg.Logger.Warn("connections not pushed to the tabs", "pairing", pairing, "err", err)
-		} else {
-			frame, _ := json.Marshal(protocol.Connections{Envelope: protocol.Typed(protocol.TypeConnections), Connections: list})
-			for _, c := range s.proven(pairing) {
-				c.sendFrame(frame)
-			}
-		}
-	}
-	s.cfg.Clock.AfterFunc(PushGap, func() {
-		s.mu.Lock()
-		again := s.pushes[pairing]
-		if again {
-			s.pushes[pairing] = false
-		} else {
-			delete(s.pushes, pairing)
-		}
-		s.mu.Unlock()
-		if again {
-			s.push(pairing)
-		}
-	})
-}
-
-// proven returns this node's proven sockets of pairing.
-func (s *Server) proven(pairing string) []*conn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var to []*conn
-	for c := range s.conns {
-		if c.proven.Load() && c.pairing == pairing {
-			to = append(to, c)
-		}
-	}
-	return to
 }
 
 // Conns reports how many tab sockets are open.
