@@ -240,15 +240,7 @@ func (p *pairing) onTabMessage(m *wire.TabMessage) {
 		p.settingsChanged()
 		return
 	}
-	p.logger().Debug("tab message dropped: the pairing does not read it", "type", clip(env.Type), "err", err)
-}
-
-// clip shortens what a tab wrote for a log line.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40]
-	}
-	return s
+	p.logger().Debug("tab message dropped: the pairing does not read it", "type", protocol.Clip(env.Type, 40), "err", err)
 }
 
 func (p *pairing) onHandOff(ctx actor.Context, m *handOff) {
@@ -422,7 +414,7 @@ func (p *pairing) onCancel(ctx actor.Context, id string, notify bool) {
 		return
 	}
 	if c.tab != nil {
-		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "cancelled"})
+		cancelOnTab(ctx, c.tab, id, "cancelled")
 	}
 	if !notify {
 		c.waiter = nil
@@ -436,7 +428,7 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		// meanwhile, or none answered; the tab that has it need not.
 		delete(p.orphans, id)
 		if o.tab != nil {
-			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"})
+			cancelOnTab(ctx, o.tab, id, "timeout")
 		}
 		return
 	}
@@ -453,9 +445,16 @@ func (p *pairing) onDeadline(ctx actor.Context, id string) {
 		return
 	}
 	if c.tab != nil {
-		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: "timeout"})
+		cancelOnTab(ctx, c.tab, id, "timeout")
 	}
 	p.end(ctx, c, protocol.Outcome{Kind: protocol.TimedOut, Wait: p.cfg.CallWait}, tabResult{})
+}
+
+// cancelOnTab tells tab that the relay no longer waits for call id, and
+// why ("cancelled": the host went away; "timeout"; "answered": on another
+// socket).
+func cancelOnTab(ctx actor.Context, tab *actor.PID, id, reason string) {
+	sendTab(ctx, tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: id, Reason: reason})
 }
 
 // tabResult is a tab's result: its JSON, and when the tab's socket is in
@@ -469,7 +468,7 @@ func (p *pairing) onResult(ctx actor.Context, id string, r tabResult) {
 	if o, ok := p.orphans[id]; ok {
 		delete(p.orphans, id)
 		if o.tab != nil && !o.tab.Equal(ctx.Sender()) {
-			sendTab(ctx, o.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: o.msg.ID, Reason: "answered"})
+			cancelOnTab(ctx, o.tab, o.msg.ID, "answered")
 		}
 		p.cfg.Metrics.LateAnswers.Inc()
 		p.logLate(detachedCall{id: o.msg.ID, connection: o.msg.Connection.ID, tool: o.msg.Tool, started: o.started}, "tab_closed")
@@ -479,7 +478,7 @@ func (p *pairing) onResult(ctx actor.Context, id string, r tabResult) {
 	if ok && c.tab != nil && !c.tab.Equal(ctx.Sender()) {
 		// Answered on another socket (the tab reconnected, or another tab of
 		// the browser had it): the tab it is on now need not run it.
-		sendTab(ctx, c.tab, protocol.Cancel{Envelope: protocol.Typed(protocol.TypeCancel), ID: c.msg.ID, Reason: "answered"})
+		cancelOnTab(ctx, c.tab, c.msg.ID, "answered")
 	}
 	if !ok {
 		// Detached, timed out, cancelled, or from before a restart: the

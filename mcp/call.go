@@ -35,7 +35,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	}
 	tool, ok := s.tool(p.Name)
 	if !ok {
-		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown tool: "+clip(p.Name)))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown tool: "+protocol.Clip(p.Name, 100)))
 		return
 	}
 	args, canonical, ok := canonicalArguments(p.Arguments)

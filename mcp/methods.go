@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -76,7 +75,7 @@ func (s *Server) notFound(w http.ResponseWriter, req *request, e era) {
 	if e.modern {
 		err = protocol.ErrMethodNotFound
 	}
-	writeError(w, req.ID, err.With("Method not found: "+clip(req.Method)))
+	writeError(w, req.ID, err.With("Method not found: "+protocol.Clip(req.Method, 100)))
 }
 
 func (s *Server) serverInfo() map[string]any {
@@ -261,10 +260,3 @@ func (s *Server) readResource(w http.ResponseWriter, req *request, e era) {
 }
 
 func (s *Server) tool(name string) (*protocol.Tool, bool) { return s.cfg.Bundle.Tool(name) }
-
-func clip(s string) string {
-	if len(s) > 100 {
-		s = s[:100]
-	}
-	return strings.ToValidUTF8(s, "")
-}

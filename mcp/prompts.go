@@ -43,7 +43,7 @@ func (s *Server) getPrompt(w http.ResponseWriter, req *request, e era) {
 	}
 	pr, ok := s.cfg.Bundle.Prompt(p.Name)
 	if !ok {
-		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown prompt: "+clip(p.Name)))
+		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown prompt: "+protocol.Clip(p.Name, 100)))
 		return
 	}
 	for _, a := range pr.Arguments {

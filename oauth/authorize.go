@@ -76,7 +76,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 			// Where a fetch failed (an address, a name that did not
 			// resolve) would map the relay's network for anyone: the page
 			// says it failed, the log says how.
-			s.cfg.Logger.Info("client metadata document refused", "client", clip(clientID), "reason", cerr.Error())
+			s.cfg.Logger.Info("client metadata document refused", "client", protocol.Clip(clientID, 200), "reason", cerr.Error())
 			msg = "The application asking to connect could not be checked: its metadata document could not be fetched."
 		}
 		s.errorPage(w, protocol.ErrBadRequest.With(msg))

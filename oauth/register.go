@@ -196,10 +196,3 @@ func (s *Server) client(ctx context.Context, id string) (Client, error) {
 	}
 	return s.cfg.Store.Client(ctx, id)
 }
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
-}

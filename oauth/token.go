@@ -188,6 +188,6 @@ func (s *Server) clientUsed(ctx context.Context, id string, now time.Time) {
 		return
 	}
 	if err := s.cfg.Store.TouchClient(ctx, id, now); err != nil && !errors.Is(err, ErrNotFound) {
-		s.cfg.Logger.Warn("renew client", "client", clip(id), "err", err)
+		s.cfg.Logger.Warn("renew client", "client", protocol.Clip(id, 200), "err", err)
 	}
 }

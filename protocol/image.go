@@ -273,20 +273,9 @@ func leftOutSentence(tag string, index int, img Image, w, h int, err error) stri
 		return lead + "its data is not standard base64."
 	case errors.Is(err, ErrImageMimeType) && ie != nil:
 		return lead + fmt.Sprintf("its type is given as %s but its bytes are a %s picture.",
-			QuoteName(tag, clip(img.MimeType, 64)), ie.Format)
+			QuoteName(tag, Clip(img.MimeType, 64)), ie.Format)
 	case errors.Is(err, ErrImageHeader) && ie != nil:
 		return lead + fmt.Sprintf("its bytes start like a %s picture but its size cannot be read.", ie.Format)
 	}
 	return lead + "its bytes are not a PNG, GIF, JPEG or WebP picture."
-}
-
-// clip shortens s to n runes, marking a cut with "…".
-func clip(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i] + "…"
-		}
-		n--
-	}
-	return s
 }

@@ -189,3 +189,22 @@ func receivers(f *ast.File, name string) []string {
 	}
 	return types
 }
+
+// TestClip: what the relay quotes from outside is cut on a rune, marked,
+// and valid UTF-8.
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"éééé", 2, "éé…"},
+		{"a\xffb", 5, "ab"},
+	} {
+		if got := Clip(tc.in, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

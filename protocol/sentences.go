@@ -81,3 +81,16 @@ func TooManyCallsSentence(limit int) string {
 func CancelledSentence() string {
 	return "The call was cancelled before the tab answered."
 }
+
+// Clip shortens s, something from outside quoted in a sentence or a log
+// line, to n runes, marking a cut with "…"; what is not UTF-8 is dropped.
+func Clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "")
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "…"
+		}
+		n--
+	}
+	return s
+}

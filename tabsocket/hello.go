@@ -78,7 +78,7 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 		// The app and the relay's catalogue disagree (one was deployed
 		// before the other): hosts should list the tools anew, operators
 		// should know.
-		c.logger().Info("tab runs another bundle than the relay", "tab_bundle", clipVersion(h.Bundle), "relay_bundle", v)
+		c.logger().Info("tab runs another bundle than the relay", "tab_bundle", protocol.Clip(h.Bundle, 40), "relay_bundle", v)
 		if c.s.cfg.ToolsChanged != nil {
 			c.s.cfg.ToolsChanged(id)
 		}
@@ -178,13 +178,6 @@ func (c *conn) newPairingRefused(lookup string, wait time.Duration) (pairing.Rec
 func (c *conn) unsupported(env protocol.Envelope) {
 	c.Send(protocol.Error{Envelope: protocol.Envelope{Type: protocol.TypeError, Ref: env.Ref},
 		Code: protocol.ErrUnsupported.Code, Message: "This relay does not handle " + quoteType(env.Type) + " messages."})
-}
-
-func clipVersion(v string) string {
-	if len(v) > 40 {
-		return v[:40]
-	}
-	return v
 }
 
 func quoteType(t string) string {
