@@ -1,13 +1,6 @@
 package node
 
-import (
-	"github.com/tabrelay/tabrelay/actors"
-	"github.com/tabrelay/tabrelay/mcp"
-)
-
-// The front end calls the actors directly: the one call path (mcp.Caller)
-// is actors.Caller, drain rule and all.
-var _ mcp.Caller = (*actors.Caller)(nil)
+import "github.com/tabrelay/tabrelay/mcp"
 
 // newMCP builds the MCP front end over this node's call path and tokens.
 func (n *Node) newMCP() (*mcp.Server, error) {

@@ -219,7 +219,7 @@ func New(cfg Config) (*Node, error) {
 			AllowedOrigins: cfg.AllowedOrigins, SigningKey: key, PreviousKeys: cfg.PreviousKeys, Store: n.store, Connections: n.oauth,
 			ToolsChanged: n.events.ToolsChanged, TrustProxy: cfg.TrustProxy, BundleVersion: cfg.Bundle.Version,
 			NewPairingsBurst: cfg.NewPairingsBurst, NewPairingsPerHour: cfg.NewPairingsPerHour,
-			Hub: actors.NewHub(n.system, router, acfg), Clock: clock.Real{}, Logger: cfg.Logger,
+			Hub: TabHub(actors.NewHub(n.system, router, acfg)), Clock: clock.Real{}, Logger: cfg.Logger,
 			Metrics: tabsocket.NewMetrics(reg),
 		})
 	}

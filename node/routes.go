@@ -8,6 +8,8 @@ import (
 
 	"github.com/tabrelay/tabrelay/admin"
 	"github.com/tabrelay/tabrelay/internal/httpserver"
+	"github.com/tabrelay/tabrelay/mcp"
+	"github.com/tabrelay/tabrelay/oauth"
 	"github.com/tabrelay/tabrelay/web/demo"
 	"github.com/tabrelay/tabrelay/web/sdk"
 )
@@ -25,7 +27,7 @@ func (n *Node) publicRoutes() http.Handler {
 		mux.Handle("GET "+strings.TrimSuffix(demo.Path, "/"), demo.Handler())
 	}
 	return httpserver.CloseWhileDraining(n.draining.Load,
-		httpserver.Counted(mux, httpserver.GuardStore(n.redisUp.Load, mux), n.httpRequests))
+		httpserver.Counted(mux, guardStore(n.redisUp.Load, mux), n.httpRequests))
 }
 
 // adminRoutes are the admin listener's routes (loopback by default):
@@ -60,4 +62,27 @@ func (n *Node) check(ctx context.Context) (map[string]any, bool, error) {
 		ok = ok && c.Recorded == c.Active
 	}
 	return out, ok, nil
+}
+
+// StoreUnreachable is the one sentence of a request refused while Redis
+// is away.
+const StoreUnreachable = "The relay cannot reach its store right now; retry in a few seconds."
+
+// guardStore answers 503 with one sentence while up says the store is
+// unreachable (liveness, readiness and the static files still answer), in
+// the shape the routes' own 503s have: a JSON-RPC error carrying the
+// request's id for an MCP host, an OAuth error otherwise; Retry-After on
+// both.
+func guardStore(up func() bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if up() || r.URL.Path == "/health" || r.URL.Path == "/ready" || strings.HasPrefix(r.URL.Path, "/sdk/") || strings.HasPrefix(r.URL.Path, "/demo") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == "/" {
+			mcp.WriteUnavailable(w, r, StoreUnreachable)
+			return
+		}
+		oauth.WriteUnavailable(w, StoreUnreachable)
+	})
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -57,10 +56,10 @@ type conn struct {
 	// 0: none runs). schedule.go reads both.
 	nextPing     int64
 	writingSince atomic.Int64
-	credits      atomic.Int64               // questions sent (asks) that the tab has not answered yet
-	pairing      string                     // set once the hello is accepted, before proven
-	tab          atomic.Pointer[actors.Tab] // set once the hello is accepted
-	proven       atomic.Bool                // the hello was accepted
+	credits      atomic.Int64             // questions sent (asks) that the tab has not answered yet
+	pairing      string                   // set once the hello is accepted, before proven
+	tab          atomic.Pointer[accepted] // set once the hello is accepted
+	proven       atomic.Bool              // the hello was accepted
 	released     sync.Once
 	bucket       tokenBucket
 }
@@ -98,7 +97,7 @@ func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 	return c
 }
 
-// Send queues msg for the tab without blocking (actors.Outbox). A full
+// Send queues msg for the tab without blocking (Outbox). A full
 // queue means the tab does not keep up: it is closed with CloseSlow.
 func (c *conn) Send(msg protocol.ToTab) bool {
 	// The writer encodes the message: the sender (a pairing, for a call
@@ -134,7 +133,7 @@ func (c *conn) put(o outgoing, question bool) bool {
 	return true
 }
 
-// Close ends the socket with code after what is queued (actors.Outbox).
+// Close ends the socket with code after what is queued (Outbox).
 func (c *conn) Close(code protocol.CloseCode) { c.closeAfterQueue(code) }
 
 // enqueue queues o, and starts the writer if none runs. A full queue
@@ -482,3 +481,7 @@ func (b *tokenBucket) take(now time.Time) bool {
 	b.tokens--
 	return true
 }
+
+// accepted holds a socket's Tab where an atomic pointer can (the tab is an
+// interface).
+type accepted struct{ Tab }

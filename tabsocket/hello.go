@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -91,8 +90,8 @@ func (c *conn) readHello(deadline clock.Timer) bool {
 	// as soon as the tab exists.
 	c.Send(protocol.Welcome{Envelope: protocol.Typed(protocol.TypeWelcome), Protocol: protocol.Version, Pairing: id,
 		PingIntervalMs: c.s.cfg.PingInterval.Milliseconds(), MaxMessage: protocol.MaxMessageBytes})
-	tab := c.s.cfg.Hub.Accept(actors.TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
-	c.tab.Store(tab)
+	tab := c.s.cfg.Hub.Accept(TabInfo{Pairing: id, TabID: h.TabID, FocusedAt: focused}, c)
+	c.tab.Store(&accepted{tab})
 	if c.ending.Load() {
 		tab.Close() // closed while the tab was being accepted: release it here
 		return false

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tabrelay/tabrelay/actors"
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
@@ -51,7 +50,7 @@ type Config struct {
 	// one of them is found by its hello and re-keyed (issue 15, defect 8).
 	PreviousKeys [][]byte
 	Store        pairing.Store
-	Hub          *actors.Hub
+	Hub          Tabs
 	// Connections decides for the tab's requests about connections
 	// (connect-info, approve, decline, list-connections, forget,
 	// set-scope); nil answers them as unsupported.
@@ -89,6 +88,39 @@ type Config struct {
 	Clock              clock.Clock
 	Logger             *slog.Logger
 	Metrics            *Metrics
+}
+
+// Tabs takes the proven sockets as tabs (the actors' Hub, as node hands
+// it over): the endpoint declares what it needs of the actors and imports
+// none of them.
+type Tabs interface {
+	Accept(info TabInfo, out Outbox) Tab
+}
+
+// TabInfo is what a tab proved and said in its hello.
+type TabInfo struct {
+	Pairing   string
+	TabID     string
+	FocusedAt time.Time
+}
+
+// Tab is one accepted socket's tab: what it reads goes there.
+type Tab interface {
+	// Forward hands the pairing what the tab said.
+	Forward(msg protocol.FromTab)
+	// Focus reports that the person focused the tab at at.
+	Focus(at time.Time)
+	// Close ends the tab (its socket ended).
+	Close()
+}
+
+// Outbox is the socket as its tab sees it (conn is one).
+type Outbox interface {
+	// Send queues a message for the tab and never blocks; false: the tab
+	// is gone or too slow to read.
+	Send(msg protocol.ToTab) bool
+	// Close ends the socket with code.
+	Close(code protocol.CloseCode)
 }
 
 // Server serves /tab.

@@ -22,6 +22,7 @@ import (
 	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/internal/syncbuf"
 	"github.com/tabrelay/tabrelay/internal/testwait"
+	"github.com/tabrelay/tabrelay/node"
 	"github.com/tabrelay/tabrelay/pairing"
 	"github.com/tabrelay/tabrelay/protocol"
 	"github.com/tabrelay/tabrelay/store/bolt"
@@ -66,7 +67,7 @@ func newEnv(t testing.TB, tweak func(*tabsocket.Config)) *env {
 	key := make([]byte, 32)
 	rand.Read(key)
 	cfg := tabsocket.Config{AllowedOrigins: []string{origin}, SigningKey: key, Store: store,
-		Hub: actors.NewHub(system, router, acfg), Clock: fake, Logger: logger, Metrics: tabsocket.NewMetrics(nil)}
+		Hub: node.TabHub(actors.NewHub(system, router, acfg)), Clock: fake, Logger: logger, Metrics: tabsocket.NewMetrics(nil)}
 	if tweak != nil {
 		tweak(&cfg)
 	}

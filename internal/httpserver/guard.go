@@ -2,11 +2,8 @@ package httpserver
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/tabrelay/tabrelay/internal/httpx"
-	"github.com/tabrelay/tabrelay/mcp"
-	"github.com/tabrelay/tabrelay/oauth"
 )
 
 // CloseWhileDraining answers every request with Connection: close while
@@ -19,29 +16,6 @@ func CloseWhileDraining(draining func() bool, h http.Handler) http.Handler {
 			w.Header().Set("Connection", "close")
 		}
 		h.ServeHTTP(w, r)
-	})
-}
-
-// StoreUnreachable is the one sentence of a request refused while Redis
-// is away.
-const StoreUnreachable = "The relay cannot reach its store right now; retry in a few seconds."
-
-// GuardStore answers 503 with one sentence while up says the store is
-// unreachable (liveness, readiness and the static files still answer), in
-// the shape the routes' own 503s have: a JSON-RPC error carrying the
-// request's id for an MCP host, an OAuth error otherwise; Retry-After on
-// both.
-func GuardStore(up func() bool, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if up() || r.URL.Path == "/health" || r.URL.Path == "/ready" || strings.HasPrefix(r.URL.Path, "/sdk/") || strings.HasPrefix(r.URL.Path, "/demo") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if r.Method == http.MethodPost && r.URL.Path == "/" {
-			mcp.WriteUnavailable(w, r, StoreUnreachable)
-			return
-		}
-		oauth.WriteUnavailable(w, StoreUnreachable)
 	})
 }
 

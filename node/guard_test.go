@@ -1,4 +1,4 @@
-package httpserver
+package node
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // liveness and readiness still answer.
 func TestWhileTheStoreIsAwayRequestsGetOneSentence(t *testing.T) {
 	reached := 0
-	h := GuardStore(func() bool { return false }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }))
+	h := guardStore(func() bool { return false }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }))
 
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`)))
