@@ -28,6 +28,10 @@ import (
 //     entering node: first-call's baseline (first-call − no-tab-warm is
 //     what placement costs).
 //
+// local and cross-node report their p50 too (p50-us): the issue 27 target
+// is cross-node ≤ local + 0.5 ms. CLUSTER_BINARY runs another build of
+// tabrelay for the three nodes (a baseline to compare with).
+//
 // Run: go test ./tests/ -run '^$' -bench BenchmarkClusterCall -benchtime 2s
 func BenchmarkClusterCall(b *testing.B) {
 	c := startCluster(b, clusterOptions{nodes: 3})
@@ -45,12 +49,16 @@ func BenchmarkClusterCall(b *testing.B) {
 	eventually(b, func() bool { return home.metric("tabrelay_pairings_active") == 1 }, "the pairing active on its tab's node")
 
 	echo := func(b *testing.B, n *clusterNode) {
+		took := make([]time.Duration, 0, b.N)
 		for i := 0; i < b.N; i++ {
+			start := time.Now()
 			a, err := n.callTool(ctx, tok.Access, "echo", map[string]any{"value": i})
+			took = append(took, time.Since(start))
 			if err != nil || a.data()["value"] != float64(i) {
 				b.Fatalf("echo at node %d: %v %v", n.i, err, a)
 			}
 		}
+		b.ReportMetric(float64(p50(took).Microseconds()), "p50-us")
 	}
 	b.Run("local", func(b *testing.B) { echo(b, home) })
 	b.Run("cross-node", func(b *testing.B) { echo(b, other) })

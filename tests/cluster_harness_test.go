@@ -236,7 +236,11 @@ func (n *clusterNode) env() []string {
 // start runs the node's process (again) on its ports and data directory.
 func (n *clusterNode) start() {
 	n.c.t.Helper()
-	cmd := exec.Command(binary, "serve")
+	bin := binary
+	if v := os.Getenv("CLUSTER_BINARY"); v != "" {
+		bin = v // another build of tabrelay, to compare with (BenchmarkClusterCall)
+	}
+	cmd := exec.Command(bin, "serve")
 	cmd.Env = n.env()
 	p := &nodeProc{cmd: cmd, stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
