@@ -19,7 +19,13 @@ type Metrics struct {
 	TabsTakenBack  prometheus.Counter
 	Moves          *prometheus.CounterVec // by result: moved, stayed
 	Confirms       *prometheus.CounterVec // by way: node, tab
+
+	callsBy [protocol.TabClosed + 1]prometheus.Counter // Calls of each outcome, looked up once
 }
+
+// Ended counts a call that ended as kind (Calls), without a label lookup
+// per call.
+func (m *Metrics) Ended(kind protocol.OutcomeKind) { m.callsBy[kind].Inc() }
 
 // NewMetrics makes the metrics and registers them with reg (nil: not
 // registered, as in tests that make many relays).
@@ -57,7 +63,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.Confirms.WithLabelValues("node")
 	m.Confirms.WithLabelValues("tab")
 	for k := protocol.Answered; k <= protocol.TabClosed; k++ {
-		m.Calls.WithLabelValues(k.String())
+		m.callsBy[k] = m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {
 		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.TabsTakenBack, m.Moves, m.Confirms)

@@ -521,7 +521,7 @@ func (p *pairing) finish(ctx actor.Context, waiter *actor.PID, c *call, o protoc
 	if c != nil {
 		p.cfg.Metrics.CallSeconds.Observe(p.cfg.Clock.Now().Sub(c.started).Seconds())
 	}
-	p.cfg.Metrics.Calls.WithLabelValues(o.Kind.String()).Inc()
+	p.cfg.Metrics.Ended(o.Kind)
 	if waiter == nil {
 		return
 	}

@@ -32,10 +32,18 @@ func FuzzTabMessage(f *testing.F) {
 		`{"type":"pong"}`, `{"type":"x-newer","ref":"r5"}`, `{"type":""}`, `[]`, `null`, `{"type":1}`,
 		`{"type":"focus","at":1e400}`, `{"type":"result","id":"x","result":{"data":"\ud800"}}`,
 		`{"type":"hello","TYPE":"focus","Secret":"a","secret":"b"}`,
+		`{"type":"pong","\u0074ype":"focus"}`, `{"type":"pong","REF":"r1"}`, `{"type":"pong" ,"ref":"r1"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if typ, ok := leadingType(data); ok {
+			// Read without a decode, as the decoder reads it.
+			var slow Envelope
+			if json.Unmarshal(data, &slow) == nil && (slow.Type != typ || slow.Ref != "") {
+				t.Fatalf("%q: leadingType read %q, the decoder %+v", data, typ, slow)
+			}
+		}
 		env, err := DecodeType(data)
 		if err != nil {
 			return
