@@ -119,7 +119,7 @@ func (c *Caller) events(w *waiting, events func(protocol.CallEvent)) {
 		return
 	}
 	for _, e := range c.sb.takeEvents(w) {
-		events(fromWireEvent(e))
+		events(e)
 	}
 }
 

@@ -87,6 +87,11 @@ func fromWireEvent(e *wire.Event) protocol.CallEvent {
 	return c
 }
 
+// callEvent is an event of a call whose pairing is in its caller's
+// process, as it is (never crosses nodes: a waiter elsewhere gets a
+// CallEvent).
+type callEvent struct{ e protocol.CallEvent }
+
 // callEnded ends a call whose pairing is in its caller's process: the
 // outcome as it is, the tab's result as its socket decoded it (never
 // crosses nodes: a waiter elsewhere gets a CallDone).
@@ -143,11 +148,9 @@ func fromTab(msg protocol.FromTab) wire.FromTab {
 		return &wire.TabResult{Id: m.ID, Result: m.Result}
 	case protocol.Asking:
 		return &wire.TabAsking{Id: m.ID, Asking: m.Type == protocol.TypeAsking}
-	case protocol.Progress:
-		return &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallProgress,
-			Progress: m.Progress, Total: m.Total, Message: m.Message})}
-	case protocol.Log:
-		return &wire.TabEvent{Event: toWireEvent(protocol.CallEvent{CallID: m.ID, Kind: protocol.CallLog, Level: m.Level, Data: m.Data})}
+	case protocol.Progress, protocol.Log:
+		e, _ := callEventOf(m)
+		return &wire.TabEvent{Event: toWireEvent(e)}
 	case protocol.Permissions:
 		return &wire.TabPermissions{Id: m.ID, Tools: m.Tools}
 	case protocol.Step:
@@ -158,6 +161,17 @@ func fromTab(msg protocol.FromTab) wire.FromTab {
 		panic(err) // the relay's own wire types always marshal
 	}
 	return &wire.TabMessage{Json: b}
+}
+
+// callEventOf is the call's event a tab's progress or log line is.
+func callEventOf(msg protocol.FromTab) (protocol.CallEvent, bool) {
+	switch m := msg.(type) {
+	case protocol.Progress:
+		return protocol.CallEvent{CallID: m.ID, Kind: protocol.CallProgress, Progress: m.Progress, Total: m.Total, Message: m.Message}, true
+	case protocol.Log:
+		return protocol.CallEvent{CallID: m.ID, Kind: protocol.CallLog, Level: m.Level, Data: m.Data}, true
+	}
+	return protocol.CallEvent{}, false
 }
 
 // fromWireCall is the call a ToTab carries, as the socket sends it.

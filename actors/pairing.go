@@ -166,7 +166,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 	case *wire.TabAsking:
 		p.onAsking(ctx, m)
 	case *wire.TabEvent:
-		p.onEvent(ctx, m)
+		p.onEvent(ctx, fromWireEvent(m.GetEvent()))
 	case *wire.TabStep:
 		p.onStep(m.GetBy())
 	case *wire.TabMessage:
@@ -199,17 +199,20 @@ func (p *pairing) Receive(ctx actor.Context) {
 
 // onLocalTab reads what a tab in this process said, as its socket read
 // it (Tab.Forward converts nothing for a pairing in its process): a result
-// as the socket decoded it; anything else as its wire form, the same as
-// from a tab on another node.
+// as the socket decoded it, a call's event as the event it is; anything
+// else as its wire form, the same as from a tab on another node.
 func (p *pairing) onLocalTab(ctx actor.Context, msg protocol.FromTab) {
-	switch m := fromTab(msg).(type) {
-	case *wire.TabResult:
-		r := msg.(protocol.Result)
+	if r, ok := msg.(protocol.Result); ok {
 		p.onResult(ctx, r.ID, tabResult{raw: r.Result, decoded: r.Decoded})
+		return
+	}
+	if e, ok := callEventOf(msg); ok {
+		p.onEvent(ctx, e)
+		return
+	}
+	switch m := fromTab(msg).(type) {
 	case *wire.TabAsking:
 		p.onAsking(ctx, m)
-	case *wire.TabEvent:
-		p.onEvent(ctx, m)
 	case *wire.TabStep:
 		p.onStep(m.GetBy())
 	case *wire.TabMessage:
@@ -219,11 +222,18 @@ func (p *pairing) onLocalTab(ctx actor.Context, msg protocol.FromTab) {
 	}
 }
 
-// onEvent passes a call's event on to its waiter.
-func (p *pairing) onEvent(ctx actor.Context, m *wire.TabEvent) {
-	if c, ok := p.calls[m.GetEvent().GetCallId()]; ok {
-		ctx.Send(c.waiter, &wire.CallEvent{Event: m.GetEvent()})
+// onEvent passes a call's event on to its waiter: as it is to a waiter in
+// this process, its wire form to one elsewhere.
+func (p *pairing) onEvent(ctx actor.Context, e protocol.CallEvent) {
+	c, ok := p.calls[e.CallID]
+	if !ok {
+		return
 	}
+	if c.waiter.Address == ctx.Self().Address {
+		ctx.Send(c.waiter, &callEvent{e})
+		return
+	}
+	ctx.Send(c.waiter, &wire.CallEvent{Event: toWireEvent(e)})
 }
 
 // onTabMessage reads what a tab said that the wire has no message of its
@@ -500,7 +510,11 @@ func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
 		return
 	}
 	c.asking = m.GetAsking()
-	ctx.Send(c.waiter, &wire.CallEvent{Event: &wire.Event{CallId: m.GetId(), Kind: wire.EventKind_EVENT_ASKING, Asking: m.GetAsking()}})
+	kind := protocol.CallAnswered
+	if c.asking {
+		kind = protocol.CallAsking
+	}
+	p.onEvent(ctx, protocol.CallEvent{CallID: m.GetId(), Kind: kind})
 }
 
 // end answers c's waiter and forgets c; result is the tab's when o is

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tabrelay/tabrelay/actors/wire"
 	"github.com/tabrelay/tabrelay/internal/clock"
+	"github.com/tabrelay/tabrelay/protocol"
 )
 
 // The switchboard is where the answers of a node's calls arrive: one
@@ -55,7 +56,7 @@ type waiting struct {
 	missed   bool      // a probe found the call not (yet) there
 	probeAt  time.Time // its next probe
 	giveUpAt time.Time // its safety: the pairing ends every call before
-	events   []*wire.Event
+	events   []protocol.CallEvent
 	keep     bool          // the caller wants events
 	signal   chan struct{} // an event is queued
 	end      chan any      // the call's last message (capacity 1)
@@ -132,7 +133,7 @@ func (sb *switchboard) cancel(w *waiting) {
 }
 
 // takeEvents returns the events queued for w since the last take.
-func (sb *switchboard) takeEvents(w *waiting) []*wire.Event {
+func (sb *switchboard) takeEvents(w *waiting) []protocol.CallEvent {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	ev := w.events
@@ -153,13 +154,9 @@ func (sb *switchboard) SendUserMessage(_ *actor.PID, message any) {
 			w.accepted = true
 		}
 	case *wire.CallEvent:
-		if w := sb.calls[m.GetEvent().GetCallId()]; w != nil && w.keep {
-			w.events = append(w.events, m.GetEvent())
-			select {
-			case w.signal <- struct{}{}:
-			default:
-			}
-		}
+		sb.eventLocked(fromWireEvent(m.GetEvent()))
+	case *callEvent:
+		sb.eventLocked(m.e)
 	case *wire.CallDone:
 		if w := sb.calls[m.GetCallId()]; w != nil {
 			sb.finishLocked(w, m)
@@ -188,6 +185,17 @@ func (sb *switchboard) SendUserMessage(_ *actor.PID, message any) {
 	sb.mu.Unlock()
 	for _, pid := range watch { // unlocked: a pid that is gone answers at once
 		sb.systemMessage(pid, &actor.Watch{Watcher: self})
+	}
+}
+
+// eventLocked queues e for its caller, if it wants events.
+func (sb *switchboard) eventLocked(e protocol.CallEvent) {
+	if w := sb.calls[e.CallID]; w != nil && w.keep {
+		w.events = append(w.events, e)
+		select {
+		case w.signal <- struct{}{}:
+		default:
+		}
 	}
 }
 
