@@ -86,8 +86,11 @@ func (c *Caller) InFlight() int64 { return c.inflight.Load() }
 // await sends the call to pid and waits on the switchboard for its end.
 // retry is true when the pairing was gone before it took the call.
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req protocol.CallRequest, events func(protocol.CallEvent)) (o protocol.Outcome, retry bool) {
-	w := c.sb.start(pid, &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)},
-		events != nil)
+	var msg any = &callRequest{id: id, req: req} // to a pairing in this process, as it is
+	if pid.Address != c.system.Address() {
+		msg = toWireCall(id, req)
+	}
+	w := c.sb.start(pid, id, msg, events != nil)
 	for {
 		select {
 		case <-w.signal: // nil without events: never ready

@@ -87,6 +87,19 @@ func fromWireEvent(e *wire.Event) protocol.CallEvent {
 	return c
 }
 
+// callRequest asks a pairing in the caller's process to run a call, as
+// the front end made it (never crosses nodes: a pairing elsewhere gets a
+// wire.CallRequest, toWireCall).
+type callRequest struct {
+	id  string
+	req protocol.CallRequest
+}
+
+// toWireCall is the call id of req as it crosses nodes.
+func toWireCall(id string, req protocol.CallRequest) *wire.CallRequest {
+	return &wire.CallRequest{Id: id, Tool: req.Tool, Arguments: req.Arguments, Connection: toWireConnection(req.Connection)}
+}
+
 // callEvent is an event of a call whose pairing is in its caller's
 // process, as it is (never crosses nodes: a waiter elsewhere gets a
 // CallEvent).

@@ -142,8 +142,11 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.cfg.Metrics.TabsConnected.Sub(float64(len(p.tabs)))
 		p.stopTimers()
 		p.released(p.id, ctx.Self(), p.handingOff)
+	case *callRequest:
+		p.onCall(ctx, m.id, m.req)
 	case *wire.CallRequest:
-		p.onCall(ctx, m)
+		p.onCall(ctx, m.GetId(), protocol.CallRequest{Tool: m.GetTool(), Arguments: m.GetArguments(),
+			Connection: fromWireConnection(m.GetConnection())})
 	case *wire.CancelCall:
 		p.onCancel(ctx, m.GetId(), true)
 	case *wire.CallProbe:
@@ -266,24 +269,24 @@ func (p *pairing) onHandOff(ctx actor.Context, m *handOff) {
 	p.stopWhenIdle(ctx)
 }
 
-func (p *pairing) onCall(ctx actor.Context, m *wire.CallRequest) {
+func (p *pairing) onCall(ctx actor.Context, id string, req protocol.CallRequest) {
 	waiter := ctx.Sender()
 	if waiter == nil {
 		return
 	}
 	now := p.cfg.Clock.Now()
 	if len(p.calls) >= p.cfg.MaxCalls {
-		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.TooManyCalls, CallID: m.GetId(), Limit: p.cfg.MaxCalls}, tabResult{})
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.TooManyCalls, CallID: id, Limit: p.cfg.MaxCalls}, tabResult{})
 		return
 	}
-	if _, dup := p.calls[m.GetId()]; dup {
+	if _, dup := p.calls[id]; dup {
 		// Call ids are random per call: a second request of one is a bug
 		// upstream. Its waiter gets an answer, the first keeps the call.
-		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.Restarting, CallID: m.GetId()}, tabResult{})
+		p.finish(ctx, waiter, nil, protocol.Outcome{Kind: protocol.Restarting, CallID: id}, tabResult{})
 		return
 	}
-	c := &call{msg: protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: m.GetId(), Tool: m.GetTool(),
-		Arguments: m.GetArguments(), Connection: fromWireConnection(m.GetConnection())}, waiter: waiter, started: now}
+	c := &call{msg: protocol.Call{Envelope: protocol.Typed(protocol.TypeCall), ID: id, Tool: req.Tool,
+		Arguments: req.Arguments, Connection: req.Connection}, waiter: waiter, started: now}
 	c.msg.Turn = p.turnFor(c.msg.Connection.ID, now)
 	deadline := now.Add(p.cfg.CallWait)
 	c.msg.DeadlineMs = deadline.UnixMilli()

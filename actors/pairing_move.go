@@ -92,8 +92,11 @@ func (p *pairing) forward(ctx actor.Context, msg any, sender *actor.PID) {
 	case *wire.Superseded, *wire.MoveDone: // they name this actor, not the new one
 		return
 	}
-	if m, ok := msg.(protocol.FromTab); ok {
-		msg = fromTab(m) // a tab here said it; the new actor may be elsewhere
+	switch m := msg.(type) { // said here; the new actor may be elsewhere
+	case protocol.FromTab:
+		msg = fromTab(m)
+	case *callRequest:
+		msg = toWireCall(m.id, m.req)
 	}
 	if !isWire(msg) {
 		return

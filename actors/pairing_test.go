@@ -641,9 +641,9 @@ type lossyPairing struct{ accepts bool }
 
 func (l lossyPairing) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *wire.CallRequest:
+	case *callRequest: // a pairing of this process is sent the call as it is
 		if l.accepts {
-			ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.GetId()})
+			ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.id})
 		}
 	case *wire.CallProbe:
 		ctx.Respond(&wire.CallProbeReply{Id: m.GetId(), Held: false})
@@ -703,8 +703,8 @@ type bouncingPairing struct{}
 
 func (bouncingPairing) Receive(ctx actor.Context) {
 	switch m := ctx.Message().(type) {
-	case *wire.CallRequest:
-		ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.GetId()})
+	case *callRequest:
+		ctx.Send(ctx.Sender(), &wire.CallAccepted{Id: m.id})
 	case *wire.CallProbe:
 		ctx.Respond(&actor.DeadLetterResponse{Target: ctx.Self()})
 	}

@@ -96,9 +96,9 @@ func (sb *switchboard) pidLocked() *actor.PID {
 }
 
 // start holds call req for its caller and sends it to pairing.
-func (sb *switchboard) start(pairing *actor.PID, req *wire.CallRequest, events bool) *waiting {
+func (sb *switchboard) start(pairing *actor.PID, id string, req any, events bool) *waiting {
 	now := sb.clock.Now()
-	w := &waiting{id: req.GetId(), pairing: pairing, keep: events, probeAt: now.Add(sb.every),
+	w := &waiting{id: id, pairing: pairing, keep: events, probeAt: now.Add(sb.every),
 		giveUpAt: now.Add(sb.give), end: make(chan any, 1)}
 	if events {
 		w.signal = make(chan struct{}, 1)
