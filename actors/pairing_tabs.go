@@ -315,3 +315,72 @@ func (p *pairing) tabIndex(pid *actor.PID) int {
 	}
 	return -1
 }
+
+// onLocalTab reads what a tab in this process said, as its socket read
+// it (Tab.Forward converts nothing for a pairing in its process): a result
+// as the socket decoded it, a call's event as the event it is; anything
+// else as its wire form, the same as from a tab on another node.
+func (p *pairing) onLocalTab(ctx actor.Context, msg protocol.FromTab) {
+	if r, ok := msg.(protocol.Result); ok {
+		p.onResult(ctx, r.ID, tabResult{raw: r.Result, decoded: r.Decoded})
+		return
+	}
+	if e, ok := callEventOf(msg); ok {
+		p.onEvent(ctx, e)
+		return
+	}
+	switch m := fromTab(msg).(type) {
+	case *wire.TabAsking:
+		p.onAsking(ctx, m)
+	case *wire.TabStep:
+		p.onStep(m.GetBy())
+	case *wire.TabMessage:
+		p.onTabMessage(m)
+	case *wire.TabPermissions:
+		p.onPermissions(ctx, m)
+	}
+}
+
+// onEvent passes a call's event on to its waiter: as it is to a waiter in
+// this process, its wire form to one elsewhere.
+func (p *pairing) onEvent(ctx actor.Context, e protocol.CallEvent) {
+	c, ok := p.calls[e.CallID]
+	if !ok {
+		return
+	}
+	if c.waiter.Address == ctx.Self().Address {
+		ctx.Send(c.waiter, &callEvent{e})
+		return
+	}
+	ctx.Send(c.waiter, &wire.CallEvent{Event: toWireEvent(e)})
+}
+
+// onTabMessage reads what a tab said that the wire has no message of its
+// own for: a tab message the pairing reads is a case of a type switch on
+// what protocol.DecodeFromTab returns, here. Anything else that reaches
+// it (a newer build's socket node sent it) is dropped.
+func (p *pairing) onTabMessage(m *wire.TabMessage) {
+	env, err := protocol.DecodeType(m.GetJson())
+	var msg protocol.FromTab
+	if err == nil {
+		msg, err = protocol.DecodeFromTab(env, m.GetJson())
+	}
+	if _, ok := msg.(protocol.PermissionsChanged); ok {
+		p.settingsChanged()
+		return
+	}
+	p.logger().Debug("tab message dropped: the pairing does not read it", "type", protocol.Clip(env.Type, 40), "err", err)
+}
+
+func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
+	c, ok := p.calls[m.GetId()]
+	if !ok {
+		return
+	}
+	c.asking = m.GetAsking()
+	kind := protocol.CallAnswered
+	if c.asking {
+		kind = protocol.CallAsking
+	}
+	p.onEvent(ctx, protocol.CallEvent{CallID: m.GetId(), Kind: kind})
+}
