@@ -137,8 +137,11 @@ func (p *pairing) askAdopter(ctx actor.Context, ask *wire.Adopt, adopters []*act
 			p.moving = false
 			p.movedTo = actor.NewPID(a.GetAddress(), a.GetId())
 			p.movedSettles = a.GetSettles()
-			p.cfg.Metrics.Moves.WithLabelValues("moved").Inc()
 			p.handOver(ctx)
+			// Counted once handed over: what reaches this actor from now on
+			// comes after its note to self, so the new actor has its
+			// MoveDone before it.
+			p.cfg.Metrics.Moves.WithLabelValues("moved").Inc()
 			return
 		case !ok && attempt == 0: // no answer: once more, to the same
 			p.askAdopter(ctx, ask, adopters, 1)

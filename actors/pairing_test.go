@@ -1073,12 +1073,18 @@ func TestAPairingThatDrainsBeforeItSettledMovesOnWithItsGraces(t *testing.T) {
 	r.eventually(func() bool { return r.inspect("p1").Calls == 1 }, "the call taken")
 	r.handOff(adopterOf(r, b, &adoptGate{oldBuild: true}))
 	onB := r.activeIn(b, "p1")
-	b.HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, c, nil)} }, "node-b")
+	// C adopts only once the clock stands still: its wait for a tab ran
+	// out already, so once settled C arms it for now, which an Advance
+	// still running would fire before C is looked at.
+	toC := newAdoptGate()
+	b.HandOff(func() []*actor.PID { return []*actor.PID{adopterOf(r, c, toC)} }, "node-b")
 	r.snapshotOf(onB) // B has read the hand-off
 	if _, ok := c.Active("p1"); ok {
 		t.Fatal("moved on before it settled")
 	}
 	r.clock.Advance(settleWait) // B settles without MoveDone, then moves on
+	<-toC.asked
+	close(toC.release)
 	onC := r.activeIn(c, "p1")
 	r.movesDone(2)
 	r.snapshotOf(onB) // read after the move's end: C has B's MoveDone before this
