@@ -87,12 +87,13 @@ func supportedVersions() []string {
 	return []string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 }
 
-// nameOf is what Mcp-Name must say for a method that names something.
+// nameOf is what Mcp-Name must say for a method that names something
+// (its row's mcpName).
 func nameOf(method string, p paramsMeta) (string, bool) {
-	switch method {
-	case "tools/call", "prompts/get":
+	switch serverMethods[method].mcpName {
+	case "name":
 		return p.Name, true
-	case "resources/read":
+	case "uri":
 		return p.URI, true
 	}
 	return "", false

@@ -15,10 +15,6 @@ import (
 // first, then only what was asked, each message carrying the listen
 // request's id as the subscription id, and a result at a graceful end.
 func (s *Server) listen(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant) {
-	if !e.modern {
-		s.notFound(w, req, e)
-		return
-	}
 	var p struct {
 		Notifications struct {
 			ToolsListChanged bool `json:"toolsListChanged"`

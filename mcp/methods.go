@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -12,60 +13,116 @@ import (
 // depend on the token, so they are private to it.
 const listTTL = 60_000
 
-// handle serves one request of grant.
+// eras is the set of eras a method is served in.
+type eras uint8
+
+const (
+	handshakeEra eras = 1 << iota // initialize first (2024-11-05 … 2025-11-25)
+	modernEra                     // stateless (2026-07-28)
+	bothEras     = handshakeEra | modernEra
+)
+
+func (m eras) serve(e era) bool {
+	if e.modern {
+		return m&modernEra != 0
+	}
+	return m&handshakeEra != 0
+}
+
+// rpc is one request being served: what a method's handler gets.
+type rpc struct {
+	w     http.ResponseWriter
+	r     *http.Request
+	req   *request
+	era   era
+	grant protocol.Grant
+}
+
+// methodInfo is the relay's whole rule for one MCP method (as go-sdk's
+// serverMethodInfos): the eras that serve it (elsewhere it is not found),
+// the capabilities it makes the relay announce in those eras ("key" or
+// "key.flag": initialize and server/discover build theirs from this table),
+// the params field the modern era's Mcp-Name header must equal, and its
+// handler.
+type methodInfo struct {
+	eras         eras
+	capabilities []string
+	mcpName      string // "name" or "uri"; "" when the method names nothing
+	handle       func(*Server, *rpc)
+}
+
+// serverMethods is every method the relay serves. Adding one is one row
+// here (and its handler). It is set in init: initialize and
+// server/discover read it back for the capabilities they announce.
+var serverMethods map[string]methodInfo
+
+func init() {
+	serverMethods = map[string]methodInfo{
+		"initialize":      {eras: handshakeEra, handle: func(s *Server, x *rpc) { s.initialize(x.w, x.req) }},
+		"ping":            {eras: handshakeEra, handle: empty},
+		"server/discover": {eras: bothEras, handle: func(s *Server, x *rpc) { writeResult(x.w, x.req.ID, s.finish(x.era, s.discover(x.era), true)) }},
+		"tools/list": {eras: bothEras, capabilities: []string{"tools"},
+			handle: list("tools", func(s *Server, x *rpc) any { return s.toolList(x.r, x.grant) })},
+		// A call's log messages go out from info on its own stream
+		// (notifications/message), in either era: hence "logging". In the
+		// handshake era, which has no other stream, that stream also
+		// carries the tool list's changes (listchanged.go).
+		"tools/call": {eras: bothEras, capabilities: []string{"tools", "logging", "tools.listChanged"}, mcpName: "name",
+			handle: func(s *Server, x *rpc) { s.callTool(x.w, x.r, x.req, x.era, x.grant) }},
+		"resources/list": {eras: bothEras, capabilities: []string{"resources"},
+			handle: list("resources", func(s *Server, _ *rpc) any { return s.resources() })},
+		"resources/templates/list": {eras: bothEras, capabilities: []string{"resources"},
+			handle: list("resourceTemplates", func(s *Server, _ *rpc) any { return s.templates() })},
+		"resources/read": {eras: bothEras, capabilities: []string{"resources"}, mcpName: "uri",
+			handle: func(s *Server, x *rpc) { s.readResource(x.w, x.req, x.era) }},
+		"prompts/list": {eras: bothEras, capabilities: []string{"prompts"},
+			handle: list("prompts", func(s *Server, _ *rpc) any { return s.prompts() })},
+		"prompts/get": {eras: bothEras, capabilities: []string{"prompts"}, mcpName: "name",
+			handle: func(s *Server, x *rpc) { s.getPrompt(x.w, x.req, x.era) }},
+		// Nothing of the relay's takes completions (it has no prompt
+		// arguments to complete and no resource templates to fill): the
+		// answer is always empty.
+		"completion/complete": {eras: bothEras, capabilities: []string{"completions"}, handle: func(s *Server, x *rpc) {
+			writeResult(x.w, x.req.ID, s.finish(x.era, map[string]any{"completion": map[string]any{"values": []string{}, "hasMore": false}}, false))
+		}},
+		// A stateless server keeps no level and no subscription: call logs go
+		// out from info. So these are the handshake era's only, and answer
+		// empty. The bundle's resources never change while a relay runs, so
+		// no channel ever carries a resource update: subscribing is answered
+		// but not offered (no resources.subscribe).
+		"logging/setLevel":      {eras: handshakeEra, capabilities: []string{"logging"}, handle: empty},
+		"resources/subscribe":   {eras: handshakeEra, handle: empty},
+		"resources/unsubscribe": {eras: handshakeEra, handle: empty},
+		// The stateless era's stream of changes.
+		"subscriptions/listen": {eras: modernEra, capabilities: []string{"tools.listChanged"},
+			handle: func(s *Server, x *rpc) { s.listen(x.w, x.r, x.req, x.era, x.grant) }},
+	}
+}
+
+// empty answers an empty result.
+func empty(_ *Server, x *rpc) { writeResult(x.w, x.req.ID, map[string]any{}) }
+
+// list answers a list method: its items under key, cacheable.
+func list(key string, items func(*Server, *rpc) any) func(*Server, *rpc) {
+	return func(s *Server, x *rpc) {
+		writeResult(x.w, x.req.ID, s.finish(x.era, map[string]any{key: items(s, x)}, true))
+	}
+}
+
+// handle serves one request of grant: the method's row of serverMethods,
+// in the eras that serve it.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, grant protocol.Grant) {
 	e, rerr := eraOf(r, req)
 	if rerr != nil {
 		writeError(w, req.ID, rerr)
 		return
 	}
-	switch req.Method {
-	case "initialize":
-		if e.modern {
-			s.notFound(w, req, e) // the stateless era has no handshake
-			return
-		}
-		s.initialize(w, req)
-	case "ping":
-		if e.modern {
-			s.notFound(w, req, e)
-			return
-		}
-		writeResult(w, req.ID, map[string]any{})
-	case "server/discover":
-		writeResult(w, req.ID, s.finish(e, s.discover(e), true))
-	case "tools/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"tools": s.toolList(r, grant)}, true))
-	case "tools/call":
-		s.callTool(w, r, req, e, grant)
-	case "resources/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"resources": s.resources()}, true))
-	case "resources/templates/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"resourceTemplates": s.templates()}, true))
-	case "resources/read":
-		s.readResource(w, req, e)
-	case "prompts/list":
-		writeResult(w, req.ID, s.finish(e, map[string]any{"prompts": s.prompts()}, true))
-	case "prompts/get":
-		s.getPrompt(w, req, e)
-	case "completion/complete":
-		// Nothing of the relay's takes completions (it has no prompts and
-		// no resource templates): the answer is always empty.
-		writeResult(w, req.ID, s.finish(e, map[string]any{"completion": map[string]any{"values": []string{}, "hasMore": false}}, false))
-	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
-		// Handshake era only. A stateless server keeps no level and no
-		// subscription: call logs go out from info, and the bundle's
-		// resources never change while a relay runs.
-		if e.modern {
-			s.notFound(w, req, e)
-			return
-		}
-		writeResult(w, req.ID, map[string]any{})
-	case "subscriptions/listen":
-		s.listen(w, r, req, e, grant)
-	default:
+	m, ok := serverMethods[req.Method]
+	if !ok || !m.eras.serve(e) {
 		s.notFound(w, req, e)
+		return
 	}
+	m.handle(s, &rpc{w: w, r: r, req: req, era: e, grant: grant})
 }
 
 // notFound answers an unknown method: 404 in the modern era, where the
@@ -82,20 +139,28 @@ func (s *Server) serverInfo() map[string]any {
 	return map[string]any{"name": "tabrelay", "title": s.cfg.Bundle.App.Title + " (tabrelay)", "version": s.cfg.Version}
 }
 
-func (s *Server) capabilities() map[string]any {
-	return map[string]any{
-		// Tool changes reach a host through subscriptions/listen (the
-		// stateless era), or on the stream of a call it is waiting for
-		// (the handshake era: listchanged.go).
-		"tools": map[string]any{"listChanged": true},
-		// The bundle's resources never change while a relay runs, so no
-		// channel ever carries a resource update: subscribing is not
-		// offered (a handshake-era resources/subscribe is still answered).
-		"resources":   map[string]any{"listChanged": false},
-		"prompts":     map[string]any{"listChanged": false},
-		"completions": map[string]any{},
-		"logging":     map[string]any{},
+// capabilities is what the relay announces in era e: each capability of
+// a method served in e (serverMethods), a "key.flag" one as {"flag": true}
+// under key. Nothing else: what no method of e serves is not promised.
+func (s *Server) capabilities(e era) map[string]any {
+	caps := map[string]any{}
+	for _, m := range serverMethods {
+		if !m.eras.serve(e) {
+			continue
+		}
+		for _, c := range m.capabilities {
+			key, flag, _ := strings.Cut(c, ".")
+			sub, _ := caps[key].(map[string]any)
+			if sub == nil {
+				sub = map[string]any{}
+				caps[key] = sub
+			}
+			if flag != "" {
+				sub[flag] = true
+			}
+		}
 	}
+	return caps
 }
 
 func (s *Server) initialize(w http.ResponseWriter, req *request) {
@@ -108,7 +173,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *request) {
 	}
 	writeResult(w, req.ID, map[string]any{
 		"protocolVersion": negotiate(p.ProtocolVersion),
-		"capabilities":    s.capabilities(),
+		"capabilities":    s.capabilities(era{version: p.ProtocolVersion}),
 		"serverInfo":      s.serverInfo(),
 		"instructions":    s.cfg.Bundle.Instructions,
 	})
@@ -119,7 +184,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *request) {
 func (s *Server) discover(e era) map[string]any {
 	return map[string]any{
 		"supportedVersions": supportedVersions(),
-		"capabilities":      s.capabilities(),
+		"capabilities":      s.capabilities(e),
 		"instructions":      s.cfg.Bundle.Instructions,
 	}
 }
