@@ -41,28 +41,56 @@ const (
 // the stop set: the same app would send the same message again.
 const CloseTooBig CloseCode = 1009
 
-var closeReasons = map[CloseCode]string{
-	CloseShutdown:            "relay node going away; reconnect",
-	CloseSlow:                "tab too slow to read; reconnect",
-	CloseNoHello:             "no hello in time",
-	ClosePingTimeout:         "no pong in time",
-	CloseTooFast:             "too many messages",
-	CloseTooManyTabs:         "too many tabs of this browser connected",
-	CloseInternal:            "relay error; reconnect",
-	CloseUnavailable:         "pairing unavailable; reconnect",
-	CloseReplaced:            "replaced by a newer socket of this tab",
-	CloseBadSecret:           "bad tab secret",
-	CloseUnsupportedProtocol: "unsupported protocol version; reload the app",
-	CloseForgotten:           "this browser's pairing was forgotten",
-	CloseBadMessage:          "message not of the protocol; reload the app",
-	CloseTooBig:              "message too big",
+// closeInfo is the relay's whole word on one close code.
+type closeInfo struct {
+	code CloseCode
+	// name is the code's name in logs, metric labels and the SDK
+	// (bad_secret there is the stop reason "bad-secret").
+	name string
+	// reason is the text of the close frame (at most 123 bytes).
+	reason string
+	// reconnect says whether the tab connects again (the reconnect range)
+	// or stops (the stop range and 1009).
+	reconnect bool
+}
+
+// closeTable is every close code, written once. docs/tab-protocol.md §16
+// and the SDK's web/sdk/src/close-codes.ts are checked against it (the
+// latter is generated from it: go generate ./protocol).
+//
+//go:generate go test . -run TestSDKCloseCodesAreGenerated -update
+var closeTable = []closeInfo{
+	{CloseShutdown, "shutdown", "relay node going away; reconnect", true},
+	{CloseSlow, "slow", "tab too slow to read; reconnect", true},
+	{CloseNoHello, "no_hello", "no hello in time", true},
+	{ClosePingTimeout, "ping_timeout", "no pong in time", true},
+	{CloseTooFast, "too_fast", "too many messages", true},
+	{CloseTooManyTabs, "too_many_tabs", "too many tabs of this browser connected", true},
+	{CloseInternal, "internal", "relay error; reconnect", true},
+	{CloseUnavailable, "unavailable", "pairing unavailable; reconnect", true},
+	{CloseReplaced, "replaced", "replaced by a newer socket of this tab", true},
+	{CloseBadSecret, "bad_secret", "bad tab secret", false},
+	{CloseUnsupportedProtocol, "unsupported_protocol", "unsupported protocol version; reload the app", false},
+	{CloseForgotten, "forgotten", "this browser's pairing was forgotten", false},
+	{CloseBadMessage, "bad_message", "message not of the protocol; reload the app", false},
+	{CloseTooBig, "too_big", "message too big", false},
+}
+
+// info is c's row of the table, if it has one.
+func (c CloseCode) info() (closeInfo, bool) {
+	for _, i := range closeTable {
+		if i.code == c {
+			return i, true
+		}
+	}
+	return closeInfo{}, false
 }
 
 // Reason is the short text sent with the close frame (under the 123 bytes a
 // close reason may hold).
 func (c CloseCode) Reason() string {
-	if r, ok := closeReasons[c]; ok {
-		return r
+	if i, ok := c.info(); ok {
+		return i.reason
 	}
 	return fmt.Sprintf("close code %d", int(c))
 }
@@ -87,50 +115,34 @@ func RetryIn(reason string) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
-// Reconnect reports whether a tab closed with c should connect again. Codes
-// outside both ranges (network failures, 1001 going away, 1006 abnormal
-// closure) are treated as reconnect: only the stop range stops a tab.
-func (c CloseCode) Reconnect() bool { return !c.Stop() }
-
-// Stop reports whether c is in the stop range.
-func (c CloseCode) Stop() bool {
-	return c == CloseTooBig || (c >= CloseBadSecret && c <= stopRangeEnd)
+// Reconnect reports whether a tab closed with c should connect again: its
+// row says. Codes of no row in the stop range (a newer relay's) stop too;
+// those outside it (network failures, 1001 going away, 1006 abnormal
+// closure) are treated as reconnect.
+func (c CloseCode) Reconnect() bool {
+	if i, ok := c.info(); ok {
+		return i.reconnect
+	}
+	return c < CloseBadSecret || c > stopRangeEnd
 }
+
+// Stop reports whether a tab closed with c stops for good.
+func (c CloseCode) Stop() bool { return !c.Reconnect() }
 
 // String names the code for logs and metric labels.
 func (c CloseCode) String() string {
-	if name, ok := closeNames[c]; ok {
-		return name
+	if i, ok := c.info(); ok {
+		return i.name
 	}
 	return fmt.Sprintf("code_%d", int(c))
-}
-
-var closeNames = map[CloseCode]string{
-	CloseShutdown:            "shutdown",
-	CloseSlow:                "slow",
-	CloseNoHello:             "no_hello",
-	ClosePingTimeout:         "ping_timeout",
-	CloseTooFast:             "too_fast",
-	CloseTooManyTabs:         "too_many_tabs",
-	CloseInternal:            "internal",
-	CloseUnavailable:         "unavailable",
-	CloseReplaced:            "replaced",
-	CloseBadSecret:           "bad_secret",
-	CloseUnsupportedProtocol: "unsupported_protocol",
-	CloseForgotten:           "forgotten",
-	CloseBadMessage:          "bad_message",
-	CloseTooBig:              "too_big",
 }
 
 // CloseCodes lists every code of the table, for metrics created at zero and
 // for the documentation test.
 func CloseCodes() []CloseCode {
-	codes := make([]CloseCode, 0, len(closeReasons))
-	codes = append(codes, CloseTooBig)
-	for c := CloseShutdown; c <= stopRangeEnd; c++ {
-		if _, ok := closeReasons[c]; ok {
-			codes = append(codes, c)
-		}
+	codes := make([]CloseCode, 0, len(closeTable))
+	for _, i := range closeTable {
+		codes = append(codes, i.code)
 	}
 	return codes
 }

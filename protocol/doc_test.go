@@ -1,11 +1,11 @@
 package protocol_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,12 +66,16 @@ func TestProtocolDoc(t *testing.T) {
 		t.Fatal("protocol.CloseCodes() is empty")
 	}
 	for _, c := range codes {
-		num := regexp.MustCompile(`\b` + strconv.Itoa(int(c)) + `\b`)
-		if !num.MatchString(doc) {
-			t.Errorf("close code %d (%s) is not documented in %s", int(c), c, docPath)
+		// A row of the close codes table: | code | `name` | reason | reconnect… or stop…
+		row := fmt.Sprintf("| %d | `%s` | %s | ", int(c), c, c.Reason())
+		at := strings.Index(doc, row)
+		if at < 0 {
+			t.Errorf("close code %d has no row %q in %s", int(c), row, docPath)
+			continue
 		}
-		if !strings.Contains(doc, "`"+c.String()+"`") {
-			t.Errorf("close code %d: its name `%s` is not documented in %s", int(c), c, docPath)
+		does := doc[at+len(row):]
+		if c.Reconnect() != !strings.HasPrefix(does, "stop") {
+			t.Errorf("close code %d: %s says %.40q, the table says reconnect=%v", int(c), docPath, does, c.Reconnect())
 		}
 	}
 }

@@ -468,13 +468,17 @@ export declare function connect<const A extends AppDeclaration, H extends Checke
 /** socketURL returns the /tab WebSocket URL of a relay's address. */
 export declare function socketURL(relay: string): string;
 
+// close-codes.ts
+/** Why a close code stops the client for good. */
+type CloseStopReason = "bad-secret" | "unsupported-protocol" | "forgotten" | "bad-message" | "too-big";
+/** The codes after which connecting again would get the same answer. */
+declare const STOP_CODES: Readonly<Record<number, CloseStopReason>>;
+/** The reconnect codes by name (the labels of the relay's metric). */
+declare const RECONNECT_CODES: Readonly<Record<number, string>>;
+
 // codes.ts
 /** Why the client stopped for good: each needs the app, not a retry. */
-export type StopReason = "bad-secret" | "unsupported-protocol" | "forgotten" | "bad-message" | "too-big" | "no-storage" | "refused" | "bad-relay-url" | "stopped";
-/** The codes after which connecting again would get the same answer. */
-declare const STOP_CODES: Readonly<Record<number, StopReason>>;
-/** The reconnect range, by name (the labels of the relay's metric). */
-declare const RECONNECT_CODES: Readonly<Record<number, string>>;
+export type StopReason = CloseStopReason | "no-storage" | "refused" | "bad-relay-url" | "stopped";
 /** A newer socket with this tab's id took over (§15, §16 4008). */
 declare const CLOSE_REPLACED = 4008;
 /**

@@ -1,40 +1,11 @@
-// The relay's close codes (docs/tab-protocol.md §16) in one table, with
-// what the tab does on each. It mirrors protocol/disconnect.go;
-// test/protocol-agreement.test.ts fails when they drift apart.
+// The relay's close codes (docs/tab-protocol.md §16) and what the tab
+// does on each. The codes themselves are close-codes.ts, generated from
+// protocol/disconnect.go's table (go generate ./protocol).
+
+import { STOP_CODES, type CloseStopReason } from "./close-codes.js";
 
 /** Why the client stopped for good: each needs the app, not a retry. */
-export type StopReason =
-  | "bad-secret"
-  | "unsupported-protocol"
-  | "forgotten"
-  | "bad-message"
-  | "too-big"
-  | "no-storage"
-  | "refused"
-  | "bad-relay-url"
-  | "stopped";
-
-/** The codes after which connecting again would get the same answer. */
-export const STOP_CODES: Readonly<Record<number, StopReason>> = {
-  4100: "bad-secret",
-  4101: "unsupported-protocol",
-  4102: "forgotten",
-  4103: "bad-message",
-  1009: "too-big",
-};
-
-/** The reconnect range, by name (the labels of the relay's metric). */
-export const RECONNECT_CODES: Readonly<Record<number, string>> = {
-  4000: "shutdown",
-  4001: "slow",
-  4002: "no_hello",
-  4003: "ping_timeout",
-  4004: "too_fast",
-  4005: "too_many_tabs",
-  4006: "internal",
-  4007: "unavailable",
-  4008: "replaced",
-};
+export type StopReason = CloseStopReason | "no-storage" | "refused" | "bad-relay-url" | "stopped";
 
 /** A newer socket with this tab's id took over (§15, §16 4008). */
 export const CLOSE_REPLACED = 4008;

@@ -2,15 +2,15 @@
 var se = 10 * 6e4;
 var ie = 60 * 6e4;
 var Ne = 128 * 1024;
-var j = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
-var A = /^[a-zA-Z0-9_-]{1,64}$/;
+var B = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
+var S = /^[a-zA-Z0-9_-]{1,64}$/;
 var pe = /^[a-z][a-z0-9-]{0,39}$/;
 function De(t) {
-  let e = S(t);
+  let e = A(t);
   if (e) throw new TypeError("tabrelay: " + e);
   return t;
 }
-function S(t) {
+function A(t) {
   if (typeof t.version != "string" || !t.version.trim() || t.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
   if (!pe.test(t.app?.name ?? "")) return `app.name: ${JSON.stringify(t.app?.name)} must match ${pe}`;
   if (!t.app.title?.trim()) return "app.title: required";
@@ -33,10 +33,10 @@ function He(t) {
   }
 }
 function he(t, e, n) {
-  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (A.test(r) && !n.has(r)) return `${t}: names the tool \`${r}\`, which the app does not have`;
+  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (S.test(r) && !n.has(r)) return `${t}: names the tool \`${r}\`, which the app does not have`;
 }
 function Fe(t) {
-  if (!A.test(t.name ?? "")) return `name: ${JSON.stringify(t.name)} must match ${A}`;
+  if (!S.test(t.name ?? "")) return `name: ${JSON.stringify(t.name)} must match ${S}`;
   if (!t.description?.trim()) return "description: required (hosts show it)";
   if (!["cells", "summaries", "none"].includes(t.result)) return `result: ${JSON.stringify(t.result)} must be "cells", "summaries" or "none"`;
   if (t.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
@@ -46,15 +46,15 @@ function Fe(t) {
   if (!t.inputSchema.properties || !("action" in t.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
   let n = /* @__PURE__ */ new Set();
   for (let [r, o] of t.actions.entries()) {
-    if (!A.test(o.name ?? "") || n.has(o.name)) return `actions[${r}].name: ${JSON.stringify(o.name)} must match ${A} and be unique`;
+    if (!S.test(o.name ?? "") || n.has(o.name)) return `actions[${r}].name: ${JSON.stringify(o.name)} must match ${S} and be unique`;
     n.add(o.name);
     let s = me(o.permissions);
     if (s) return `actions[${r}].${s}`;
   }
 }
 function me(t) {
-  let e = t?.find((r) => !j.includes(r));
-  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${j.join(", ")}`;
+  let e = t?.find((r) => !B.includes(r));
+  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${B.join(", ")}`;
   let n = t?.find((r, o) => t.indexOf(r) !== o);
   return n === void 0 ? void 0 : `permissions: ${JSON.stringify(n)} appears twice`;
 }
