@@ -1,5 +1,5 @@
-// Builds the demo: dist/card.html (the view card: card.ts, its CSS and
-// @modelcontextprotocol/ext-apps inlined into one HTML document),
+// Builds the demo: dist/card.html (the view card: card.ts with its MCP
+// Apps bridge, and its CSS, inlined into one HTML document),
 // dist/tools.js (the declaration, for node: tabrelay-bundle reads it; the
 // card's HTML is its resource's text) and dist/app.js (the page, one
 // minified ES module with the SDK bundled in). Into dist/, it then writes
@@ -26,7 +26,7 @@ const common = { bundle: true, format: "esm", target: "es2022", legalComments: "
 /**
  * card resolves tools.ts's import of the card's HTML. For node (tools.js)
  * it reads the card.html beside tools.js when node imports it, so the
- * 600 KB are not held twice in dist/; for the page it is empty (the relay
+ * card is not held twice in dist/; for the page it is empty (the relay
  * serves the card, from bundle.json).
  */
 const card = (contents) => ({

@@ -1,5 +1,5 @@
 // Prints the size of the built files, raw and gzip: the page (app.js, the
-// SDK bundled in) and the view card (card.html, ext-apps bundled in).
+// SDK bundled in) and the view card (card.html).
 
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -2,10 +2,11 @@
 // board_picture's results. It shows the picture from the result it
 // receives, Refresh (board_picture again, through the host) and Open in
 // the app (the host opens the page's address). Built into one
-// self-contained HTML document, dist/card.html (scripts/build.mjs).
+// self-contained HTML document, dist/card.html (scripts/build.mjs). It
+// speaks MCP Apps through view-bridge.ts.
 
-import { App } from "@modelcontextprotocol/ext-apps";
 import { errorText, readResult, type ResultLike } from "./card-model.js";
+import { View } from "./view-bridge.js";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const picture = $<HTMLImageElement>("picture");
@@ -15,7 +16,7 @@ const refresh = $<HTMLButtonElement>("refresh");
 const open = $<HTMLButtonElement>("open");
 let url: string | undefined;
 
-const app = new App({ name: "notes-board-card", version: "1.0.0" });
+const app = new View({ name: "notes-board-card", version: "1.0.0" });
 
 function show(result: ResultLike): void {
   const view = readResult(result);
@@ -59,10 +60,29 @@ open.addEventListener("click", async () => {
   }
 });
 
+/** fitToContent tells the host the card's size now and at every change (as the package's App does). */
+function fitToContent(): void {
+  let sent = "";
+  const measure = () => {
+    const root = document.documentElement;
+    const height = root.style.height;
+    root.style.height = "max-content";
+    const size = { width: Math.ceil(window.innerWidth), height: Math.ceil(root.getBoundingClientRect().height) };
+    root.style.height = height;
+    const key = `${size.width}x${size.height}`;
+    if (key === sent) return;
+    sent = key;
+    app.sendSizeChanged(size);
+  };
+  const observer = new ResizeObserver(() => requestAnimationFrame(measure));
+  observer.observe(document.documentElement);
+  observer.observe(document.body);
+}
+
 app.connect().then(
-  () => {
-    const theme = app.getHostContext()?.theme;
-    if (theme) document.documentElement.dataset["theme"] = theme;
+  (context) => {
+    if (context.theme) document.documentElement.dataset["theme"] = context.theme;
+    fitToContent();
   },
   (err: unknown) => (error.textContent = "This card could not reach its host: " + errorText(err)),
 );
