@@ -179,9 +179,9 @@ declare class Calls<A extends AppDeclaration> {
     private readonly recent;
     constructor(o: CallsOptions<A>);
     /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
-    onCall(msg: Incoming, frameLength: number): void;
+    onCall(msg: CallMessage, frameLength: number): void;
     /** onCancel stops a call: the relay no longer waits for it on this socket. */
-    onCancel(msg: Incoming): void;
+    onCancel(msg: CancelMessage): void;
     /** check finds a call's tool, handler and action, and checks its arguments (toolcall.ts); a refusal when the call cannot run. */
     private check;
     private start;
@@ -565,6 +565,90 @@ declare function defaultEnvironment(): Environment;
  */
 declare function usableStorage(get: () => StorageLike | undefined): StorageLike | null;
 
+// frames.ts
+interface WelcomeMessage {
+    type: "welcome";
+    pairing: string;
+    /** Absent when the relay sent none that is a positive number. */
+    pingIntervalMs: number | undefined;
+    maxMessageBytes: number | undefined;
+}
+interface CallMessage {
+    type: "call";
+    /** Never empty. */
+    id: string;
+    /** "" when the relay named no tool as a string. */
+    tool: string;
+    /** null when the arguments are not a JSON object (absent reads as {}). */
+    arguments: Record<string, unknown> | null;
+    connection: Connection;
+    turn: string;
+    deadline: number;
+    redelivery: number;
+}
+interface CancelMessage {
+    type: "cancel";
+    id: string;
+    /** A CancelReason from this relay; a newer one may say more. */
+    reason: CancelReason | (string & {});
+}
+interface PermissionsQueryMessage {
+    type: "permissions-query";
+    id: string;
+    tools: string[];
+    connection: Connection;
+}
+interface DrainMessage {
+    type: "drain";
+    /** 0 when absent. */
+    reconnectAfterMs: number;
+}
+/** The relay refused a request of the tab (with its ref) or a message (without). */
+interface ErrorMessage {
+    type: "error";
+    ref: string | undefined;
+    /** "unknown" when the relay gave none. */
+    code: string;
+    /** "" when the relay gave none. */
+    message: string;
+}
+/** The answer to approve, decline, forget or set-scope. */
+interface DoneMessage {
+    type: "done";
+    ref: string | undefined;
+    /** approve (typed) and set-scope: the connection as it is now. */
+    connection: ConnectionInfo;
+    /** approve (link): the relay's confirm page; "" from a relay older than link approvals. */
+    confirm: string;
+}
+/** The answer to list-connections (with ref), or a push (without). */
+interface ConnectionsMessage {
+    type: "connections";
+    ref: string | undefined;
+    /** undefined when the message holds no list. */
+    connections: ConnectionInfo[] | undefined;
+}
+interface ConnectInfoMessage {
+    type: "connect-info";
+    ref: string | undefined;
+    info: ConnectInfo;
+}
+/** A frame the client cannot act on; why is the sentence it warns with (once). */
+interface UnreadableFrame {
+    type: "unreadable";
+    why: string;
+}
+/** The answers to the tab's requests with ref (§7). */
+type Answer = DoneMessage | ConnectionsMessage | ConnectInfoMessage;
+/** Every message the relay sends, as the client reads it. */
+type RelayMessage = WelcomeMessage | CallMessage | CancelMessage | PermissionsQueryMessage | DrainMessage | ErrorMessage | Answer | {
+    type: "ping";
+} | {
+    type: "scope";
+} | UnreadableFrame;
+/** parseFrame reads one text frame from the relay. */
+declare function parseFrame(frame: string): RelayMessage;
+
 // identity.ts
 /** The storage key of the secret, under the client's storagePrefix (default "tabrelay"). */
 declare const SECRET_KEY = ":secret";
@@ -708,34 +792,15 @@ type RequestMessage = {
     type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope";
     ref: string;
 } & Record<string, unknown>;
-interface Welcome {
-    type: "welcome";
-    protocol: number;
-    pairing: string;
-    pingIntervalMs: number;
-    maxMessageBytes: number;
-}
-interface Call {
-    type: "call";
-    id: string;
-    tool: string;
-    arguments?: unknown;
-    connection: Connection;
-    turn: string;
-    deadline: number;
-    redelivery?: number;
-}
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";
-/** A message from the relay after JSON parsing: an object with a type. */
-type Incoming = {
-    type: string;
-} & Record<string, unknown>;
-/** Reads one text frame; undefined when it is not a JSON object with a string type. */
-declare function parseFrame(frame: string): Incoming | undefined;
 /** connectionOf reads a message's `connection` field; a missing part is "". */
 declare function connectionOf(v: unknown): Connection;
 declare function isRecord(v: unknown): v is Record<string, unknown>;
+/** text reads a string field: anything else reads as "". */
+declare const text: (v: unknown) => string;
+/** num reads a number field: anything else (NaN, Infinity too) reads as 0. */
+declare const num: (v: unknown) => number;
 /** The UTF-8 size of s, what the relay's limits count. */
 declare function utf8Bytes(s: string): number;
 
@@ -813,6 +878,9 @@ declare class CallRecord {
 }
 
 // requests.ts
+type RequestType = RequestMessage["type"];
+/** The answer each request gets (§7): connect-info its own, list-connections a connections list, the others done. */
+type AnswerTo<K extends RequestType> = K extends "connect-info" ? ConnectInfoMessage : K extends "list-connections" ? ConnectionsMessage : DoneMessage;
 /** One entry of a connection's scope (§7): a tool, and its actions ("*": all of them). */
 export interface ScopeEntry {
     tool: string;
@@ -893,16 +961,20 @@ declare class Requests {
     constructor(env: Environment, 
     /** send writes on the welcomed socket; false when there is none. */
     send: (msg: TabMessage) => boolean);
-    /** request sends msg with a fresh ref and resolves with the relay's answer, read by parse. */
-    request<T>(msg: Omit<RequestMessage, "ref">, parse: (answer: Record<string, unknown>) => T): Promise<T>;
+    /** request sends msg with a fresh ref and resolves with what read makes of the relay's answer. */
+    request<K extends RequestType, T>(msg: {
+        type: K;
+    } & Record<string, unknown>, read: (answer: AnswerTo<K>) => T): Promise<T>;
     /** welcomed sends the requests that waited for a socket. */
     welcomed(): void;
     /** socketEnded rejects the requests sent on the socket that ended: they may or may not have been done (§7). */
     socketEnded(): void;
     /** stopped rejects every request: the client stopped for good (until start), with its sentence. */
     stopped(message: string): void;
-    /** onAnswer takes a done, connections, connect-info or error; false when no request has its ref. */
-    onAnswer(msg: Record<string, unknown>): boolean;
+    /** onAnswer takes a done, connections or connect-info; false when no request waits for it (its ref, that type of answer). */
+    onAnswer(a: Answer): boolean;
+    /** onError takes an error; false when it names no pending request. */
+    onError(e: ErrorMessage): boolean;
     private trySend;
     private end;
 }
@@ -911,8 +983,6 @@ declare function checkScope(scope: unknown, mayBeEmpty: boolean): string;
 declare function scopeOf(v: unknown): ScopeEntry[];
 declare function connectionInfoOf(v: unknown): ConnectionInfo;
 declare function connectInfoOf(m: Record<string, unknown>): ConnectInfo;
-/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`); "" from a relay older than link approvals. */
-declare const confirmOf: (m: Record<string, unknown>) => string;
 /** The fragment parameter a relay's waiting page links with (§8 step 2). */
 export declare const CONNECT_FRAGMENT = "tabrelay-connect";
 /** The parts of window takeConnectCode uses. */

@@ -4,9 +4,10 @@
 // `cancel` fires, and answered with a result the relay can take.
 
 import type { Environment } from "./env.js";
+import type { CallMessage, CancelMessage } from "./frames.js";
 import {
-  connectionOf, isRecord, utf8Bytes,
-  type CancelReason, type Connection, type Incoming, type LogLevel, type Media,
+  isRecord, utf8Bytes,
+  type CancelReason, type Connection, type LogLevel, type Media,
   type EmbeddedResource, type Note, type TabMessage, type TabResult,
 } from "./protocol.js";
 import { noteText, refusal } from "./notes.js";
@@ -139,12 +140,8 @@ export class Calls<A extends AppDeclaration> {
   constructor(private readonly o: CallsOptions<A>) {}
 
   /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
-  onCall(msg: Incoming, frameLength: number): void {
-    const id = msg["id"];
-    if (typeof id !== "string" || id === "") {
-      this.o.env.warn("a call without an id was ignored");
-      return;
-    }
+  onCall(msg: CallMessage, frameLength: number): void {
+    const id = msg.id;
     const running = this.running.get(id);
     if (running) {
       // Delivered again while it runs here: its result goes out when
@@ -164,18 +161,16 @@ export class Calls<A extends AppDeclaration> {
   }
 
   /** onCancel stops a call: the relay no longer waits for it on this socket. */
-  onCancel(msg: Incoming): void {
-    const id = msg["id"];
-    const running = typeof id === "string" ? this.running.get(id) : undefined;
+  onCancel(msg: CancelMessage): void {
+    const running = this.running.get(msg.id);
     if (!running) return; // a cancel for a call the tab does not know needs no answer (§9)
     running.cancelled = true;
-    const reason = typeof msg["reason"] === "string" ? msg["reason"] : "cancelled";
-    running.controller.abort(new CallCancelled(reason));
+    running.controller.abort(new CallCancelled(msg.reason));
   }
 
   /** check finds a call's tool, handler and action, and checks its arguments (toolcall.ts); a refusal when the call cannot run. */
-  private check(msg: Incoming, frameLength: number): CheckedCall | TabResult {
-    const checked = checkToolCall(this.o, msg["tool"], msg["arguments"] ?? {});
+  private check(msg: CallMessage, frameLength: number): CheckedCall | TabResult {
+    const checked = checkToolCall(this.o, msg.tool, msg.arguments);
     // The frame bounds the arguments (a UTF-16 unit is at most 3 UTF-8
     // bytes): only a large frame needs measuring.
     const limit = this.o.maxArgumentBytes;
@@ -185,7 +180,7 @@ export class Calls<A extends AppDeclaration> {
     return checked;
   }
 
-  private start(id: string, msg: Incoming, c: CheckedCall): void {
+  private start(id: string, msg: CallMessage, c: CheckedCall): void {
     const running: Running = { controller: new AbortController(), asking: false, cancelled: false };
     this.running.set(id, running);
     const call = this.toolCall(id, msg, c, running);
@@ -198,17 +193,14 @@ export class Calls<A extends AppDeclaration> {
     });
   }
 
-  private toolCall(id: string, msg: Incoming, c: CheckedCall, running: Running): ToolCall {
-    const connection = connectionOf(msg["connection"]);
+  private toolCall(id: string, { connection, turn, deadline, redelivery }: CallMessage, c: CheckedCall, running: Running): ToolCall {
     const live = () => this.running.get(id) === running && !running.cancelled;
     const send = (m: TabMessage, keep: boolean) => {
       if (live()) this.o.deliver(m, keep); // after its result the relay drops them
     };
     return {
       id, tool: c.tool.name, action: c.action, arguments: c.args as JsonObject, connection,
-      turn: typeof msg["turn"] === "string" ? msg["turn"] : "",
-      deadline: num(msg["deadline"]),
-      redelivery: num(msg["redelivery"]),
+      turn, deadline, redelivery,
       signal: running.controller.signal,
       progress: (progress, total, message) => {
         // A field of the wrong type makes the relay close with 4103, a stop code.
@@ -308,8 +300,4 @@ export function checkHandlers(app: AppDeclaration, handlers: Readonly<Record<str
   for (const name of Object.keys(handlers)) {
     if (!app.tools.some((t) => t.name === name)) throw new TypeError(`tabrelay: a handler for ${name}, which the app does not declare`);
   }
-}
-
-function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
 }

@@ -9,14 +9,12 @@ import { Calls, checkHandlers, type CallGate, type Handlers, type OnlyDeclared }
 import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./codes.js";
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
-import {
-  connectionOf, MAX_MESSAGE_BYTES, parseFrame, PROTOCOL_VERSION, utf8Bytes,
-  type Connection, type Incoming, type Permission, type TabMessage,
-} from "./protocol.js";
+import { parseFrame, type DoneMessage, type PermissionsQueryMessage, type WelcomeMessage } from "./frames.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, utf8Bytes, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
-  checkScope, confirmOf, connectInfoOf, connectionInfoOf, RelayError, Requests,
-  type ConnectInfo, type ConnectionInfo, type ScopeEntry,
+  checkScope, RelayError, Requests,
+  type AnswerTo, type ConnectInfo, type ConnectionInfo, type ScopeEntry,
 } from "./requests.js";
 import { checkApp, type AppDeclaration } from "./tools.js";
 
@@ -121,7 +119,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
   private conns: ConnectionInfo[] | undefined;
   /** Pushed lists heard, and the count when each list-connections (by ref) went out: a later push is newer than its answer. */
   private pushes = 0;
-  private readonly listAt = new Map<unknown, number>();
+  private readonly listAt = new Map<string | undefined, number>();
   private readonly connListeners = new Set<(list: readonly ConnectionInfo[]) => void>();
 
   constructor(private readonly options: ClientOptions<A, H> & { handlers: CheckedHandlers<A, H> }) {
@@ -137,7 +135,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     this.requests = new Requests(this.env, (msg) => {
       const sock = this.sock;
       const sent = sock?.welcomedAt !== undefined && this.send(sock, msg);
-      if (sent && msg.type === "list-connections") this.listAt.set(msg["ref"], this.pushes);
+      if (sent && msg.type === "list-connections") this.listAt.set(msg.ref, this.pushes);
       return sent;
     });
   }
@@ -242,7 +240,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
 
   /** connectInfo asks who waits behind a connect code, before the person decides (§8 step 3). It uses nothing up. */
   connectInfo(code: string): Promise<ConnectInfo> {
-    return this.codeRequest("connect-info", code, {}, connectInfoOf);
+    return this.codeRequest("connect-info", code, {}, (a) => a.info);
   }
 
   /**
@@ -251,7 +249,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
    * tell who gets it (§8 step 5): say so, and ask twice, before calling it.
    */
   approve(code: string, scope: readonly ScopeEntry[]): Promise<ConnectionInfo> {
-    return this.approveVia(code, scope, "typed", (m) => connectionInfoOf(m["connection"]));
+    return this.approveVia(code, scope, "typed", (a) => a.connection);
   }
 
   /**
@@ -263,13 +261,13 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
    * link approvals answers "" (and has approved the code as typed).
    */
   approveLink(code: string, scope: readonly ScopeEntry[]): Promise<string> {
-    return this.approveVia(code, scope, "link", confirmOf);
+    return this.approveVia(code, scope, "link", (a) => a.confirm);
   }
 
-  private approveVia<T>(code: string, scope: readonly ScopeEntry[], via: "typed" | "link", parse: (m: Record<string, unknown>) => T): Promise<T> {
+  private approveVia<T>(code: string, scope: readonly ScopeEntry[], via: "typed" | "link", read: (a: DoneMessage) => T): Promise<T> {
     const bad = checkScope(scope, false);
     if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
-    return this.codeRequest("approve", code, { scope: copyScope(scope), via }, parse);
+    return this.codeRequest("approve", code, { scope: copyScope(scope), via }, read);
   }
 
   /** decline refuses the connection asking with code. */
@@ -279,16 +277,16 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
 
   /** listConnections lists this browser's live connections. */
   listConnections(): Promise<ConnectionInfo[]> {
-    return this.request({ type: "list-connections" }, (m) => {
-      const at = this.listAt.get(m["ref"]);
-      this.listAt.delete(m["ref"]);
-      return this.conns && at !== undefined && at < this.pushes ? [...this.conns] : this.heard(m);
+    return this.request({ type: "list-connections" }, (a) => {
+      const at = this.listAt.get(a.ref);
+      this.listAt.delete(a.ref);
+      return this.conns && at !== undefined && at < this.pushes ? [...this.conns] : this.heard(a.connections ?? []);
     });
   }
 
   /** heard keeps a connections list (an answer or a push) and tells the listeners. */
-  private heard(m: Record<string, unknown>): ConnectionInfo[] {
-    const list = (this.conns = (Array.isArray(m["connections"]) ? m["connections"] : []).map(connectionInfoOf));
+  private heard(list: ConnectionInfo[]): ConnectionInfo[] {
+    this.conns = list;
     for (const l of this.connListeners) this.safely(l, list);
     return list;
   }
@@ -306,21 +304,21 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     if (typeof id !== "string" || !id) return Promise.reject(new RelayError("not-found", "No connection was named."));
     const bad = checkScope(scope, true);
     if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
-    return this.request({ type: "set-scope", connection: id, scope: copyScope(scope) }, (m) => connectionInfoOf(m["connection"]));
+    return this.request({ type: "set-scope", connection: id, scope: copyScope(scope) }, (a) => a.connection);
   }
 
-  private codeRequest<T>(type: "connect-info" | "approve" | "decline", code: string, more: Record<string, unknown>, parse: (m: Record<string, unknown>) => T): Promise<T> {
+  private codeRequest<K extends "connect-info" | "approve" | "decline", T>(type: K, code: string, more: Record<string, unknown>, read: (a: AnswerTo<K>) => T): Promise<T> {
     // An empty code would count as a wrong one at the relay (§7): say so here.
     if (typeof code !== "string" || !code.trim()) {
       return Promise.reject(new RelayError("wrong-code", "Type the connect code that the application's page shows."));
     }
-    return this.request({ type, code, ...more }, parse);
+    return this.request({ type, code, ...more }, read);
   }
 
-  private request<T>(msg: { type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope" } & Record<string, unknown>, parse: (m: Record<string, unknown>) => T): Promise<T> {
+  private request<K extends RequestMessage["type"], T>(msg: { type: K } & Record<string, unknown>, read: (a: AnswerTo<K>) => T): Promise<T> {
     const s = this.current;
     if (s.state === "stopped") return Promise.reject(new RelayError("stopped", s.message));
-    return this.requests.request(msg, parse);
+    return this.requests.request(msg, read);
   }
 
   /**
@@ -388,7 +386,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     sock.lastHeard = this.env.now();
     if (typeof data !== "string") return this.warnOnce("binary", "a binary frame from the relay was ignored");
     const msg = parseFrame(data);
-    if (!msg) return this.warnOnce("frame", "a frame from the relay that is not a JSON message was ignored");
+    if (msg.type === "unreadable") return this.warnOnce(msg.why, msg.why);
     if (sock.welcomedAt === undefined && msg.type !== "welcome") {
       return this.warnOnce("early", `a "${msg.type}" before the welcome was ignored`);
     }
@@ -403,40 +401,36 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
         return this.calls?.onCancel(msg);
       case "permissions-query":
         return this.answerPermissions(sock, msg);
-      case "drain": {
+      case "drain":
         // Leave the node now and come back after its delay (§14).
-        const ms = msg["reconnectAfterMs"];
-        sock.drainMs = typeof ms === "number" && ms > 0 ? Math.min(ms, MAX_DRAIN_MS) : 0;
+        sock.drainMs = Math.min(msg.reconnectAfterMs, MAX_DRAIN_MS);
         return this.ended(sock, 4000);
-      }
       case "error":
-        if (this.requests.onAnswer(msg)) return;
-        return this.env.warn(`the relay answered with an error: ${String(msg["code"])}`, msg["message"]);
+        if (this.requests.onError(msg)) return;
+        return this.env.warn(`the relay answered with an error: ${msg.code}`, msg.message);
       case "done": case "connections": case "connect-info":
-        if (msg.type === "connections" && msg["ref"] === undefined) {
+        if (msg.type === "connections" && msg.ref === undefined) {
           // A push (§7); one without a list is ignored, not taken for an empty one.
-          if (Array.isArray(msg["connections"])) this.pushes++, this.heard(msg);
+          if (msg.connections) this.pushes++, this.heard(msg.connections);
           return;
         }
         if (!this.requests.onAnswer(msg)) this.warnOnce("ref", `a "${msg.type}" answering no pending request was ignored`);
         return;
       case "scope":
         return; // reserved (§7)
-      default:
-        return this.warnOnce("type:" + msg.type, `a relay message of unknown type "${msg.type}" was ignored`);
     }
   }
 
-  private onWelcome(sock: Socket, msg: Incoming): void {
+  private onWelcome(sock: Socket, msg: WelcomeMessage): void {
     if (sock.welcomedAt !== undefined) return;
     sock.welcomedAt = this.env.now();
     // Bounded: a garbled interval must not make a busy timer (past 2^31 ms setTimeout fires at once) or a watchdog of 0.
-    const interval = positive(msg["pingIntervalMs"]) ?? DEFAULT_PING_INTERVAL_MS;
+    const interval = msg.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
     sock.silenceMs = MISSED_PINGS * Math.min(Math.max(interval, 1000), 300_000);
     this.env.clearTimeout(sock.watchdog);
     this.watch(sock); // from the welcome's limit, not the dial's
-    this.maxBytes = Math.max(Math.min(positive(msg["maxMessageBytes"]) ?? MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), 65536);
-    this.pairingId = typeof msg["pairing"] === "string" ? msg["pairing"] : "";
+    this.maxBytes = Math.max(Math.min(msg.maxMessageBytes ?? MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES), 65536);
+    this.pairingId = msg.pairing;
     // What waited for a socket goes first, in order (§15: results still unsent).
     while (this.outbox.length > 0) {
       if (!this.send(sock, this.outbox[0]!)) break;
@@ -449,15 +443,12 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     if (this.connListeners.size) this.listConnections().catch(() => {});
   }
 
-  private answerPermissions(sock: Socket, msg: Incoming): void {
-    const id = msg["id"];
-    if (typeof id !== "string") return this.warnOnce("perm", "a permissions-query without an id was ignored");
-    const names = Array.isArray(msg["tools"]) ? msg["tools"].filter((t): t is string => typeof t === "string") : [];
+  private answerPermissions(sock: Socket, { id, tools: names, connection }: PermissionsQueryMessage): void {
     const tools: Record<string, Permission> = {};
     const p = this.options.permissions;
     if (p) {
       try {
-        const answer = (typeof p === "function" ? p : p.answer.bind(p))({ connection: connectionOf(msg["connection"]), tools: names });
+        const answer = (typeof p === "function" ? p : p.answer.bind(p))({ connection, tools: names });
         for (const name of names) {
           const p = answer[name];
           if (p === "asks" || p === "runs" || p === "refused") tools[name] = p;
@@ -616,8 +607,4 @@ export function socketURL(relay: string): string {
 
 function copyScope(scope: readonly ScopeEntry[]): ScopeEntry[] {
   return scope.map((e) => (e.actions ? { tool: e.tool, actions: [...e.actions] } : { tool: e.tool }));
-}
-
-function positive(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : undefined;
 }

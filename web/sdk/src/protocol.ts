@@ -102,59 +102,27 @@ export type TabMessage =
 /** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
 export type RequestMessage = { type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope"; ref: string } & Record<string, unknown>;
 
-// Messages the relay sends, as they should be. Everything that arrives is
-// checked field by field before use (client.ts, calls.ts): these types say
-// what a good relay sends, not what the socket delivers.
-
-export interface Welcome {
-  type: "welcome";
-  protocol: number;
-  pairing: string;
-  pingIntervalMs: number;
-  maxMessageBytes: number;
-}
-
-export interface Call {
-  type: "call";
-  id: string;
-  tool: string;
-  arguments?: unknown;
-  connection: Connection;
-  turn: string;
-  deadline: number;
-  redelivery?: number;
-}
-
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";
 
-/** A message from the relay after JSON parsing: an object with a type. */
-export type Incoming = { type: string } & Record<string, unknown>;
-
-/** Reads one text frame; undefined when it is not a JSON object with a string type. */
-export function parseFrame(frame: string): Incoming | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(frame);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(value) || typeof value["type"] !== "string") {
-    return undefined;
-  }
-  return value as Incoming;
-}
+// The messages the relay sends are frames.ts': each frame is read there
+// once, field by field, into a typed message.
 
 /** connectionOf reads a message's `connection` field; a missing part is "". */
 export function connectionOf(v: unknown): Connection {
   const c = isRecord(v) ? v : {};
-  const text = (x: unknown) => (typeof x === "string" ? x : "");
   return { id: text(c["id"]), kind: text(c["kind"]), client: text(c["client"]), host: text(c["host"]) };
 }
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/** text reads a string field: anything else reads as "". */
+export const text = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** num reads a number field: anything else (NaN, Infinity too) reads as 0. */
+export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 /** The UTF-8 size of s, what the relay's limits count. */
 export function utf8Bytes(s: string): number {

@@ -6,7 +6,15 @@
 // with a sentence saying it may or may not have been done.
 
 import type { Environment, TimerId } from "./env.js";
-import { isRecord, type RequestMessage, type TabMessage } from "./protocol.js";
+import type { Answer, ConnectInfoMessage, ConnectionsMessage, DoneMessage, ErrorMessage } from "./frames.js";
+import { isRecord, num, text, type RequestMessage, type TabMessage } from "./protocol.js";
+
+type RequestType = RequestMessage["type"];
+
+/** The answer each request gets (§7): connect-info its own, list-connections a connections list, the others done. */
+export type AnswerTo<K extends RequestType> = K extends "connect-info" ? ConnectInfoMessage : K extends "list-connections" ? ConnectionsMessage : DoneMessage;
+
+const answerType = (k: RequestType): Answer["type"] => (k === "connect-info" ? k : k === "list-connections" ? "connections" : "done");
 
 /** One entry of a connection's scope (§7): a tool, and its actions ("*": all of them). */
 export interface ScopeEntry {
@@ -88,7 +96,7 @@ interface Pending {
   msg: RequestMessage;
   sent: boolean;
   timer: TimerId;
-  answer: (msg: Record<string, unknown>) => void;
+  answer: (a: Answer) => void;
   fail: (err: RelayError) => void;
 }
 
@@ -106,8 +114,8 @@ export class Requests {
     this.tag = Math.floor(env.random() * 36 ** 4).toString(36);
   }
 
-  /** request sends msg with a fresh ref and resolves with the relay's answer, read by parse. */
-  request<T>(msg: Omit<RequestMessage, "ref">, parse: (answer: Record<string, unknown>) => T): Promise<T> {
+  /** request sends msg with a fresh ref and resolves with what read makes of the relay's answer. */
+  request<K extends RequestType, T>(msg: { type: K } & Record<string, unknown>, read: (answer: AnswerTo<K>) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const ref = `r${++this.seq}-${this.tag}`;
       const p: Pending = {
@@ -117,7 +125,7 @@ export class Requests {
         answer: (a) => {
           this.end(ref);
           try {
-            resolve(parse(a));
+            resolve(read(a as AnswerTo<K>));
           } catch (err) {
             reject(err);
           }
@@ -149,18 +157,19 @@ export class Requests {
     for (const p of [...this.pending.values()]) p.fail(new RelayError("stopped", message));
   }
 
-  /** onAnswer takes a done, connections, connect-info or error; false when no request has its ref. */
-  onAnswer(msg: Record<string, unknown>): boolean {
-    const ref = msg["ref"];
-    const p = typeof ref === "string" ? this.pending.get(ref) : undefined;
+  /** onAnswer takes a done, connections or connect-info; false when no request waits for it (its ref, that type of answer). */
+  onAnswer(a: Answer): boolean {
+    const p = a.ref === undefined ? undefined : this.pending.get(a.ref);
+    if (!p || answerType(p.msg.type) !== a.type) return false;
+    p.answer(a);
+    return true;
+  }
+
+  /** onError takes an error; false when it names no pending request. */
+  onError(e: ErrorMessage): boolean {
+    const p = e.ref === undefined ? undefined : this.pending.get(e.ref);
     if (!p) return false;
-    if (msg["type"] === "error") {
-      const code = typeof msg["code"] === "string" ? msg["code"] : "unknown";
-      const message = typeof msg["message"] === "string" && msg["message"] ? msg["message"] : `The relay refused the request (${code}).`;
-      p.fail(new RelayError(code, message));
-    } else {
-      p.answer(msg);
-    }
+    p.fail(new RelayError(e.code, e.message || `The relay refused the request (${e.code}).`));
     return true;
   }
 
@@ -193,8 +202,6 @@ export function checkScope(scope: unknown, mayBeEmpty: boolean): string {
   return "";
 }
 
-const text = (v: unknown): string => (typeof v === "string" ? v : "");
-const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 export function scopeOf(v: unknown): ScopeEntry[] {
   if (!Array.isArray(v)) return [];
@@ -226,9 +233,6 @@ export function connectInfoOf(m: Record<string, unknown>): ConnectInfo {
     ...(isRecord(m["connection"]) ? { connection: connectionInfoOf(m["connection"]) } : {}),
   };
 }
-
-/** confirmOf reads a link approval's answer: the relay's confirm page (§7 `done.confirm`); "" from a relay older than link approvals. */
-export const confirmOf = (m: Record<string, unknown>): string => text(m["confirm"]);
 
 /** The fragment parameter a relay's waiting page links with (§8 step 2). */
 export const CONNECT_FRAGMENT = "tabrelay-connect";

@@ -200,6 +200,24 @@ describe("requests with ref", () => {
     assert.equal(t.client.status.state, "connected");
     assert.equal(t.browser.warnings.length, 2);
   });
+
+  test("an answer of another type than its request's is not taken for it", async () => {
+    const t = connected();
+    const info = settle(t.client.connectInfo("KQ7M-2XDP"));
+    const list = settle(t.client.listConnections());
+    const [ask] = t.relay.last.sent("connect-info");
+    const [listed] = t.relay.last.sent("list-connections");
+    t.relay.last.receive({ type: "done", ref: ask!["ref"] });
+    t.relay.last.receive({ type: "connect-info", ref: listed!["ref"], client: "Claude" });
+    await flush();
+    assert.equal(info.done || list.done, false, "neither took the other's answer");
+    assert.ok(t.browser.warnings.some((w) => w.includes('"done" answering no pending request')));
+    t.relay.last.receive({ type: "connections", ref: listed!["ref"], connections: [CONN] });
+    t.relay.last.receive({ type: "connect-info", ref: ask!["ref"], client: "Claude" });
+    await flush();
+    assert.deepEqual(list.value, [CONN]);
+    assert.equal(info.value?.client, "Claude");
+  });
 });
 
 describe("the connect fragment", () => {

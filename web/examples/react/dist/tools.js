@@ -1,67 +1,67 @@
 // ../../sdk/dist/tabrelay.js
-var se = 10 * 6e4;
-var ie = 60 * 6e4;
-var Ne = 128 * 1024;
-var B = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
-var S = /^[a-zA-Z0-9_-]{1,64}$/;
-var pe = /^[a-z][a-z0-9-]{0,39}$/;
-function De(t) {
-  let e = A(t);
+var pe = 10 * 6e4;
+var fe = 60 * 6e4;
+var He = 128 * 1024;
+var J = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
+var A = /^[a-zA-Z0-9_-]{1,64}$/;
+var me = /^[a-z][a-z0-9-]{0,39}$/;
+function Fe(n) {
+  let e = x(n);
   if (e) throw new TypeError("tabrelay: " + e);
-  return t;
+  return n;
 }
-function A(t) {
-  if (typeof t.version != "string" || !t.version.trim() || t.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
-  if (!pe.test(t.app?.name ?? "")) return `app.name: ${JSON.stringify(t.app?.name)} must match ${pe}`;
-  if (!t.app.title?.trim()) return "app.title: required";
-  if (!Array.isArray(t.tools) || t.tools.length === 0) return "tools: at least one tool is required";
+function x(n) {
+  if (typeof n.version != "string" || !n.version.trim() || n.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
+  if (!me.test(n.app?.name ?? "")) return `app.name: ${JSON.stringify(n.app?.name)} must match ${me}`;
+  if (!n.app.title?.trim()) return "app.title: required";
+  if (!Array.isArray(n.tools) || n.tools.length === 0) return "tools: at least one tool is required";
   let e = /* @__PURE__ */ new Set();
-  for (let [n, r] of t.tools.entries()) {
-    let o = Fe(r);
-    if (o) return `tools[${n}].${o}`;
-    if (e.has(r.name)) return `tools[${n}].name: ${JSON.stringify(r.name)} appears twice`;
+  for (let [t, r] of n.tools.entries()) {
+    let o = je(r);
+    if (o) return `tools[${t}].${o}`;
+    if (e.has(r.name)) return `tools[${t}].name: ${JSON.stringify(r.name)} appears twice`;
     e.add(r.name);
   }
-  return He(t.answersAt) ?? he("instructions", t.instructions, e) ?? he("answersAt", t.answersAt, e);
+  return qe(n.answersAt) ?? ge("instructions", n.instructions, e) ?? ge("answersAt", n.answersAt, e);
 }
-var fe = 200;
-function He(t) {
-  if (!(t === void 0 || t === "")) {
-    if (typeof t != "string") return "answersAt: must be a string";
-    if ([...t].length > fe) return `answersAt: at most ${fe} characters`;
-    if (t.trim() !== t || /[<\n\r]/.test(t)) return "answersAt: one line of words, without '<' or spaces around it";
+var ye = 200;
+function qe(n) {
+  if (!(n === void 0 || n === "")) {
+    if (typeof n != "string") return "answersAt: must be a string";
+    if ([...n].length > ye) return `answersAt: at most ${ye} characters`;
+    if (n.trim() !== n || /[<\n\r]/.test(n)) return "answersAt: one line of words, without '<' or spaces around it";
   }
 }
-function he(t, e, n) {
-  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (S.test(r) && !n.has(r)) return `${t}: names the tool \`${r}\`, which the app does not have`;
+function ge(n, e, t) {
+  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (A.test(r) && !t.has(r)) return `${n}: names the tool \`${r}\`, which the app does not have`;
 }
-function Fe(t) {
-  if (!S.test(t.name ?? "")) return `name: ${JSON.stringify(t.name)} must match ${S}`;
-  if (!t.description?.trim()) return "description: required (hosts show it)";
-  if (!["cells", "summaries", "none"].includes(t.result)) return `result: ${JSON.stringify(t.result)} must be "cells", "summaries" or "none"`;
-  if (t.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
-  let e = me(t.permissions);
+function je(n) {
+  if (!A.test(n.name ?? "")) return `name: ${JSON.stringify(n.name)} must match ${A}`;
+  if (!n.description?.trim()) return "description: required (hosts show it)";
+  if (!["cells", "summaries", "none"].includes(n.result)) return `result: ${JSON.stringify(n.result)} must be "cells", "summaries" or "none"`;
+  if (n.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
+  let e = he(n.permissions);
   if (e) return e;
-  if (!t.actions?.length) return;
-  if (!t.inputSchema.properties || !("action" in t.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
-  let n = /* @__PURE__ */ new Set();
-  for (let [r, o] of t.actions.entries()) {
-    if (!S.test(o.name ?? "") || n.has(o.name)) return `actions[${r}].name: ${JSON.stringify(o.name)} must match ${S} and be unique`;
-    n.add(o.name);
-    let s = me(o.permissions);
+  if (!n.actions?.length) return;
+  if (!n.inputSchema.properties || !("action" in n.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
+  let t = /* @__PURE__ */ new Set();
+  for (let [r, o] of n.actions.entries()) {
+    if (!A.test(o.name ?? "") || t.has(o.name)) return `actions[${r}].name: ${JSON.stringify(o.name)} must match ${A} and be unique`;
+    t.add(o.name);
+    let s = he(o.permissions);
     if (s) return `actions[${r}].${s}`;
   }
 }
-function me(t) {
-  let e = t?.find((r) => !B.includes(r));
-  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${B.join(", ")}`;
-  let n = t?.find((r, o) => t.indexOf(r) !== o);
-  return n === void 0 ? void 0 : `permissions: ${JSON.stringify(n)} appears twice`;
+function he(n) {
+  let e = n?.find((r) => !J.includes(r));
+  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${J.join(", ")}`;
+  let t = n?.find((r, o) => n.indexOf(r) !== o);
+  return t === void 0 ? void 0 : `permissions: ${JSON.stringify(t)} appears twice`;
 }
-var Xe = 3 * 2e4;
+var Ye = 3 * 2e4;
 
 // src/tools.ts
-var app = De({
+var app = Fe({
   version: "todo-react-1",
   app: { name: "todo", title: "Todo" },
   instructions: "These tools act in the person's open Todo tab: `list_todos` reads the list, `add_todo` adds to it.",

@@ -1,0 +1,153 @@
+// The relay's messages (docs/tab-protocol.md §4), each read once from its
+// text frame into a typed message: a field of the wrong type reads as
+// absent (its stated default), a message that cannot be acted on without
+// a field reads as Unreadable, with the sentence the client warns with.
+// Nothing after parseFrame reads the raw JSON.
+
+import { connectionOf, isRecord, num, text, type CancelReason, type Connection } from "./protocol.js";
+import { connectInfoOf, connectionInfoOf, type ConnectInfo, type ConnectionInfo } from "./requests.js";
+
+export interface WelcomeMessage {
+  type: "welcome";
+  pairing: string;
+  /** Absent when the relay sent none that is a positive number. */
+  pingIntervalMs: number | undefined;
+  maxMessageBytes: number | undefined;
+}
+
+export interface CallMessage {
+  type: "call";
+  /** Never empty. */
+  id: string;
+  /** "" when the relay named no tool as a string. */
+  tool: string;
+  /** null when the arguments are not a JSON object (absent reads as {}). */
+  arguments: Record<string, unknown> | null;
+  connection: Connection;
+  turn: string;
+  deadline: number;
+  redelivery: number;
+}
+
+export interface CancelMessage {
+  type: "cancel";
+  id: string;
+  /** A CancelReason from this relay; a newer one may say more. */
+  reason: CancelReason | (string & {});
+}
+
+export interface PermissionsQueryMessage {
+  type: "permissions-query";
+  id: string;
+  tools: string[];
+  connection: Connection;
+}
+
+export interface DrainMessage {
+  type: "drain";
+  /** 0 when absent. */
+  reconnectAfterMs: number;
+}
+
+/** The relay refused a request of the tab (with its ref) or a message (without). */
+export interface ErrorMessage {
+  type: "error";
+  ref: string | undefined;
+  /** "unknown" when the relay gave none. */
+  code: string;
+  /** "" when the relay gave none. */
+  message: string;
+}
+
+/** The answer to approve, decline, forget or set-scope. */
+export interface DoneMessage {
+  type: "done";
+  ref: string | undefined;
+  /** approve (typed) and set-scope: the connection as it is now. */
+  connection: ConnectionInfo;
+  /** approve (link): the relay's confirm page; "" from a relay older than link approvals. */
+  confirm: string;
+}
+
+/** The answer to list-connections (with ref), or a push (without). */
+export interface ConnectionsMessage {
+  type: "connections";
+  ref: string | undefined;
+  /** undefined when the message holds no list. */
+  connections: ConnectionInfo[] | undefined;
+}
+
+export interface ConnectInfoMessage {
+  type: "connect-info";
+  ref: string | undefined;
+  info: ConnectInfo;
+}
+
+/** A frame the client cannot act on; why is the sentence it warns with (once). */
+export interface UnreadableFrame {
+  type: "unreadable";
+  why: string;
+}
+
+/** The answers to the tab's requests with ref (§7). */
+export type Answer = DoneMessage | ConnectionsMessage | ConnectInfoMessage;
+
+/** Every message the relay sends, as the client reads it. */
+export type RelayMessage =
+  | WelcomeMessage | CallMessage | CancelMessage | PermissionsQueryMessage | DrainMessage | ErrorMessage | Answer
+  | { type: "ping" } | { type: "scope" } | UnreadableFrame;
+
+const ref = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+/** positive reads a positive number; anything else is undefined. */
+const positive = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : undefined);
+
+/** parseFrame reads one text frame from the relay. */
+export function parseFrame(frame: string): RelayMessage {
+  let m: unknown;
+  try {
+    m = JSON.parse(frame);
+  } catch {
+    m = undefined;
+  }
+  if (!isRecord(m) || typeof m["type"] !== "string") return unreadable("a frame from the relay that is not a JSON message was ignored");
+  const type = m["type"];
+  const id = text(m["id"]);
+  // A call, cancel or permissions-query is about one call or query: without its id there is nothing to do.
+  if ((type === "call" || type === "cancel" || type === "permissions-query") && !id) {
+    return unreadable(`a "${type}" without an id was ignored`);
+  }
+  switch (type) {
+    case "welcome":
+      return { type, pairing: text(m["pairing"]), pingIntervalMs: positive(m["pingIntervalMs"]), maxMessageBytes: positive(m["maxMessageBytes"]) };
+    case "ping": case "scope":
+      return { type };
+    case "call": {
+      const args = m["arguments"] ?? {};
+      return {
+        type, id, tool: text(m["tool"]), arguments: isRecord(args) ? args : null, connection: connectionOf(m["connection"]),
+        turn: text(m["turn"]), deadline: num(m["deadline"]), redelivery: num(m["redelivery"]),
+      };
+    }
+    case "cancel":
+      return { type, id, reason: text(m["reason"]) || "cancelled" };
+    case "permissions-query": {
+      const tools = Array.isArray(m["tools"]) ? m["tools"].filter((t): t is string => typeof t === "string") : [];
+      return { type, id, tools, connection: connectionOf(m["connection"]) };
+    }
+    case "drain":
+      return { type, reconnectAfterMs: positive(m["reconnectAfterMs"]) ?? 0 };
+    case "error":
+      return { type, ref: ref(m["ref"]), code: text(m["code"]) || "unknown", message: text(m["message"]) };
+    case "done":
+      return { type, ref: ref(m["ref"]), connection: connectionInfoOf(m["connection"]), confirm: text(m["confirm"]) };
+    case "connections": {
+      const list = m["connections"];
+      return { type, ref: ref(m["ref"]), connections: Array.isArray(list) ? list.map(connectionInfoOf) : undefined };
+    }
+    case "connect-info":
+      return { type, ref: ref(m["ref"]), info: connectInfoOf(m) };
+  }
+  return unreadable(`a relay message of unknown type "${type.slice(0, 80)}" was ignored`);
+}
+
+const unreadable = (why: string): UnreadableFrame => ({ type: "unreadable", why });
