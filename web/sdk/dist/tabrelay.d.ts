@@ -801,8 +801,13 @@ declare function isRecord(v: unknown): v is Record<string, unknown>;
 declare const text: (v: unknown) => string;
 /** num reads a number field: anything else (NaN, Infinity too) reads as 0. */
 declare const num: (v: unknown) => number;
-/** The UTF-8 size of s, what the relay's limits count. */
-declare function utf8Bytes(s: string): number;
+/**
+ * overBytes reports whether text is over limit UTF-8 bytes, what the
+ * relay's limits count. A UTF-16 unit is at most 3 bytes, so a text of
+ * `units` units (or one bounded by them: the frame it came in) that could
+ * not be over is not measured, nor is text() made.
+ */
+declare function overBytes(units: number, limit: number, text: () => string): boolean;
 
 // record.ts
 /** How a call id was settled by claim. */

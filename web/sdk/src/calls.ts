@@ -6,7 +6,7 @@
 import type { Environment } from "./env.js";
 import type { CallMessage, CancelMessage } from "./frames.js";
 import {
-  isRecord, utf8Bytes,
+  isRecord, overBytes,
   type CancelReason, type Connection, type LogLevel, type Media,
   type EmbeddedResource, type Note, type TabMessage, type TabResult,
 } from "./protocol.js";
@@ -171,10 +171,9 @@ export class Calls<A extends AppDeclaration> {
   /** check finds a call's tool, handler and action, and checks its arguments (toolcall.ts); a refusal when the call cannot run. */
   private check(msg: CallMessage, frameLength: number): CheckedCall | TabResult {
     const checked = checkToolCall(this.o, msg.tool, msg.arguments);
-    // The frame bounds the arguments (a UTF-16 unit is at most 3 UTF-8
-    // bytes): only a large frame needs measuring.
+    // The frame bounds the arguments: only a large frame needs measuring.
     const limit = this.o.maxArgumentBytes;
-    if ("handler" in checked && frameLength * 3 > limit && utf8Bytes(JSON.stringify(checked.args)) > limit) {
+    if ("handler" in checked && overBytes(frameLength, limit, () => JSON.stringify(checked.args))) {
       return refusal(`The arguments are larger than the ${limit} bytes this app takes; nothing was done.`);
     }
     return checked;
@@ -245,7 +244,7 @@ export class Calls<A extends AppDeclaration> {
       return refusal("The tool's result could not be sent: it is not JSON (a cycle or a BigInt).");
     }
     const limit = this.o.maxMessageBytes() - ENVELOPE_BYTES;
-    if (text.length * 3 > limit && utf8Bytes(text) > limit) {
+    if (overBytes(text.length, limit, () => text)) {
       return refusal(`The tool's result was too large to send (over ${limit} bytes).`);
     }
     return result;

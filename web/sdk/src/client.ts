@@ -10,7 +10,7 @@ import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
 import { parseFrame, type DoneMessage, type PermissionsQueryMessage, type WelcomeMessage } from "./frames.js";
-import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, utf8Bytes, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
+import { MAX_MESSAGE_BYTES, overBytes, PROTOCOL_VERSION, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
   checkScope, RelayError, Requests,
@@ -535,7 +535,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
       this.env.warn(`a "${msg.type}" message is not JSON and was dropped`, err);
       return true;
     }
-    if (frame.length * 3 > this.maxBytes && utf8Bytes(frame) > this.maxBytes) {
+    if (overBytes(frame.length, this.maxBytes, () => frame)) {
       this.env.warn(`a "${msg.type}" message over ${this.maxBytes} bytes was dropped`);
       return true;
     }

@@ -124,8 +124,18 @@ export const text = (v: unknown): string => (typeof v === "string" ? v : "");
 /** num reads a number field: anything else (NaN, Infinity too) reads as 0. */
 export const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
-/** The UTF-8 size of s, what the relay's limits count. */
-export function utf8Bytes(s: string): number {
+/**
+ * overBytes reports whether text is over limit UTF-8 bytes, what the
+ * relay's limits count. A UTF-16 unit is at most 3 bytes, so a text of
+ * `units` units (or one bounded by them: the frame it came in) that could
+ * not be over is not measured, nor is text() made.
+ */
+export function overBytes(units: number, limit: number, text: () => string): boolean {
+  return units * 3 > limit && utf8Bytes(text()) > limit;
+}
+
+/** The UTF-8 size of s. */
+function utf8Bytes(s: string): number {
   let bytes = s.length;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

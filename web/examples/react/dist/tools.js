@@ -1,11 +1,11 @@
 // ../../sdk/dist/tabrelay.js
 var pe = 10 * 6e4;
 var fe = 60 * 6e4;
-var He = 128 * 1024;
+var Fe = 128 * 1024;
 var J = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
 var A = /^[a-zA-Z0-9_-]{1,64}$/;
 var me = /^[a-z][a-z0-9-]{0,39}$/;
-function Fe(n) {
+function qe(n) {
   let e = x(n);
   if (e) throw new TypeError("tabrelay: " + e);
   return n;
@@ -17,15 +17,15 @@ function x(n) {
   if (!Array.isArray(n.tools) || n.tools.length === 0) return "tools: at least one tool is required";
   let e = /* @__PURE__ */ new Set();
   for (let [t, r] of n.tools.entries()) {
-    let o = je(r);
+    let o = Be(r);
     if (o) return `tools[${t}].${o}`;
     if (e.has(r.name)) return `tools[${t}].name: ${JSON.stringify(r.name)} appears twice`;
     e.add(r.name);
   }
-  return qe(n.answersAt) ?? ge("instructions", n.instructions, e) ?? ge("answersAt", n.answersAt, e);
+  return je(n.answersAt) ?? ge("instructions", n.instructions, e) ?? ge("answersAt", n.answersAt, e);
 }
 var ye = 200;
-function qe(n) {
+function je(n) {
   if (!(n === void 0 || n === "")) {
     if (typeof n != "string") return "answersAt: must be a string";
     if ([...n].length > ye) return `answersAt: at most ${ye} characters`;
@@ -35,7 +35,7 @@ function qe(n) {
 function ge(n, e, t) {
   for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (A.test(r) && !t.has(r)) return `${n}: names the tool \`${r}\`, which the app does not have`;
 }
-function je(n) {
+function Be(n) {
   if (!A.test(n.name ?? "")) return `name: ${JSON.stringify(n.name)} must match ${A}`;
   if (!n.description?.trim()) return "description: required (hosts show it)";
   if (!["cells", "summaries", "none"].includes(n.result)) return `result: ${JSON.stringify(n.result)} must be "cells", "summaries" or "none"`;
@@ -58,10 +58,10 @@ function he(n) {
   let t = n?.find((r, o) => n.indexOf(r) !== o);
   return t === void 0 ? void 0 : `permissions: ${JSON.stringify(t)} appears twice`;
 }
-var Ye = 3 * 2e4;
+var Qe = 3 * 2e4;
 
 // src/tools.ts
-var app = Fe({
+var app = qe({
   version: "todo-react-1",
   app: { name: "todo", title: "Todo" },
   instructions: "These tools act in the person's open Todo tab: `list_todos` reads the list, `add_todo` adds to it.",
