@@ -2,16 +2,12 @@
 import type { AppDeclaration, CallGate, ChatMessages, ConnectInfo, Connection, ConnectionInfo, JsonObject, Permission, PermissionKind, PermissionsQuery, ScopeEntry, Status, StopReason, StorageLike, TabResult, ToolArguments, ToolCall, ToolDeclaration, ToolName } from "./tabrelay.js";
 
 // ui/activity-line.ts
-export declare class TabrelayActivity extends Base {
-    private turnsValue;
-    private unsubscribe;
+export declare class TabrelayActivity extends Showing<Turns> {
+    protected readonly sheet: ElementStyle;
     private readonly list;
     get turns(): Turns | undefined;
     set turns(t: Turns | undefined);
-    connectedCallback(): void;
-    disconnectedCallback(): void;
-    private watch;
-    private render;
+    protected draw(): void;
 }
 /** defineActivityElement registers <tabrelay-activity>; importing @tabrelay/tab/ui does it in a browser. */
 export declare function defineActivityElement(): void;
@@ -277,6 +273,32 @@ export declare function defineConnectionsElement(name?: string): void;
 // ui/controls-dom.ts
 /** Base is HTMLElement in a browser, and a stand-in where there is none (node imports this module). */
 declare const Base: typeof HTMLElement;
+/** What an element can show and follow: onChange calls back at every change and returns how to stop. */
+interface Source {
+    onChange(listener: () => void): () => void;
+}
+/**
+ * Showing is an element that shows one source the app sets (its
+ * `permissions`, its `turns`: a subclass names the property and passes it
+ * to `source`). It draws on connecting, on a new source, at every change of
+ * the source, and — in the words of a new messages table (setMessages) —
+ * relabel, which draws by default; disconnected, it lets go of both.
+ */
+declare abstract class Showing<S extends Source> extends Base {
+    private shown;
+    private stop;
+    /** The element's stylesheet (elementStyle). */
+    protected abstract readonly sheet: ElementStyle;
+    /** draw shows the source as it is now (undefined: none set yet). */
+    protected abstract draw(): void;
+    /** relabel draws again in a new table's words. */
+    protected relabel(): void;
+    protected get source(): S | undefined;
+    protected set source(s: S | undefined);
+    connectedCallback(): void;
+    disconnectedCallback(): void;
+    private watch;
+}
 /** uid returns an id unique in the page, for aria-labelledby. */
 declare function uid(prefix: string): string;
 /**
@@ -317,15 +339,13 @@ declare function typingElsewhere(root: Element): boolean;
 declare const BUTTON_CSS = "button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;background:var(--tabrelay-button-bg,transparent);color:inherit}\n:focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}";
 
 // ui/data-switch.ts
-export declare class TabrelayDataSwitch extends Base {
-    private permissionsValue;
-    private unsubscribe;
+export declare class TabrelayDataSwitch extends Showing<Permissions> {
+    protected readonly sheet: ElementStyle;
     private input;
     get permissions(): Permissions | undefined;
     set permissions(p: Permissions | undefined);
-    connectedCallback(): void;
-    disconnectedCallback(): void;
-    private watch;
+    protected draw(): void;
+    protected relabel(): void;
 }
 /** defineDataSwitchElement registers <tabrelay-data-switch>; importing @tabrelay/tab/ui does it in a browser. */
 export declare function defineDataSwitchElement(): void;
@@ -826,19 +846,16 @@ export declare function settingsView(state: {
     readonly settings: Settings;
     readonly mode: Mode | "custom";
 }, kinds: readonly PermissionKind[]): SettingsView;
-export declare class TabrelayPermissions extends Base {
-    private permissionsValue;
-    private unsubscribe;
+export declare class TabrelayPermissions extends Showing<Permissions> {
+    protected readonly sheet: ElementStyle;
     private built;
     private readonly group;
     /** The permissions it shows and sets. */
     get permissions(): Permissions | undefined;
     set permissions(p: Permissions | undefined);
-    connectedCallback(): void;
-    disconnectedCallback(): void;
-    private watch;
-    /** sync draws the form once per permissions object, then only moves the checks (the focus stays where it is). */
-    private sync;
+    protected relabel(): void;
+    /** draw builds the form once per permissions object, then only moves the checks (the focus stays where it is). */
+    protected draw(): void;
     private radio;
     private build;
 }

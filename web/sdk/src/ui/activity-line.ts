@@ -4,8 +4,8 @@
 // Dismiss once it is over. Set its `turns` (a Permissions' turns).
 
 import type { Turns, TurnLine } from "./turns.js";
-import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make } from "./controls-dom.js";
-import { follow, messages, unfollow } from "./messages.js";
+import { BUTTON_CSS, define, elementStyle, make, Showing, type ElementStyle } from "./controls-dom.js";
+import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-activity) ul{list-style:none;margin:0;padding:0;display:grid;gap:var(--tabrelay-gap,.5em)}
@@ -15,42 +15,22 @@ const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,
 :where(tabrelay-activity) ${BUTTON_CSS.replace(/\n/g, "\n:where(tabrelay-activity) ")}`;
 const SHEET = elementStyle("activity", STYLE);
 
-export class TabrelayActivity extends Base {
-  private turnsValue: Turns | undefined;
-  private unsubscribe: (() => void) | undefined;
+export class TabrelayActivity extends Showing<Turns> {
+  protected readonly sheet: ElementStyle = SHEET;
   private readonly list = typeof document === "undefined" ? undefined : make("ul", { "aria-live": "polite" });
 
   get turns(): Turns | undefined {
-    return this.turnsValue;
+    return this.source;
   }
 
   set turns(t: Turns | undefined) {
-    this.turnsValue = t;
-    if (this.isConnected) this.watch();
+    this.source = t;
   }
 
-  connectedCallback(): void {
-    adoptStyle(this, SHEET);
-    follow(this, () => this.watch());
-    if (this.list && !this.list.isConnected) this.append(this.list);
-    this.watch();
-  }
-
-  disconnectedCallback(): void {
-    unfollow(this);
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-  }
-
-  private watch(): void {
-    this.unsubscribe?.();
-    const t = this.turnsValue;
-    this.unsubscribe = t?.onChange((lines) => this.render(lines));
-    this.render(t?.lines ?? []);
-  }
-
-  private render(lines: readonly TurnLine[]): void {
+  protected draw(): void {
     if (!this.list) return;
+    if (!this.list.isConnected) this.append(this.list);
+    const lines: readonly TurnLine[] = this.source?.lines ?? [];
     // Keep the focus on a line's button across renders: the person may be about to press Stop.
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.["key"];
     const m = messages().activity;
@@ -58,8 +38,8 @@ export class TabrelayActivity extends Base {
     this.list.replaceChildren(...lines.map((line) => {
       const pending = line.state === "acting" || line.state === "asking";
       const [label, name, act] = pending
-        ? [m.stop, m.stopFor(line.who), () => this.turnsValue?.stop(line.key)]
-        : [m.dismiss, m.dismissFor(line.who), () => this.turnsValue?.dismiss(line.key)];
+        ? [m.stop, m.stopFor(line.who), () => this.source?.stop(line.key)]
+        : [m.dismiss, m.dismissFor(line.who), () => this.source?.dismiss(line.key)];
       const button = make("button", { type: "button", "data-key": line.key, "aria-label": name }, label);
       button.addEventListener("click", act);
       return make("li", { "data-state": line.state }, make("span", {}, line.text), button);

@@ -1,10 +1,67 @@
 // What the person's control elements share: a node builder that only ever
 // sets text (nothing from outside becomes HTML), one stylesheet per element
 // themed by CSS custom properties (adopted, so a strict CSP lets it apply),
-// and a base class that exists in node.
+// a base class that exists in node, and one that shows a source the app
+// sets and follows its changes and the messages table's.
+
+import { follow, unfollow } from "./messages.js";
 
 /** Base is HTMLElement in a browser, and a stand-in where there is none (node imports this module). */
 export const Base: typeof HTMLElement = typeof HTMLElement === "undefined" ? (class {} as unknown as typeof HTMLElement) : HTMLElement;
+
+/** What an element can show and follow: onChange calls back at every change and returns how to stop. */
+export interface Source {
+  onChange(listener: () => void): () => void;
+}
+
+/**
+ * Showing is an element that shows one source the app sets (its
+ * `permissions`, its `turns`: a subclass names the property and passes it
+ * to `source`). It draws on connecting, on a new source, at every change of
+ * the source, and — in the words of a new messages table (setMessages) —
+ * relabel, which draws by default; disconnected, it lets go of both.
+ */
+export abstract class Showing<S extends Source> extends Base {
+  private shown: S | undefined;
+  private stop: (() => void) | undefined;
+  /** The element's stylesheet (elementStyle). */
+  protected abstract readonly sheet: ElementStyle;
+
+  /** draw shows the source as it is now (undefined: none set yet). */
+  protected abstract draw(): void;
+
+  /** relabel draws again in a new table's words. */
+  protected relabel(): void {
+    this.draw();
+  }
+
+  protected get source(): S | undefined {
+    return this.shown;
+  }
+
+  protected set source(s: S | undefined) {
+    this.shown = s;
+    if (this.isConnected) this.watch();
+  }
+
+  connectedCallback(): void {
+    adoptStyle(this, this.sheet);
+    follow(this, () => this.relabel());
+    this.watch();
+  }
+
+  disconnectedCallback(): void {
+    unfollow(this);
+    this.stop?.();
+    this.stop = undefined;
+  }
+
+  private watch(): void {
+    this.stop?.();
+    this.stop = this.shown?.onChange(() => this.draw());
+    this.draw();
+  }
+}
 
 let ids = 0;
 /** uid returns an id unique in the page, for aria-labelledby. */

@@ -4,8 +4,8 @@
 // sentence and listed as refused. Set its `permissions`.
 
 import type { Permissions } from "./permissions.js";
-import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-import { follow, messages, unfollow } from "./messages.js";
+import { define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
+import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-data-switch) label{display:flex;align-items:center;gap:var(--tabrelay-gap,.5em);cursor:pointer}
@@ -14,51 +14,35 @@ const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-fo
 :where(tabrelay-data-switch) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
 const SHEET = elementStyle("data-switch", STYLE);
 
-export class TabrelayDataSwitch extends Base {
-  private permissionsValue: Permissions | undefined;
-  private unsubscribe: (() => void) | undefined;
+export class TabrelayDataSwitch extends Showing<Permissions> {
+  protected readonly sheet: ElementStyle = SHEET;
   private input: HTMLInputElement | undefined;
 
   get permissions(): Permissions | undefined {
-    return this.permissionsValue;
+    return this.source;
   }
 
   set permissions(p: Permissions | undefined) {
-    this.permissionsValue = p;
-    if (this.isConnected) this.watch();
+    this.source = p;
   }
 
-  connectedCallback(): void {
-    adoptStyle(this, SHEET);
-    follow(this, () => {
-      this.input = undefined;
-      this.replaceChildren();
-      this.connectedCallback();
-    });
+  protected draw(): void {
     if (!this.input) {
       const m = messages().dataSwitch;
       const note = uid("caveat");
       this.input = make("input", { type: "checkbox", role: "switch", "aria-describedby": note });
-      this.input.addEventListener("change", () => this.permissionsValue?.setSummariesOnly(this.input!.checked));
+      this.input.addEventListener("change", () => this.source?.setSummariesOnly(this.input!.checked));
       this.append(make("label", {}, this.input, m.label), make("p", { id: note }, m.caveat));
     }
-    this.watch();
+    const p = this.source;
+    this.input.checked = p?.summariesOnly ?? false;
+    this.input.disabled = !p;
   }
 
-  disconnectedCallback(): void {
-    unfollow(this);
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-  }
-
-  private watch(): void {
-    this.unsubscribe?.();
-    const p = this.permissionsValue;
-    const sync = () => {
-      if (this.input) (this.input.checked = p?.summariesOnly ?? false), (this.input.disabled = !p);
-    };
-    this.unsubscribe = p?.onChange(sync);
-    sync();
+  protected override relabel(): void {
+    this.input = undefined;
+    this.replaceChildren();
+    this.draw();
   }
 }
 

@@ -11,8 +11,8 @@
 import type { AppDeclaration, PermissionKind } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf } from "../index.js";
 import { MODES, type Mode, type Permissions, type Setting, type Settings } from "./permissions.js";
-import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-import { follow, messages, unfollow } from "./messages.js";
+import { define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
+import { messages } from "./messages.js";
 
 const SETTINGS: readonly Setting[] = ["ask", "allow", "deny"];
 
@@ -83,47 +83,28 @@ const STYLE = `:where(tabrelay-permissions){display:block;font:var(--tabrelay-fo
 :where(tabrelay-permissions) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
 const SHEET = elementStyle("permissions", STYLE);
 
-export class TabrelayPermissions extends Base {
-  private permissionsValue: Permissions | undefined;
-  private unsubscribe: (() => void) | undefined;
+export class TabrelayPermissions extends Showing<Permissions> {
+  protected readonly sheet: ElementStyle = SHEET;
   private built: Permissions | undefined;
   private readonly group = uid("permissions");
 
   /** The permissions it shows and sets. */
   get permissions(): Permissions | undefined {
-    return this.permissionsValue;
+    return this.source;
   }
 
   set permissions(p: Permissions | undefined) {
-    this.permissionsValue = p;
-    if (this.isConnected) this.watch();
+    this.source = p;
   }
 
-  connectedCallback(): void {
-    adoptStyle(this, SHEET);
-    follow(this, () => {
-      this.built = undefined;
-      this.sync();
-    });
-    this.watch();
+  protected override relabel(): void {
+    this.built = undefined;
+    this.draw();
   }
 
-  disconnectedCallback(): void {
-    unfollow(this);
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-  }
-
-  private watch(): void {
-    this.unsubscribe?.();
-    const p = this.permissionsValue;
-    this.unsubscribe = p?.onChange(() => this.sync());
-    this.sync();
-  }
-
-  /** sync draws the form once per permissions object, then only moves the checks (the focus stays where it is). */
-  private sync(): void {
-    const p = this.permissionsValue;
+  /** draw builds the form once per permissions object, then only moves the checks (the focus stays where it is). */
+  protected draw(): void {
+    const p = this.source;
     if (!p) {
       this.replaceChildren(make("p", { "data-part": "note" }, messages().permissions.none));
       this.built = undefined;
