@@ -91,8 +91,12 @@ type Tool struct {
 	Actions []Action `json:"actions,omitempty"`
 	Family  string   `json:"family,omitempty"` // groups tools in lists and panels
 	// Result says what a result holds: "cells" (cell-level data), "summaries",
-	// or "none" (a change that answers with no data).
-	Result string `json:"result"`
+	// or "none" (a change that answers with no data); "" is unclassified,
+	// which the tab's data switch refuses like cells.
+	Result string `json:"result,omitempty"`
+	// DataScope tells the tab's data switch which result fields hold
+	// single-cell values or pictures and which arguments name groups.
+	DataScope *DataScope `json:"dataScope,omitempty"`
 	// UI is the uri of the UI resource that shows this tool's results
 	// (MCP Apps: carried as _meta.ui.resourceUri).
 	UI string `json:"ui,omitempty"`
@@ -102,6 +106,38 @@ type Tool struct {
 	Permissions []string `json:"permissions,omitempty"`
 
 	args *argumentSchema // InputSchema compiled (LoadBundle): CheckArguments
+}
+
+// DataScope is what the data switch "Agents see names and summaries only"
+// needs of a tool (web/sdk, seed 000 "What agents are sent of the data"):
+// fields of the result's data ("a.b", "*" for every item) that hold one
+// cell's own value or a picture, and arguments that name groups. The relay
+// only checks them; the tab applies them.
+type DataScope struct {
+	SingleCell []string `json:"singleCell,omitempty"`
+	Pictures   []string `json:"pictures,omitempty"`
+	Groups     []string `json:"groups,omitempty"`
+}
+
+var dataField = regexp.MustCompile(`^[^.]+(\.[^.]+)*$`)
+
+func (d *DataScope) check(props map[string]json.RawMessage) error {
+	if d == nil {
+		return nil
+	}
+	for name, fields := range map[string][]string{"singleCell": d.SingleCell, "pictures": d.Pictures} {
+		for _, f := range fields {
+			if !dataField.MatchString(f) {
+				return fmt.Errorf("dataScope.%s: %q is not a field (\"a.b\", \"*\" for every item)", name, f)
+			}
+		}
+	}
+	for _, g := range d.Groups {
+		if _, ok := props[g]; !ok {
+			return fmt.Errorf("dataScope.groups: %q is not an argument of inputSchema", g)
+		}
+	}
+	return nil
 }
 
 // ToolAnnotations are MCP's hints about a tool.
@@ -306,8 +342,8 @@ func (t *Tool) check(uris map[string]bool) error {
 		return fmt.Errorf("name: %q must match %s", t.Name, namePattern)
 	case strings.TrimSpace(t.Description) == "":
 		return errors.New("description: required (hosts show it, and conformance checks it)")
-	case t.Result != ResultCells && t.Result != ResultSummaries && t.Result != ResultNone:
-		return fmt.Errorf("result: %q must be %q, %q or %q", t.Result, ResultCells, ResultSummaries, ResultNone)
+	case t.Result != "" && t.Result != ResultCells && t.Result != ResultSummaries && t.Result != ResultNone:
+		return fmt.Errorf("result: %q must be %q, %q or %q (or left out: unclassified)", t.Result, ResultCells, ResultSummaries, ResultNone)
 	case t.UI != "" && (!uris[t.UI] || !strings.HasPrefix(t.UI, "ui://")):
 		return fmt.Errorf("ui: %q is not one of the bundle's ui:// views", t.UI)
 	}
@@ -320,6 +356,9 @@ func (t *Tool) check(uris map[string]bool) error {
 	}
 	if t.args, err = compileArgumentSchema(t.InputSchema); err != nil {
 		return fmt.Errorf("inputSchema: %w", err)
+	}
+	if err := t.DataScope.check(props); err != nil {
+		return err
 	}
 	if len(t.Actions) == 0 {
 		return nil

@@ -53,6 +53,12 @@ func TestLoadBundleNamesTheBadField(t *testing.T) {
 			tool(b, 1)["actions"].([]any)[2].(map[string]any)["permissions"] = []any{"change", "change"}
 		}},
 		{"unknown field", "colour", func(b map[string]any) { b["colour"] = "blue" }},
+		{"dataScope group not an argument", "tools[0].dataScope.groups", func(b map[string]any) {
+			tool(b, 0)["dataScope"] = map[string]any{"groups": []any{"nope"}}
+		}},
+		{"dataScope field not a path", "tools[0].dataScope.singleCell", func(b map[string]any) {
+			tool(b, 0)["dataScope"] = map[string]any{"singleCell": []any{"a..b"}}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,5 +117,21 @@ func TestCloseCodeRanges(t *testing.T) {
 	}
 	if protocol.CloseCode(1006).Stop() {
 		t.Fatal("an abnormal closure must not stop a tab")
+	}
+}
+
+// TestBundleUnclassifiedAndDataScope: a tool may leave its result class
+// out (the tab's data switch refuses it, unclassified) and say which
+// result fields hold single cells or pictures (issue 24 item 2).
+func TestBundleUnclassifiedAndDataScope(t *testing.T) {
+	b, err := protocol.LoadBundle(mutate(t, func(b map[string]any) {
+		delete(tool(b, 0), "result")
+		tool(b, 1)["dataScope"] = map[string]any{"singleCell": []any{"columns.*.min"}, "pictures": []any{"thumb"}, "groups": []any{"by"}}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Tools[0].Result != "" || b.Tools[1].DataScope == nil || b.Tools[1].DataScope.Groups[0] != "by" {
+		t.Fatalf("tools: %+v %+v", b.Tools[0], b.Tools[1].DataScope)
 	}
 }

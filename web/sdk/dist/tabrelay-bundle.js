@@ -57,8 +57,10 @@ function checkNamedTools(field, text, tools) {
 function checkTool(tool) {
   if (!NAME.test(tool.name ?? "")) return `name: ${JSON.stringify(tool.name)} must match ${NAME}`;
   if (!tool.description?.trim()) return "description: required (hosts show it)";
-  if (!["cells", "summaries", "none"].includes(tool.result)) return `result: ${JSON.stringify(tool.result)} must be "cells", "summaries" or "none"`;
+  if (tool.result !== void 0 && !["cells", "summaries", "none"].includes(tool.result)) return `result: ${JSON.stringify(tool.result)} must be "cells", "summaries" or "none"`;
   if (tool.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
+  const scope = checkDataScope(tool);
+  if (scope) return scope;
   const kinds = checkKinds(tool.permissions);
   if (kinds) return kinds;
   if (!tool.actions?.length) return void 0;
@@ -73,6 +75,20 @@ function checkTool(tool) {
     names.add(action.name);
     const kinds2 = checkKinds(action.permissions);
     if (kinds2) return `actions[${j}].${kinds2}`;
+  }
+  return void 0;
+}
+function checkDataScope(tool) {
+  const scope = tool.dataScope;
+  if (scope === void 0) return void 0;
+  for (const key of ["singleCell", "pictures", "groups"]) {
+    const list = scope[key];
+    if (list === void 0) continue;
+    if (!Array.isArray(list) || list.some((f) => typeof f !== "string" || !/^[^.]+(\.[^.]+)*$/.test(f))) {
+      return `dataScope.${key}: a list of fields ("a.b", "*" for every item)`;
+    }
+    const missing = key === "groups" && list.find((a) => !(a in (tool.inputSchema.properties ?? {})));
+    if (missing) return `dataScope.groups: ${JSON.stringify(missing)} is not an argument of inputSchema`;
   }
   return void 0;
 }
@@ -103,6 +119,17 @@ function withoutUndefined(o) {
 }
 
 // src/cli/bundle-cli.ts
+function warningsOf(app) {
+  const out = [];
+  for (const tool of app.tools) {
+    const bare = !tool.permissions && (!tool.actions?.length || tool.actions.some((a) => !a.permissions));
+    if (bare && !tool.annotations?.readOnlyHint) {
+      out.push(`${tool.name}: a write tool (no readOnlyHint) that declares no permissions: it counts as change${tool.annotations?.destructiveHint ? " and deletes-saved" : ""}; declare its kinds`);
+    }
+    if (tool.result === void 0) out.push(`${tool.name}: no result class: while the data switch is on it is refused; classify it as cells, summaries or none`);
+  }
+  return out;
+}
 var USAGE = "usage: tabrelay-bundle [--app <module>] --out <bundle.json> [--check]";
 function parseArgs(argv) {
   let app;
@@ -152,7 +179,9 @@ ${USAGE}`);
     return 2;
   }
   const path = await appModulePath(args.app);
-  const text = JSON.stringify(toBundle(await loadApp(path)), null, 2) + "\n";
+  const app = await loadApp(path);
+  const text = JSON.stringify(toBundle(app), null, 2) + "\n";
+  for (const w of warningsOf(app)) console.error(`tabrelay-bundle: warning: ${w}`);
   if (!args.check) {
     await writeFile(args.out, text);
     return 0;
@@ -169,3 +198,6 @@ main(process.argv.slice(2)).then(
     process.exit(2);
   }
 );
+export {
+  warningsOf
+};

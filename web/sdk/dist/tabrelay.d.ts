@@ -161,6 +161,21 @@ export declare class CallCancelled extends Error {
  */
 export interface CallGate {
     run(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult>;
+    /**
+     * sending, when given, sees each result of a call as it goes out (run
+     * here, or answered again from memory or the record) and returns what
+     * is sent: the person may have changed their mind since it ran.
+     */
+    sending?(call: SentCall, result: TabResult): TabResult;
+    /** onWithhold, when given, calls listener when the results kept for redeliveries must go. */
+    onWithhold?(listener: () => void): () => void;
+}
+/** A call as sending sees it: from the call message, even when no handler runs. */
+export interface SentCall {
+    readonly id: string;
+    readonly tool: ToolDeclaration;
+    readonly action: string | undefined;
+    readonly arguments: Readonly<Record<string, unknown>>;
 }
 interface CallsOptions<A extends AppDeclaration> {
     app: A;
@@ -170,6 +185,8 @@ interface CallsOptions<A extends AppDeclaration> {
     record: CallRecord;
     /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
     deliver(msg: TabMessage, keep: boolean): void;
+    /** The messages kept for the next socket: results among them are held too. */
+    unsent?: TabMessage[];
     maxMessageBytes(): number;
     maxArgumentBytes: number;
 }
@@ -194,6 +211,8 @@ declare class Calls<A extends AppDeclaration> {
      * the socket with 1009, a stop code.
      */
     private sendable;
+    /** sending passes a call's result through the gate's sending, when it has one. */
+    private sending;
     private answer;
     private remember;
 }
@@ -833,7 +852,10 @@ declare const SENTENCES: {
     readonly elsewhere: "This call runs in another tab of this browser, which has not answered yet; read the app's history once it has.";
     readonly notKept: "This call ran already in this browser, but its result was too large to keep for a second delivery; read the app's history.";
     readonly notRecorded: "This tab could not record the call, so it did not run it; nothing was done.";
+    readonly withheld: "This call ran already in this browser, but its result was not kept: the person has since set the tab to let agents see names and summaries only. Call again to read what that allows.";
 };
+/** holdsData says whether a result carries anything of the app's data: an error alone does not. */
+declare function holdsData(r: TabResult): boolean;
 declare class CallRecord {
     private readonly env;
     private readonly storage;
@@ -875,11 +897,15 @@ declare class CallRecord {
      */
     private awaitOtherTab;
     private resultOf;
+    /** withhold drops the data of every result kept: the person turned the data switch on. */
+    withhold(): void;
     private keepUntil;
     private read;
     private write;
     /** prune removes the entries whose calls the relay can no longer send (§10). */
     prune(): void;
+    /** each calls fn with every entry of the record (undefined when unreadable), after listing them. */
+    private each;
 }
 
 // requests.ts
@@ -1098,8 +1124,26 @@ declare function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolCall):
  */
 export declare const PERMISSION_KINDS: readonly ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
 export type PermissionKind = (typeof PERMISSION_KINDS)[number];
-/** What a tool's result holds: cell-level data, summaries, or nothing. */
+/**
+ * What a tool's result holds: cell-level data, summaries, or nothing. A
+ * tool that says none is unclassified: the data switch refuses it like
+ * `cells` until someone classifies it.
+ */
 export type ResultClass = "cells" | "summaries" | "none";
+/**
+ * What the data switch ("Agents see names and summaries only") needs to
+ * know of a tool's result and arguments. A field is a path into the
+ * result's data: keys joined by ".", "*" for every item of an array or
+ * value of an object ("columns.*.min").
+ */
+export interface DataScope {
+    /** Fields that each hold one cell's own value (a minimum, a maximum, a median): left out while the switch is on. */
+    readonly singleCell?: readonly string[];
+    /** Fields that hold pictures (a data: URL, say): left out while on, like the result's images always are. */
+    readonly pictures?: readonly string[];
+    /** Arguments naming groups the tool summarises over: while on, a group an agent shaped by naming cells is refused. */
+    readonly groups?: readonly string[];
+}
 export interface ActionDeclaration {
     readonly name: string;
     readonly description?: string;
@@ -1125,10 +1169,16 @@ export interface ToolDeclaration {
     readonly actions?: readonly ActionDeclaration[];
     /** Groups tools in lists and panels. */
     readonly family?: string;
-    readonly result: ResultClass;
+    /** What a result holds; without it the tool is unclassified (refused while the data switch is on). */
+    readonly result?: ResultClass;
+    readonly dataScope?: DataScope;
     /** The ui:// view that shows this tool's results (one of the app's resources). */
     readonly ui?: string;
-    /** The kinds every call of this tool raises (an action may say its own). */
+    /**
+     * The kinds every call of this tool raises (an action may say its own).
+     * Without them a tool that is not readOnlyHint raises `change`, and
+     * `deletes-saved` too when it is destructiveHint (permissionKindsOf).
+     */
     readonly permissions?: readonly PermissionKind[];
 }
 /** The app as the bundle describes it (protocol/bundle.go Bundle), less the protocol number. */
@@ -1166,7 +1216,11 @@ export type ToolName<A extends AppDeclaration> = A["tools"][number]["name"];
 export declare function defineApp<const A extends AppDeclaration>(app: A): A;
 /** checkApp returns what is wrong with the declaration, or undefined. */
 export declare function checkApp(app: AppDeclaration): string | undefined;
-/** permissionKindsOf returns the kinds a call of tool (and action) raises. */
+/**
+ * permissionKindsOf returns the kinds a call of tool (and action) raises:
+ * the action's, else the tool's; a tool that declares none raises nothing
+ * when readOnlyHint, else `change`, and `deletes-saved` when destructiveHint.
+ */
 export declare function permissionKindsOf(tool: ToolDeclaration, action?: string): readonly PermissionKind[];
 /** toBundle returns the bundle JSON value the relay loads, permission kinds included (protocol/bundle.go). */
 export declare function toBundle(app: AppDeclaration): Record<string, unknown>;

@@ -11,7 +11,7 @@ import {
   type EmbeddedResource, type Note, type TabMessage, type TabResult,
 } from "./protocol.js";
 import { noteText, refusal } from "./notes.js";
-import type { CallRecord } from "./record.js";
+import { holdsData, SENTENCES, type CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
 import { checkToolCall, runToolCall, type CheckedCall } from "./toolcall.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
@@ -119,6 +119,22 @@ interface Running {
  */
 export interface CallGate {
   run(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult>;
+  /**
+   * sending, when given, sees each result of a call as it goes out (run
+   * here, or answered again from memory or the record) and returns what
+   * is sent: the person may have changed their mind since it ran.
+   */
+  sending?(call: SentCall, result: TabResult): TabResult;
+  /** onWithhold, when given, calls listener when the results kept for redeliveries must go. */
+  onWithhold?(listener: () => void): () => void;
+}
+
+/** A call as sending sees it: from the call message, even when no handler runs. */
+export interface SentCall {
+  readonly id: string;
+  readonly tool: ToolDeclaration;
+  readonly action: string | undefined;
+  readonly arguments: Readonly<Record<string, unknown>>;
 }
 
 export interface CallsOptions<A extends AppDeclaration> {
@@ -129,6 +145,8 @@ export interface CallsOptions<A extends AppDeclaration> {
   record: CallRecord;
   /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
   deliver(msg: TabMessage, keep: boolean): void;
+  /** The messages kept for the next socket: results among them are held too. */
+  unsent?: TabMessage[];
   maxMessageBytes(): number;
   maxArgumentBytes: number;
 }
@@ -137,7 +155,14 @@ export class Calls<A extends AppDeclaration> {
   private readonly running = new Map<string, Running>();
   private readonly recent = new Map<string, TabResult>();
 
-  constructor(private readonly o: CallsOptions<A>) {}
+  constructor(private readonly o: CallsOptions<A>) {
+    o.gate?.onWithhold?.(() => {
+      const withheld = { error: SENTENCES.withheld };
+      for (const [id, r] of this.recent) if (holdsData(r)) this.recent.set(id, withheld);
+      o.unsent?.forEach((m, i, all) => m.type === "result" && holdsData(m.result) && (all[i] = { ...m, result: withheld }));
+      o.record.withhold();
+    });
+  }
 
   /** onCall takes one `call` message; frameLength is its frame's length (UTF-16 units). */
   onCall(msg: CallMessage, frameLength: number): void {
@@ -150,7 +175,7 @@ export class Calls<A extends AppDeclaration> {
       return;
     }
     const known = this.recent.get(id);
-    if (known) return this.answer(id, known);
+    if (known) return this.answer(id, this.sending(id, msg, known));
     if (id.length > MAX_CALL_ID) return this.answer(id, refusal("This tab refuses a call id over 256 characters; nothing was done."));
     const checked = this.check(msg, frameLength);
     if (!("handler" in checked)) {
@@ -183,12 +208,13 @@ export class Calls<A extends AppDeclaration> {
     const running: Running = { controller: new AbortController(), asking: false, cancelled: false };
     this.running.set(id, running);
     const call = this.toolCall(id, msg, c, running);
+    // What the record keeps has passed the gate's sending (runToolCall), and passes it again when sent.
     void this.o.record.claim(id, call.deadline, () => this.run(c, call)).then((claimed) => {
       this.running.delete(id);
       // An answer for now (another tab runs it) is not kept: a redelivery asks the record again.
       if (claimed.by !== "for-now") this.remember(id, claimed.result);
       // After a cancel the relay drops any result: none is sent (§7).
-      if (!running.cancelled) this.answer(id, claimed.result);
+      if (!running.cancelled) this.answer(id, this.sending(id, msg, claimed.result));
     });
   }
 
@@ -248,6 +274,14 @@ export class Calls<A extends AppDeclaration> {
       return refusal(`The tool's result was too large to send (over ${limit} bytes).`);
     }
     return result;
+  }
+
+  /** sending passes a call's result through the gate's sending, when it has one. */
+  private sending(id: string, msg: CallMessage, result: TabResult): TabResult {
+    const tool = this.o.app.tools.find((t) => t.name === msg.tool);
+    const args = msg.arguments ?? {};
+    const action = typeof args["action"] === "string" ? args["action"] : undefined;
+    return tool && this.o.gate?.sending ? this.o.gate.sending({ id, tool, action, arguments: args }, result) : result;
   }
 
   private answer(id: string, result: TabResult): void {

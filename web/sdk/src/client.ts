@@ -197,6 +197,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
       gate: typeof this.options.permissions === "object" ? this.options.permissions : undefined,
       record: new CallRecord(env, this.storage, this.prefix, this.options.waitForOtherTabMs ?? 5000),
       deliver: (msg, keep) => this.deliver(msg, keep),
+      unsent: this.outbox,
       maxMessageBytes: () => this.maxBytes,
       maxArgumentBytes: this.options.maxArgumentBytes ?? 1024 * 1024,
     });

@@ -4,7 +4,7 @@
 
 export { connect, TabClient, socketURL, type ClientOptions, type PermissionsAnswer, type PermissionsGate, type PermissionsQuery, type Status } from "./client.js";
 export {
-  CallCancelled, Reply, ToolError, type CallGate,
+  CallCancelled, Reply, ToolError, type CallGate, type SentCall,
   type ActionHandlers, type Handlers, type OnlyDeclared, type ToolArguments, type ToolCall, type ToolHandler,
 } from "./calls.js";
 export {
@@ -14,7 +14,7 @@ export {
 export { STOP_MESSAGES, type StopReason } from "./codes.js";
 export {
   checkApp, defineApp, PERMISSION_KINDS, permissionKindsOf, toBundle,
-  type ActionDeclaration, type AppDeclaration, type PermissionKind, type ResultClass,
+  type ActionDeclaration, type AppDeclaration, type DataScope, type PermissionKind, type ResultClass,
   type ToolAnnotations, type ToolDeclaration, type ToolName,
 } from "./tools.js";
 export {

@@ -20,6 +20,8 @@ interface Entry {
   /** Unix ms: the call's deadline plus a margin. The entry goes after it. */
   keepUntil: number;
   result?: TabResult;
+  /** The result went when the person turned the data switch on. */
+  withheld?: true;
 }
 
 /** Sentences of the results the record answers with itself. */
@@ -31,7 +33,14 @@ export const SENTENCES = {
   notKept:
     "This call ran already in this browser, but its result was too large to keep for a second delivery; read the app's history.",
   notRecorded: "This tab could not record the call, so it did not run it; nothing was done.",
+  withheld:
+    "This call ran already in this browser, but its result was not kept: the person has since set the tab to let agents see names and summaries only. Call again to read what that allows.",
 } as const;
+
+/** holdsData says whether a result carries anything of the app's data: an error alone does not. */
+export function holdsData(r: TabResult): boolean {
+  return r.data !== undefined || !!(r.images ?? r.audio ?? r.resources);
+}
 
 /** How long an entry outlives its call's deadline: room for clock skew (§10). */
 const KEEP_AFTER_DEADLINE_MS = 10 * 60_000;
@@ -147,7 +156,14 @@ export class CallRecord {
   }
 
   private resultOf(entry: Entry): TabResult {
-    return entry.result ?? { error: SENTENCES.notKept };
+    return entry.result ?? { error: entry.withheld ? SENTENCES.withheld : SENTENCES.notKept };
+  }
+
+  /** withhold drops the data of every result kept: the person turned the data switch on. */
+  withhold(): void {
+    this.each((key, entry) => {
+      if (entry?.result && holdsData(entry.result)) this.storage.setItem(key, JSON.stringify({ state: "done", keepUntil: entry.keepUntil, withheld: true }));
+    });
   }
 
   private keepUntil(deadline: number): number {
@@ -182,22 +198,21 @@ export class CallRecord {
   /** prune removes the entries whose calls the relay can no longer send (§10). */
   prune(): void {
     const now = this.env.now();
-    const stale: string[] = [];
+    // An unreadable entry is stale.
+    this.each((key, entry) => (entry?.keepUntil ?? 0) > now || this.storage.removeItem(key));
+  }
+
+  /** each calls fn with every entry of the record (undefined when unreadable), after listing them. */
+  private each(fn: (key: string, entry: Entry | undefined) => unknown): void {
     try {
+      const keys: string[] = [];
       for (let i = 0; i < this.storage.length; i++) {
         const key = this.storage.key(i);
-        if (!key?.startsWith(this.prefix)) continue;
-        let until = 0;
-        try {
-          until = (JSON.parse(this.storage.getItem(key) ?? "{}") as Entry).keepUntil;
-        } catch {
-          // An unreadable entry is stale.
-        }
-        if (!(until > now)) stale.push(key);
+        if (key?.startsWith(this.prefix)) keys.push(key);
       }
-      for (const key of stale) this.storage.removeItem(key);
+      for (const key of keys) fn(key, this.read(key.slice(this.prefix.length)));
     } catch (err) {
-      this.env.warn("the call record could not be pruned", err);
+      this.env.warn("the call record could not be gone through", err);
     }
   }
 }

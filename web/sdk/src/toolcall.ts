@@ -64,7 +64,10 @@ export async function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolC
     }
   };
   try {
-    return t.gate ? await t.gate.run(call, c.tool, handle) : await handle(call);
+    if (!t.gate) return await handle(call);
+    // The person may have turned the data switch on while it ran: sending checks again.
+    const result = await t.gate.run(call, c.tool, handle);
+    return t.gate.sending ? t.gate.sending({ id: call.id, tool: c.tool, action: c.action, arguments: c.args }, result) : result;
   } catch (err) {
     return failure(err, call.signal);
   }

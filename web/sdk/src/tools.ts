@@ -14,8 +14,27 @@ export const PERMISSION_KINDS = [
 ] as const;
 export type PermissionKind = (typeof PERMISSION_KINDS)[number];
 
-/** What a tool's result holds: cell-level data, summaries, or nothing. */
+/**
+ * What a tool's result holds: cell-level data, summaries, or nothing. A
+ * tool that says none is unclassified: the data switch refuses it like
+ * `cells` until someone classifies it.
+ */
 export type ResultClass = "cells" | "summaries" | "none";
+
+/**
+ * What the data switch ("Agents see names and summaries only") needs to
+ * know of a tool's result and arguments. A field is a path into the
+ * result's data: keys joined by ".", "*" for every item of an array or
+ * value of an object ("columns.*.min").
+ */
+export interface DataScope {
+  /** Fields that each hold one cell's own value (a minimum, a maximum, a median): left out while the switch is on. */
+  readonly singleCell?: readonly string[];
+  /** Fields that hold pictures (a data: URL, say): left out while on, like the result's images always are. */
+  readonly pictures?: readonly string[];
+  /** Arguments naming groups the tool summarises over: while on, a group an agent shaped by naming cells is refused. */
+  readonly groups?: readonly string[];
+}
 
 export interface ActionDeclaration {
   readonly name: string;
@@ -41,10 +60,16 @@ export interface ToolDeclaration {
   readonly actions?: readonly ActionDeclaration[];
   /** Groups tools in lists and panels. */
   readonly family?: string;
-  readonly result: ResultClass;
+  /** What a result holds; without it the tool is unclassified (refused while the data switch is on). */
+  readonly result?: ResultClass;
+  readonly dataScope?: DataScope;
   /** The ui:// view that shows this tool's results (one of the app's resources). */
   readonly ui?: string;
-  /** The kinds every call of this tool raises (an action may say its own). */
+  /**
+   * The kinds every call of this tool raises (an action may say its own).
+   * Without them a tool that is not readOnlyHint raises `change`, and
+   * `deletes-saved` too when it is destructiveHint (permissionKindsOf).
+   */
   readonly permissions?: readonly PermissionKind[];
 }
 
@@ -134,8 +159,10 @@ function checkNamedTools(field: string, text: string | undefined, tools: Readonl
 function checkTool(tool: ToolDeclaration): string | undefined {
   if (!NAME.test(tool.name ?? "")) return `name: ${JSON.stringify(tool.name)} must match ${NAME}`;
   if (!tool.description?.trim()) return "description: required (hosts show it)";
-  if (!["cells", "summaries", "none"].includes(tool.result)) return `result: ${JSON.stringify(tool.result)} must be "cells", "summaries" or "none"`;
+  if (tool.result !== undefined && !["cells", "summaries", "none"].includes(tool.result)) return `result: ${JSON.stringify(tool.result)} must be "cells", "summaries" or "none"`;
   if (tool.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
+  const scope = checkDataScope(tool);
+  if (scope) return scope;
   const kinds = checkKinds(tool.permissions);
   if (kinds) return kinds;
   if (!tool.actions?.length) return undefined;
@@ -154,6 +181,21 @@ function checkTool(tool: ToolDeclaration): string | undefined {
   return undefined;
 }
 
+function checkDataScope(tool: ToolDeclaration): string | undefined {
+  const scope = tool.dataScope;
+  if (scope === undefined) return undefined;
+  for (const key of ["singleCell", "pictures", "groups"] as const) {
+    const list: unknown = scope[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || list.some((f) => typeof f !== "string" || !/^[^.]+(\.[^.]+)*$/.test(f))) {
+      return `dataScope.${key}: a list of fields ("a.b", "*" for every item)`;
+    }
+    const missing = key === "groups" && list.find((a) => !(a in (tool.inputSchema.properties ?? {})));
+    if (missing) return `dataScope.groups: ${JSON.stringify(missing)} is not an argument of inputSchema`;
+  }
+  return undefined;
+}
+
 function checkKinds(kinds: readonly string[] | undefined): string | undefined {
   const bad = kinds?.find((k) => !(PERMISSION_KINDS as readonly string[]).includes(k));
   if (bad !== undefined) return `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
@@ -161,10 +203,15 @@ function checkKinds(kinds: readonly string[] | undefined): string | undefined {
   return twice === undefined ? undefined : `permissions: ${JSON.stringify(twice)} appears twice`;
 }
 
-/** permissionKindsOf returns the kinds a call of tool (and action) raises. */
+/**
+ * permissionKindsOf returns the kinds a call of tool (and action) raises:
+ * the action's, else the tool's; a tool that declares none raises nothing
+ * when readOnlyHint, else `change`, and `deletes-saved` when destructiveHint.
+ */
 export function permissionKindsOf(tool: ToolDeclaration, action?: string): readonly PermissionKind[] {
-  const own = tool.actions?.find((a) => a.name === action)?.permissions;
-  return own ?? tool.permissions ?? [];
+  const own = tool.actions?.find((a) => a.name === action)?.permissions ?? tool.permissions;
+  const hints = tool.annotations;
+  return own ?? (hints?.readOnlyHint ? [] : hints?.destructiveHint ? ["change", "deletes-saved"] : ["change"]);
 }
 
 /** toBundle returns the bundle JSON value the relay loads, permission kinds included (protocol/bundle.go). */

@@ -14,7 +14,7 @@ export const app = defineApp({
     {
       name: "counter", description: "Reads or changes a counter.", result: "summaries",
       inputSchema: { type: "object", properties: { action: { type: "string" }, by: { type: "integer" } } },
-      actions: [{ name: "get" }, { name: "increment", permissions: ["change"] }],
+      actions: [{ name: "get", permissions: [] }, { name: "increment", permissions: ["change"] }],
     },
     { name: "slow", description: "Answers when the test says.", inputSchema: { type: "object" }, result: "none" },
     { name: "fail", description: "Fails.", inputSchema: { type: "object" }, result: "none" },

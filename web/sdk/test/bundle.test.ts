@@ -46,6 +46,28 @@ describe("the bundle", () => {
     assert.deepEqual(permissionKindsOf(counter, "get"), []);
   });
 
+  test("undeclared kinds (issue 24 item 9): a write counts as change, a destructive one deletes too; a read raises none", () => {
+    const tool = (annotations?: object, permissions?: string[]) =>
+      ({ name: "t", description: "T.", inputSchema: { type: "object" }, ...(annotations ? { annotations } : {}), ...(permissions ? { permissions } : {}) }) as AppDeclaration["tools"][number];
+    assert.deepEqual(permissionKindsOf(tool()), ["change"]);
+    assert.deepEqual(permissionKindsOf(tool({ readOnlyHint: false })), ["change"]);
+    assert.deepEqual(permissionKindsOf(tool({ destructiveHint: true })), ["change", "deletes-saved"]);
+    assert.deepEqual(permissionKindsOf(tool({ readOnlyHint: true })), []);
+    assert.deepEqual(permissionKindsOf(tool({ destructiveHint: true }, [])), [], "declared kinds, even none, say otherwise");
+    assert.deepEqual(permissionKindsOf(tool({ destructiveHint: true }, ["heavy"])), ["heavy"]);
+  });
+
+  test("a result class may be left out (unclassified); dataScope names fields and arguments", () => {
+    const [echo] = app.tools;
+    const { result: _, ...unclassified } = echo;
+    assert.equal(checkApp({ ...app, tools: [unclassified] }), undefined);
+    const scoped = { ...echo, inputSchema: { type: "object", properties: { group: { type: "string" } } }, dataScope: { singleCell: ["stats.*.min"], pictures: ["thumb"], groups: ["group"] } } as const;
+    assert.equal(checkApp({ ...app, tools: [scoped] }), undefined);
+    assert.deepEqual(toBundle({ ...app, tools: [scoped] })["tools"], [scoped]);
+    assert.match(checkApp({ ...app, tools: [{ ...scoped, dataScope: { groups: ["nope"] } }] }) ?? "", /dataScope\.groups: "nope" is not an argument/);
+    assert.match(checkApp({ ...app, tools: [{ ...scoped, dataScope: { singleCell: ["a..b"] } }] }) ?? "", /dataScope\.singleCell/);
+  });
+
   const broken: [string, (a: AppDeclaration) => unknown, RegExp][] = [
     ["no version", (a) => ({ ...a, version: "" }), /^version/],
     ["a bad app name", (a) => ({ ...a, app: { name: "Big App", title: "x" } }), /^app\.name/],
@@ -106,6 +128,24 @@ export const app = defineApp(${JSON.stringify({ ...app })});\n`);
   test("package.json's tabrelay.app names the module when --app is left out", () => {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ tabrelay: { app: "./tools.mjs" } }));
     assert.equal(run("--out", out).status, 0, "written");
+  });
+
+  test("--check warns about a write tool that declares no kinds and a tool with no result class (issue 24 items 2, 9)", () => {
+    const loose = join(dir, "loose.mjs");
+    const tools = [
+      { name: "wipe", description: "Wipes.", inputSchema: { type: "object" }, annotations: { destructiveHint: true }, result: "none" },
+      { name: "peek", description: "Peeks.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+      { name: "tidy", description: "Tidies.", inputSchema: { type: "object" }, result: "none", permissions: [] },
+    ];
+    writeFileSync(loose, `export default ${JSON.stringify({ version: "1", app: { name: "loose", title: "L" }, instructions: "", tools })};\n`);
+    const looseOut = join(dir, "loose.json");
+    assert.equal(run("--app", loose, "--out", looseOut).status, 0);
+    const r = run("--app", loose, "--out", looseOut, "--check");
+    assert.equal(r.status, 0, "warnings do not fail the check");
+    assert.deepEqual(r.stderr.trim().split("\n"), [
+      "tabrelay-bundle: warning: wipe: a write tool (no readOnlyHint) that declares no permissions: it counts as change and deletes-saved; declare its kinds",
+      "tabrelay-bundle: warning: peek: no result class: while the data switch is on it is refused; classify it as cells, summaries or none",
+    ]);
   });
 
   test("--help prints the usage and exits 0", () => {

@@ -18,7 +18,8 @@ import { chatWords } from "../src/chat-messages.js";
 import { de } from "../src/locales/de.js";
 import { en } from "../src/ui/messages-en.js";
 import { setMessages } from "../src/ui/messages.js";
-import { createPermissions, SUMMARIES_ONLY_REFUSAL, type Answer, type Question } from "../src/ui/permissions.js";
+import { createPermissions, type Answer, type Question } from "../src/ui/permissions.js";
+import { DATA_SENTENCES } from "../src/ui/data-scope.js";
 import { flush, MemoryStorage } from "./fakes.js";
 
 /** lastNote says the conversation's last entry, a note, in English. */
@@ -106,7 +107,7 @@ describe("the chat's calls go through the one tool call", () => {
     assert.deepEqual(t.ran, []);
     const result = t.provider.requests[1]!.messages.at(-1);
     assert.ok(result?.role === "tool");
-    assert.equal(result.results[0]!.text, `<notes-data>${JSON.stringify({ error: SUMMARIES_ONLY_REFUSAL })}</notes-data>`);
+    assert.equal(result.results[0]!.text, `<notes-data>null</notes-data>\n\n${DATA_SENTENCES.cells}`);
     assert.match(t.chat.sentLine(t.chat.conversation.entries[0]!.turn), /kept out of 1 result/);
   });
 

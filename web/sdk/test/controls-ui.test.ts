@@ -7,7 +7,7 @@ import { test } from "node:test";
 import * as ui from "../src/ui/index.js";
 
 test("the UI entry imports without a DOM and exports the control elements", () => {
-  for (const name of ["TabrelayConfirm", "TabrelayActivity", "TabrelayDataSwitch", "TabrelayPermissions", "settingsView", "createPermissions", "Turns"] as const) {
+  for (const name of ["TabrelayConfirm", "TabrelayActivity", "TabrelayDataSwitch", "TabrelayNotice", "TabrelayPermissions", "settingsView", "createPermissions", "Turns"] as const) {
     assert.equal(typeof ui[name], "function", name);
   }
   assert.match(ui.messages().dataSwitch.caveat, /Not anonymisation/);

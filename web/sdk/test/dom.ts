@@ -101,7 +101,7 @@ export class FakeNode {
 
 /** selects tells whether n is what sel (a tag, then any of `[attr]` and `[attr=value]`) selects. */
 function selects(sel: string, n: FakeNode): boolean {
-  const m = /^(\w*)((?:\[[\w-]+(?:="?[^\]"]*"?)?\])*)$/.exec(sel);
+  const m = /^([\w-]*)((?:\[[\w-]+(?:="?[^\]"]*"?)?\])*)$/.exec(sel);
   if (!m) throw new Error("unsupported selector " + sel);
   const [, tag, attrs] = m;
   if (tag && n.tag !== tag) return false;

@@ -6,6 +6,7 @@
 import type { Environment, LocksLike, PageLike, SocketFactory, SocketLike, StorageLike, TimerId } from "../src/env.js";
 import { TabClient, type ClientOptions } from "../src/client.js";
 import type { AppDeclaration } from "../src/tools.js";
+import type { PermissionsEnvironment } from "../src/ui/permissions.js";
 
 /** flush lets every pending promise callback run. */
 export function flush(): Promise<void> {
@@ -222,5 +223,35 @@ export class FakeBrowser {
     };
     const client = new TabClient({ relay: "https://relay.test", environment: env, ...options });
     return { name, client, relay, page, env };
+  }
+}
+
+/** A browser's storage and events, shared by the permissions of several simulated tabs. */
+export class FakeSite {
+  readonly storage = new MemoryStorage();
+  private readonly watchers: ((key: string | null) => void)[] = [];
+  private hides: (() => void)[] = [];
+
+  env(): PermissionsEnvironment {
+    let mine: ((key: string | null) => void) | undefined;
+    return {
+      storage: {
+        get length() { return 0; },
+        key: () => null,
+        getItem: (k) => this.storage.getItem(k),
+        setItem: (k, v) => {
+          this.storage.setItem(k, v);
+          // A storage event reaches the browser's other tabs, not the writer.
+          for (const w of this.watchers) if (w !== mine) w(k);
+        },
+        removeItem: (k) => this.storage.removeItem(k),
+      },
+      onStorage: (l) => (this.watchers.push((mine = l)), () => {}),
+      onPageHide: (l) => (this.hides.push(l), () => {}),
+    };
+  }
+
+  closeTab(): void {
+    this.hides.forEach((h) => h());
   }
 }

@@ -258,6 +258,10 @@ async function permissionsElements(): Promise<void> {
   const activity = mount(ui.TabrelayActivity, { turns: p.turns });
   look(settings, "permissions");
   look(dataSwitch, "data switch");
+  p.setDocument({ id: "ledger-1", name: "March" });
+  const notice = mount(ui.TabrelayNotice, { permissions: p });
+  look(notice, "notice: not due");
+  look(dataSwitch, "data switch: for a document", ["March"]);
   const tool = (name: string) => app.tools.find((t) => t.name === name)! as ToolDeclaration;
   const call = (id: string, name: string, action: string | undefined, args: Record<string, unknown>, turn = "turn-1"): ToolCall => ({
     id, tool: name, action, arguments: args as ToolCall["arguments"], turn, deadline: Date.now() + 60_000, redelivery: 0,
@@ -271,6 +275,8 @@ async function permissionsElements(): Promise<void> {
   const rendering = p.run(call("c2", "render", undefined, { 2: 10n }), tool("render"), next);
   await tick();
   look(card, "confirm: two cards", [JSON.stringify(long, null, 2).slice(0, 4000)]);
+  look(notice, "notice: an agent acted", ["March"]);
+  if (!notice.querySelector("[role=status]")?.textContent) offending.push("the notice said nothing once an agent acted");
   look(activity, "activity: asking");
   card.querySelector("[data-call=c2]")!.querySelector("button[data-answer=deny]")!.dispatch("click");
   card.querySelector("[data-call=c1]")!.querySelector("button[data-answer=once]")!.dispatch("click");

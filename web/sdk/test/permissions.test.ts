@@ -8,18 +8,18 @@ import { describe, test } from "node:test";
 import { defineApp } from "../src/tools.js";
 import type { Handlers, ToolCall } from "../src/calls.js";
 import {
-  createPermissions, decide, HEAVY_MS, MODES, SUMMARIES_ONLY_REFUSAL,
-  type Answer, type PermissionsEnvironment, type Question,
+  createPermissions, decide, HEAVY_MS, MODES,
+  type Answer, type Question,
 } from "../src/ui/permissions.js";
 import { refusal } from "../src/notes.js";
 import { said } from "./app.js";
-import { FakeBrowser, flush, MemoryStorage } from "./fakes.js";
+import { FakeBrowser, FakeSite, flush } from "./fakes.js";
 
 const app = defineApp({
   version: "perm-1", app: { name: "notes", title: "Notes" }, instructions: "Notes tools.",
   tools: [
-    { name: "list", description: "Lists notes.", inputSchema: { type: "object" }, result: "summaries" },
-    { name: "cells", description: "Reads cell values.", inputSchema: { type: "object" }, result: "cells" },
+    { name: "list", description: "Lists notes.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true }, result: "summaries" },
+    { name: "cells", description: "Reads cell values.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true }, result: "cells" },
     { name: "edit", title: "Edit note", description: "Edits a note.", inputSchema: { type: "object" }, result: "none", permissions: ["change"] },
     {
       name: "file", title: "File", description: "Saved files.", result: "none",
@@ -30,36 +30,6 @@ const app = defineApp({
     { name: "render", title: "Render", description: "Renders all.", inputSchema: { type: "object" }, result: "none", permissions: ["heavy"] },
   ],
 });
-
-/** A browser's storage and events, shared by the permissions of several simulated tabs. */
-class FakeSite {
-  readonly storage = new MemoryStorage();
-  private readonly watchers: ((key: string | null) => void)[] = [];
-  private hides: (() => void)[] = [];
-
-  env(): PermissionsEnvironment {
-    let mine: ((key: string | null) => void) | undefined;
-    return {
-      storage: {
-        get length() { return 0; },
-        key: () => null,
-        getItem: (k) => this.storage.getItem(k),
-        setItem: (k, v) => {
-          this.storage.setItem(k, v);
-          // A storage event reaches the browser's other tabs, not the writer.
-          for (const w of this.watchers) if (w !== mine) w(k);
-        },
-        removeItem: (k) => this.storage.removeItem(k),
-      },
-      onStorage: (l) => (this.watchers.push((mine = l)), () => {}),
-      onPageHide: (l) => (this.hides.push(l), () => {}),
-    };
-  }
-
-  closeTab(): void {
-    this.hides.forEach((h) => h());
-  }
-}
 
 const conn = { id: "conn_1", kind: "connector", client: "Claude", host: "claude.ai" };
 
@@ -115,7 +85,7 @@ describe("the decision", () => {
   });
 });
 
-describe("kept per app, followed by the browser's other tabs", () => {
+describe("settings kept per app, followed by the browser's other tabs", () => {
   test("a setting one tab makes, another tab follows; only the tab that made it announces it to the relay", async () => {
     const site = new FakeSite();
     const a = setup({ site });
@@ -297,21 +267,5 @@ describe("turns and Stop", () => {
     await flush();
     assert.deepEqual(t.perms.turns.lines.map((l) => [l.turn, l.state, l.calls]), [["turn-2", "done", 1]]);
     assert.deepEqual(t.results()["c4"], { data: "ok" });
-  });
-});
-
-describe("the data switch", () => {
-  test("while on, cell-level tools are refused and listed as refused; it is kept per app", async () => {
-    const site = new FakeSite();
-    const t = setup({ site });
-    t.perms.setSummariesOnly(true);
-    t.sock.receive(call("c1", "cells"));
-    t.sock.receive(call("c2", "list"));
-    await flush();
-    assert.deepEqual(t.results(), { c1: { error: SUMMARIES_ONLY_REFUSAL }, c2: { data: "ok" } });
-    assert.deepEqual(t.perms.answer({ connection: conn, tools: ["cells", "list"] }), { cells: "refused", list: "runs" });
-    assert.equal(setup({ site }).perms.summariesOnly, true);
-    t.perms.setSummariesOnly(false);
-    assert.deepEqual(t.perms.answer({ connection: conn, tools: ["cells"] }), { cells: "runs" });
   });
 });

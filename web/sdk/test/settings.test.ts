@@ -13,7 +13,7 @@ import { MemoryStorage } from "./fakes.js";
 const app = defineApp({
   version: "s-1", app: { name: "settings", title: "Settings" }, instructions: "Tools.",
   tools: [
-    { name: "read", description: "Reads.", inputSchema: { type: "object" }, result: "summaries" },
+    { name: "read", description: "Reads.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true }, result: "summaries" },
     {
       name: "file", description: "Files.", inputSchema: { type: "object", properties: { action: { type: "string" } } }, result: "none",
       permissions: ["change"], actions: [{ name: "rename" }, { name: "delete", permissions: ["deletes-saved", "change"] }],

@@ -50,9 +50,9 @@ test("with constructable stylesheets, the document adopts each element's sheet o
   }
 });
 
-test("dist/tabrelay-ui.css holds the rules of all six elements", () => {
+test("dist/tabrelay-ui.css holds the rules of all seven elements", () => {
   const file = readFileSync(join(packageDir, "dist/tabrelay-ui.css"), "utf8");
-  for (const element of ["connect", "connections", "confirm", "activity", "data-switch", "permissions"]) {
+  for (const element of ["connect", "connections", "confirm", "activity", "data-switch", "notice", "permissions"]) {
     assert.match(file, new RegExp(`:where\\(tabrelay-${element}\\)`), element);
   }
   for (const line of uiStylesheet().split("\n").filter((l) => l.startsWith(":where(tabrelay-") && !/probe|adopted/.test(l))) {

@@ -37,7 +37,7 @@ describe("the scope picker", () => {
         { name: "delete_note", description: "Deletes.", inputSchema: schema, result: "none", permissions: ["deletes-saved"] },
         { name: "wipe", description: "Wipes.", inputSchema: schema, result: "none", annotations: { destructiveHint: true } },
         { name: "board", description: "A board.", inputSchema: schema, result: "none",
-          actions: [{ name: "read" }, { name: "move", permissions: ["change"] }] },
+          actions: [{ name: "read", permissions: [] }, { name: "move", permissions: ["change"] }] },
       ],
     });
     const asked = [{ tool: "list_notes" }, { tool: "delete_note" }, { tool: "wipe" }, { tool: "board", actions: ["*"] }];

@@ -14,6 +14,24 @@ import { pathToFileURL } from "node:url";
 import { isRecord } from "../protocol.js";
 import { toBundle, type AppDeclaration } from "../tools.js";
 
+/**
+ * warningsOf names what the declaration leaves to the SDK's safe defaults
+ * (issue 24 items 2 and 9): a write tool that declares no permission kinds
+ * (it counts as `change`), and a tool with no result class (the data
+ * switch refuses it until it is classified).
+ */
+export function warningsOf(app: AppDeclaration): string[] {
+  const out: string[] = [];
+  for (const tool of app.tools) {
+    const bare = !tool.permissions && (!tool.actions?.length || tool.actions.some((a) => !a.permissions));
+    if (bare && !tool.annotations?.readOnlyHint) {
+      out.push(`${tool.name}: a write tool (no readOnlyHint) that declares no permissions: it counts as change${tool.annotations?.destructiveHint ? " and deletes-saved" : ""}; declare its kinds`);
+    }
+    if (tool.result === undefined) out.push(`${tool.name}: no result class: while the data switch is on it is refused; classify it as cells, summaries or none`);
+  }
+  return out;
+}
+
 const USAGE = "usage: tabrelay-bundle [--app <module>] --out <bundle.json> [--check]";
 
 interface Args {
@@ -70,7 +88,9 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const path = await appModulePath(args.app);
-  const text = JSON.stringify(toBundle(await loadApp(path)), null, 2) + "\n";
+  const app = await loadApp(path);
+  const text = JSON.stringify(toBundle(app), null, 2) + "\n";
+  for (const w of warningsOf(app)) console.error(`tabrelay-bundle: warning: ${w}`);
   if (!args.check) {
     await writeFile(args.out, text);
     return 0;

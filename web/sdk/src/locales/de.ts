@@ -212,6 +212,13 @@ export const de: Messages = {
   dataSwitch: {
     label: "Agenten sehen nur Namen und Zusammenfassungen",
     caveat: "Keine Anonymisierung: Eine Zusammenfassung einer sehr kleinen Gruppe kann einzelne Werte verraten.",
+    forDocument: (name) => `Für „${name}“.`,
+  },
+  notice: {
+    label: "Was Agenten erhalten",
+    text: (doc) =>
+      `Agenten, die in diesem Tab handeln, erhalten Namen, Anzahlen und Zusammenfassungen ${doc ? `von „${doc}“` : "dessen, was er zeigt"}, und Zellwerte und Bilder, wenn sie danach fragen.`,
+    gotIt: "Verstanden",
   },
   chat: {
     provider: "Anbieter",

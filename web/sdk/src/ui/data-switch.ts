@@ -1,7 +1,8 @@
 // <tabrelay-data-switch>: the switch "Agents see names and summaries only"
-// (seed 000 "Agents and the data"). The person's alone: no call can change
-// it. While on, tools whose result class is `cells` are refused with a
-// sentence and listed as refused. Set its `permissions`.
+// of the document shown (seed 000 "What agents are sent of the data"). The
+// person's alone: no call can change it. While on, cell-level and
+// unclassified tools are refused with a sentence and listed as refused, and
+// what runs goes without pictures and single-cell values. Set its `permissions`.
 
 import type { Permissions } from "./permissions.js";
 import { define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
@@ -17,6 +18,7 @@ const SHEET = elementStyle("data-switch", STYLE);
 export class TabrelayDataSwitch extends Showing<Permissions> {
   protected readonly sheet: ElementStyle = SHEET;
   private input: HTMLInputElement | undefined;
+  private doc: HTMLElement | undefined;
 
   get permissions(): Permissions | undefined {
     return this.source;
@@ -30,13 +32,16 @@ export class TabrelayDataSwitch extends Showing<Permissions> {
     if (!this.input) {
       const m = messages().dataSwitch;
       const note = uid("caveat");
+      this.doc = make("span", { "data-part": "document" });
       this.input = make("input", { type: "checkbox", role: "switch", "aria-describedby": note });
       this.input.addEventListener("change", () => this.source?.setSummariesOnly(this.input!.checked));
-      this.append(make("label", {}, this.input, m.label), make("p", { id: note }, m.caveat));
+      this.append(make("label", {}, this.input, m.label), make("p", { id: note }, this.doc, m.caveat));
     }
     const p = this.source;
     this.input.checked = p?.summariesOnly ?? false;
     this.input.disabled = !p;
+    const name = p?.document.name;
+    this.doc!.textContent = name ? messages().dataSwitch.forDocument(name) + " " : "";
   }
 
   protected override relabel(): void {

@@ -1,6 +1,6 @@
 // @tabrelay/tab/ui: the default UI elements. Importing it defines
 // <tabrelay-connect>, <tabrelay-connections>, <tabrelay-confirm>, <tabrelay-activity>,
-// <tabrelay-data-switch> and <tabrelay-permissions> (in a browser); the logic behind them is exported
+// <tabrelay-data-switch>, <tabrelay-notice> and <tabrelay-permissions> (in a browser); the logic behind them is exported
 // too, for an app that builds its own, and the table of their sentences
 // (setMessages: another language; @tabrelay/tab/ui/de is the German).
 
@@ -9,18 +9,21 @@ import { defineConfirmElement } from "./confirm-card.js";
 import { defineConnectElement } from "./connect.js";
 import { defineConnectionsElement } from "./connections.js";
 import { defineDataSwitchElement } from "./data-switch.js";
+import { defineNoticeElement } from "./notice.js";
 import { definePermissionsElement } from "./settings.js";
 
 export { defineConnectElement, TabrelayConnect, type ConnectClient } from "./connect.js";
 export {
-  createPermissions, decide, defaultPermissionsEnvironment, DEFAULT_MODE, HEAVY_MS, MODES, Permissions, SUMMARIES_ONLY_REFUSAL, titleOf,
+  ANOTHER_DOCUMENT, createPermissions, decide, defaultPermissionsEnvironment, DEFAULT_MODE, HEAVY_MS, MODES, Permissions, titleOf,
   type Answer, type Confirmer, type Decision, type Estimate, type Mode, type PermissionsEnvironment, type PermissionsOptions,
   type Question, type Setting, type Settings,
 } from "./permissions.js";
+export { DATA_SENTENCES, type AgentDocument } from "./data-scope.js";
 export { Turns, TurnStopped, whoOf, type TurnLine } from "./turns.js";
 export { defineConfirmElement, TabrelayConfirm } from "./confirm-card.js";
 export { defineActivityElement, TabrelayActivity } from "./activity-line.js";
 export { defineDataSwitchElement, TabrelayDataSwitch } from "./data-switch.js";
+export { defineNoticeElement, TabrelayNotice } from "./notice.js";
 export { defineConnectionsElement, TabrelayConnections } from "./connections.js";
 export {
   definePermissionsElement, kindsUsed, settingsView, TabrelayPermissions,
@@ -42,4 +45,5 @@ defineConnectionsElement();
 defineConfirmElement();
 defineActivityElement();
 defineDataSwitchElement();
+defineNoticeElement();
 definePermissionsElement();

@@ -192,6 +192,13 @@ export const en: Messages = {
   dataSwitch: {
     label: "Agents see names and summaries only",
     caveat: "Not anonymisation: a summary of a very small group can still reveal single values.",
+    forDocument: (name) => `For “${name}”.`,
+  },
+  notice: {
+    label: "What agents are sent",
+    text: (doc) =>
+      `Agents acting in this tab are sent names, counts and summaries of ${doc ? `“${doc}”` : "what it shows"}, and cell values and pictures when they ask for them.`,
+    gotIt: "Got it",
   },
   chat: chatEn,
 };

@@ -91,6 +91,15 @@ export interface Messages {
     readonly label: string;
     /** Said beside the switch: summaries of small groups can still tell single values. */
     readonly caveat: string;
+    /** The document the switch is for (name: the app's, as setDocument gave it). */
+    readonly forDocument: (name: string) => string;
+  };
+  /** The one-time notice of what agents are sent (<tabrelay-notice>). */
+  readonly notice: {
+    readonly label: string;
+    /** doc: the document's name, "" when the app named none. */
+    readonly text: (doc: string) => string;
+    readonly gotIt: string;
   };
 }
 

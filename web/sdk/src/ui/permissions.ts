@@ -6,8 +6,9 @@
 // an app's own UI, render what it asks. Given to the client as its
 // `permissions` option, it decides every call before the handler runs.
 
-import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
+import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, SentCall, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf, refusal, type AppDeclaration, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
+import { DocumentScopes, type AgentDocument } from "./data-scope.js";
 import { messages } from "./messages.js";
 import { Turns, whoOf } from "./turns.js";
 
@@ -119,24 +120,27 @@ export interface PermissionsOptions<A extends AppDeclaration> {
   estimates?: { readonly [N in ToolName<A>]?: Estimate<ToolArguments<A, N>> };
   /** Shows questions; the confirm card sets itself here too (setConfirmer). */
   confirm?: Confirmer;
-  /** The prefix of the storage key `<prefix>:permissions:<app name>`; "tabrelay". */
+  /** The prefix of the storage keys `<prefix>:permissions:<app name>` and `<prefix>:data:<app name>`; "tabrelay". */
   storagePrefix?: string;
   environment?: Partial<PermissionsEnvironment>;
 }
 
 interface Stored {
   kinds: Partial<Record<PermissionKind, Setting>>;
+  /** The data switch as an older version kept it, for the whole app: the default of documents without their own. */
   summariesOnly: boolean;
 }
 
+type Ending = Answer | "moot" | "reconsider" | "closing" | { withdrawn: string };
+
 interface Pending {
   question: Question;
-  settle(answer: Answer | "moot" | "reconsider" | "closing"): void;
+  settle(answer: Ending): void;
   recheck(): boolean;
 }
 
-/** The sentence an agent reads when the data switch refuses a tool. */
-export const SUMMARIES_ONLY_REFUSAL = "The person set this app so that agents see names and summaries only; this tool reads cell-level data, so it was not run.";
+/** Why questions are withdrawn when the app shows another document. */
+export const ANOTHER_DOCUMENT = "another document is shown in the tab now";
 
 /** createPermissions makes the person's permissions of an app, for the client's `permissions` option. */
 export function createPermissions<const A extends AppDeclaration>(options: PermissionsOptions<A>): Permissions<A> {
@@ -153,7 +157,12 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   private readonly questionListeners = new Set<() => void>();
   private readonly grants = new Map<string, Set<PermissionKind>>();
   private readonly pending = new Set<Pending>();
+  private readonly withholdListeners = new Set<() => void>();
+  /** The document each running call started on (its key), for the check when its result is sent. */
+  private readonly startedOn = new Map<string, string>();
+  private readonly scope: DocumentScopes;
   private stored: Stored;
+  private wasOn = false;
   private confirmer: Confirmer | undefined;
 
   constructor(private readonly options: PermissionsOptions<A>) {
@@ -162,13 +171,15 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     this.key = `${options.storagePrefix ?? "tabrelay"}:permissions:${options.app.app.name}`;
     this.confirmer = options.confirm;
     this.stored = this.load();
+    this.scope = new DocumentScopes(this.env.storage, `${options.storagePrefix ?? "tabrelay"}:data:${options.app.app.name}`, () => this.stored.summariesOnly);
     this.env.onStorage((key) => {
-      if (key !== null && key !== this.key) return;
       const before = JSON.stringify(this.stored);
-      this.stored = this.load();
-      if (JSON.stringify(this.stored) !== before) this.changed(false);
+      if (key === null || key === this.key) this.stored = this.load();
+      const data = (key === null || key === this.scope.key) && this.scope.reload();
+      if (data || JSON.stringify(this.stored) !== before) this.changed(false);
     });
     this.env.onPageHide(() => this.pending.forEach((p) => p.settle("closing")));
+    this.wasOn = this.summariesOnly;
   }
 
   /** The app's declaration these permissions were made for. */
@@ -200,13 +211,73 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     this.save({ kinds: { ...this.settings, [kind]: setting } });
   }
 
-  /** The data switch "Agents see names and summaries only": the person's alone, no call can change it. */
+  /** The document shown: the data switch and the notice are its. */
+  get document(): AgentDocument {
+    return this.scope.document;
+  }
+
+  /**
+   * setDocument says which document (dataset, board, file) the app shows:
+   * id is its identity across pages and tabs (without one, or null, the
+   * switch and the notice last for the page). Another document withdraws
+   * the questions waiting for the person.
+   */
+  setDocument(doc: AgentDocument | null): void {
+    if (!this.scope.show(doc)) return;
+    this.withdraw(ANOTHER_DOCUMENT);
+    this.changed(true);
+  }
+
+  /** The data switch "Agents see names and summaries only" of the document shown: the person's alone, no call can change it. */
   get summariesOnly(): boolean {
-    return this.stored.summariesOnly;
+    return this.scope.summariesOnly();
   }
 
   setSummariesOnly(on: boolean): void {
-    this.save({ summariesOnly: on });
+    this.scope.setSummariesOnly(on);
+    this.changed(true);
+  }
+
+  /** Whether the notice of what agents are sent is due: an agent acted on the document shown, and the person has not said Got it. */
+  get noticeDue(): boolean {
+    return this.scope.noticeDue;
+  }
+
+  /** gotIt remembers for the document shown that the person read the notice. */
+  gotIt(): void {
+    this.scope.gotIt();
+    this.changed(true);
+  }
+
+  /**
+   * markShaped says that an agent made the group (by the name a tool's
+   * dataScope.groups argument gives it) by naming cells: while the switch
+   * is on, summaries over it are refused. For the document shown and the page only.
+   */
+  markShaped(group: string): void {
+    this.scope.markShaped(group);
+  }
+
+  /**
+   * withdraw ends every question waiting for the person: it became moot
+   * (a saved state was loaded over the history, say). The agent reads
+   * that it was not run, and why: reason, a clause.
+   */
+  withdraw(reason: string): void {
+    for (const p of [...this.pending]) p.settle({ withdrawn: String(reason) });
+  }
+
+  /** onWithhold calls listener when the results kept for redeliveries must go: the switch turned on (CallGate). */
+  onWithhold(listener: () => void): () => void {
+    this.withholdListeners.add(listener);
+    return () => this.withholdListeners.delete(listener);
+  }
+
+  /** sending checks the switch again as a result goes out: refused, stripped, or as it is (CallGate). */
+  sending(call: SentCall, result: TabResult): TabResult {
+    const on = this.startedOn.get(call.id);
+    this.startedOn.delete(call.id);
+    return this.scope.sending(call, result, on);
   }
 
   /** grant lets a connection run calls of these kinds without asking, until the page closes ("This connection"). */
@@ -251,7 +322,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
 
   /** decisionFor returns what the settings make of a call; estimateMs undefined means heavy counts. */
   decisionFor(tool: ToolDeclaration, action: string | undefined, connectionId: string, estimateMs?: number): Decision {
-    if (this.summariesOnly && tool.result === "cells") return { setting: "deny", kinds: [] };
+    if (this.summariesOnly && this.scope.refusal(tool, {})) return { setting: "deny", kinds: [] };
     const heavy = !(estimateMs !== undefined && estimateMs < HEAVY_MS);
     return decide(this.settings, permissionKindsOf(tool, action), heavy, this.grants.get(connectionId));
   }
@@ -276,18 +347,18 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
 
   /** run is the client's gate: it refuses, asks, or runs each call (CallGate). */
   run(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult> {
-    return this.turns.track(call, titleOf(tool, call.action), async (call) => {
-      const result = await this.admit(call, tool, next);
-      // The person may have turned the switch on while it ran.
-      return this.summariesOnly && tool.result === "cells" && !result.error ? { error: SUMMARIES_ONLY_REFUSAL } : result;
-    });
+    this.startedOn.set(call.id, this.scope.shownKey);
+    if (this.scope.act()) this.changed(false); // the notice is due: the elements hear it, the relay need not
+    // The person may turn the switch on while it runs: sending checks again.
+    return this.turns.track(call, titleOf(tool, call.action), (call) => this.admit(call, tool, next));
   }
 
   private async admit(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult> {
     const title = titleOf(tool, call.action);
     const estimate = this.estimate(tool, call);
     for (;;) {
-      if (this.summariesOnly && tool.result === "cells") return { error: SUMMARIES_ONLY_REFUSAL };
+      const switched = this.summariesOnly ? this.scope.refusal(tool, call.arguments) : undefined;
+      if (switched) return refusal(switched);
       const d = this.decisionFor(tool, call.action, call.connection.id, estimate);
       if (d.setting === "allow") return next(call);
       if (d.setting === "deny") {
@@ -295,6 +366,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       }
       if (!this.confirmer) return refusal(`“${title}” needs the person's confirmation, and this tab has no way to ask; it was not run.`);
       const answer = await this.ask(this.confirmer, call, tool, d.kinds, estimate);
+      if (typeof answer === "object") return refusal(`The question to the person about “${title}” was withdrawn (${answer.withdrawn}); it was not run.`);
       switch (answer) {
         case "reconsider":
           continue;
@@ -317,7 +389,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   }
 
   private ask(confirmer: Confirmer, call: ToolCall, tool: ToolDeclaration, kinds: readonly PermissionKind[], estimate: number | undefined) {
-    return new Promise<Answer | "moot" | "reconsider" | "closing">((resolve) => {
+    return new Promise<Ending>((resolve) => {
       const over = new AbortController();
       let asked = false;
       const pending: Pending = {
@@ -387,9 +459,9 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   }
 
   /** save merges change into what is stored (another tab may have written since) and keeps it for the page when it cannot. */
-  private save(change: Partial<Stored>): void {
+  private save(change: Pick<Stored, "kinds">): void {
     const fresh = this.load();
-    this.stored = { kinds: { ...fresh.kinds, ...change.kinds }, summariesOnly: change.summariesOnly ?? fresh.summariesOnly };
+    this.stored = { kinds: { ...fresh.kinds, ...change.kinds }, summariesOnly: fresh.summariesOnly };
     try {
       this.env.storage?.setItem(this.key, JSON.stringify(this.stored));
     } catch {
@@ -399,6 +471,9 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   }
 
   private changed(mine: boolean): void {
+    const on = this.summariesOnly;
+    if (on && !this.wasOn) this.emit(this.withholdListeners);
+    this.wasOn = on;
     for (const p of [...this.pending]) if (p.recheck()) p.settle("reconsider");
     this.emit(this.listeners, mine);
   }
