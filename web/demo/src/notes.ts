@@ -31,8 +31,17 @@ export interface NotesStorage {
   setItem(key: string, value: string): void;
 }
 
-/** The storage key of the notes; every key of the demo starts with `tabrelay-demo:`. */
+/** The storage key of the first board's notes; every key of the demo starts with `tabrelay-demo:`. */
 export const NOTES_KEY = "tabrelay-demo:notes";
+
+/** The boards the page can show: each is a document with its own notes, data switch and notice. */
+export const BOARDS = [{ id: "main", title: "My notes" }, { id: "work", title: "Work" }] as const;
+export type BoardId = (typeof BOARDS)[number]["id"];
+
+/** notesKey is the storage key of a board's notes (the first board keeps the key it always had). */
+export function notesKey(board: string): string {
+  return board === BOARDS[0].id ? NOTES_KEY : `${NOTES_KEY}:${board}`;
+}
 
 /** Limits on what a note holds, so that a note always fits a result and the storage. */
 export const LIMITS = { title: 200, body: 20_000, tags: 12, tag: 40, notes: 1_000 } as const;
@@ -73,6 +82,8 @@ export interface BoardOptions {
   now?: () => number;
   /** A fresh note id. */
   newId?: () => string;
+  /** The board shown first; the first of BOARDS when left out. */
+  board?: BoardId | undefined;
 }
 
 /**
@@ -87,18 +98,39 @@ export class Board {
   private readonly newId: () => string;
   /** The storage refused a write: the notes hold for this page only. */
   storageFailed = false;
+  private boardId: BoardId;
+  /** Each board's notes as last written, which a page without storage reads back. */
+  private readonly pageNotes = new Map<string, Note[]>();
 
   constructor(private readonly options: BoardOptions) {
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomId;
+    this.boardId = options.board ?? BOARDS[0].id;
     this.reload();
   }
 
-  /** reload reads the notes from the storage; with none stored yet, it seeds the samples. */
+  /** The board shown. */
+  get board(): (typeof BOARDS)[number] {
+    return BOARDS.find((b) => b.id === this.boardId)!;
+  }
+
+  /** The storage key of the board shown: the page reloads on its storage events. */
+  get key(): string {
+    return notesKey(this.boardId);
+  }
+
+  /** open shows another board: its notes from now on. */
+  open(board: BoardId): void {
+    if (board === this.boardId || !BOARDS.some((b) => b.id === board)) return;
+    this.boardId = board;
+    this.reload();
+  }
+
+  /** reload reads the notes from the storage; with none stored yet, it seeds the samples (the first board) or starts empty. */
   reload(): void {
     const raw = this.read();
     if (raw === undefined) {
-      this.notes = sampleNotes(this.now());
+      this.notes = this.boardId === BOARDS[0].id ? sampleNotes(this.now()) : [];
       this.write();
     } else {
       this.notes = raw;
@@ -200,11 +232,11 @@ export class Board {
   private read(): Note[] | undefined {
     let raw: string | null = null;
     try {
-      raw = this.options.storage?.getItem(NOTES_KEY) ?? null;
+      raw = this.options.storage?.getItem(this.key) ?? null;
     } catch {
       // A storage that refuses reads holds nothing we can use.
     }
-    if (raw === null) return this.options.storage ? undefined : this.notes.length ? this.notes : undefined;
+    if (raw === null) return this.options.storage ? undefined : this.pageNotes.get(this.boardId);
     try {
       const parsed: unknown = JSON.parse(raw);
       if (Array.isArray(parsed)) return parsed.filter(isNote);
@@ -215,8 +247,9 @@ export class Board {
   }
 
   private write(): void {
+    this.pageNotes.set(this.boardId, this.notes);
     try {
-      this.options.storage?.setItem(NOTES_KEY, JSON.stringify(this.notes));
+      this.options.storage?.setItem(this.key, JSON.stringify(this.notes));
       this.storageFailed = false;
     } catch {
       this.storageFailed = true;

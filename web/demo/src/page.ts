@@ -12,11 +12,11 @@ import { connect, type Status } from "@tabrelay/tab";
 import { anthropicProvider, Chat, openaiProvider, type TabrelayChat } from "@tabrelay/tab/chat";
 import {
   createPermissions, en, setMessages, statusWords, type Messages, type TabrelayActivity, type TabrelayConfirm, type TabrelayConnect, type TabrelayConnections,
-  type TabrelayDataSwitch, type TabrelayPermissions,
+  type TabrelayDataSwitch, type TabrelayNotice, type TabrelayPermissions,
 } from "@tabrelay/tab/ui";
 import { de } from "@tabrelay/tab/ui/de";
 import { makeHandlers } from "./handlers.js";
-import { Board, NOTES_KEY, type NotesStorage } from "./notes.js";
+import { Board, BOARDS, type BoardId, type NotesStorage } from "./notes.js";
 import { pngOf } from "./picture.js";
 import { estimateSearch } from "./search.js";
 import { app } from "./tools.js";
@@ -43,7 +43,9 @@ const $ = <T extends Element>(sel: string): T => {
 };
 
 const storage = localStorageOrNull();
-const board = new Board({ storage });
+/** The board shown last in this browser is shown first. */
+const BOARD_KEY = "tabrelay-demo:board";
+const board = new Board({ storage, board: BOARDS.find((b) => b.id === readBoardChoice())?.id });
 const notice = $<HTMLElement>("#notice");
 const say = (text: string) => {
   notice.textContent = "";
@@ -57,6 +59,9 @@ export function baseURL(name: string, doc: Document = document): { baseURL?: str
 }
 
 const permissions = createPermissions({ app, estimates: { search_notes: estimateSearch } });
+// Each board is a document: its data switch and notice are its own, and showing another withdraws the questions about this one.
+const showBoard = () => permissions.setDocument({ id: "board:" + board.board.id, name: board.board.title });
+showBoard();
 const handlers = makeHandlers({
   board,
   picture: (width) => pngOf(board.all, width),
@@ -69,7 +74,8 @@ $<TabrelayChat>("tabrelay-chat").chat = chat;
 
 $<TabrelayConfirm>("tabrelay-confirm").permissions = permissions;
 $<TabrelayActivity>("tabrelay-activity").turns = permissions.turns;
-$<TabrelayDataSwitch>("tabrelay-data-switch").permissions = permissions;
+$<TabrelayDataSwitch>("aside tabrelay-data-switch").permissions = permissions; // the notice holds a second one, its own
+$<TabrelayNotice>("tabrelay-notice").permissions = permissions;
 $<TabrelayPermissions>("tabrelay-permissions").permissions = permissions;
 const panel = $<TabrelayConnect>("tabrelay-connect");
 panel.app = app;
@@ -103,9 +109,31 @@ $<HTMLElement>("#relay-address").textContent = relayAddress();
 
 mountBoard({ board, root: $<HTMLElement>("#board"), onStep: () => tab.step(), say });
 
+// The board picker: another board is another document.
+const picker = $<HTMLSelectElement>("#board-select");
+picker.replaceChildren(...BOARDS.map((b) => new Option(b.title, b.id, false, b.id === board.board.id)));
+picker.addEventListener("change", () => {
+  board.open(picker.value as BoardId);
+  showBoard();
+  try {
+    storage?.setItem(BOARD_KEY, board.board.id);
+  } catch {
+    // Not kept: the next load shows the first board.
+  }
+  say(`Showing the board “${board.board.title}”.`);
+});
+
+function readBoardChoice(): string | null {
+  try {
+    return storage?.getItem(BOARD_KEY) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 // Other tabs of this browser follow the notes: each change another tab
 // writes arrives as a storage event (a clear of the storage has key null).
 window.addEventListener("storage", (e) => {
-  if (e.storageArea === storage && (e.key === NOTES_KEY || e.key === null)) board.reload();
+  if (e.storageArea === storage && (e.key === board.key || e.key === null)) board.reload();
 });
 if (!storage) say("This browser keeps no site data for this page: the notes hold until it closes.");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ARCHIVE_SIZE, archiveIds, archiveNote, Board, LIMITS, NOTES_KEY, NoteError, sampleNotes } from "../src/notes.js";
+import { ARCHIVE_SIZE, archiveIds, archiveNote, Board, LIMITS, NOTES_KEY, NoteError, notesKey, sampleNotes } from "../src/notes.js";
 import { counter, MemoryStorage } from "./fakes.js";
 
 const T0 = Date.UTC(2026, 11, 1, 12);
@@ -26,6 +26,27 @@ test("an emptied board stays empty; a broken one starts over", () => {
   assert.equal(new Board({ storage }).all.length, 0);
   storage.setItem(NOTES_KEY, "{not json");
   assert.equal(new Board({ storage }).all.length, 8);
+});
+
+test("boards are documents: each has its own notes and key; another starts empty; without storage each lasts for the page", () => {
+  const { storage, board: b } = board();
+  assert.equal(b.board.id, "main");
+  b.open("work");
+  assert.deepEqual([b.board.title, b.key, b.all.length], ["Work", notesKey("work"), 0]);
+  b.add({ title: "Quarterly plan" });
+  assert.equal(JSON.parse(storage.getItem(notesKey("work"))!).length, 1);
+  b.open("main");
+  assert.equal(b.all.length, 8);
+  assert.equal(new Board({ storage, board: "work" }).all[0]?.title, "Quarterly plan");
+  const bare = new Board({ storage: null, newId: counter() });
+  bare.open("work");
+  bare.add({ title: "Only here" });
+  bare.open("main");
+  bare.remove(bare.all[0]!.id);
+  bare.open("work");
+  assert.deepEqual(bare.all.map((n) => n.title), ["Only here"]);
+  bare.open("main");
+  assert.equal(bare.all.length, 7, "the first board keeps its own, too");
 });
 
 test("add, edit and delete, written through", () => {

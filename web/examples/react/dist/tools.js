@@ -1,67 +1,79 @@
 // ../../sdk/dist/tabrelay.js
-var pe = 10 * 6e4;
-var fe = 60 * 6e4;
-var Fe = 128 * 1024;
-var J = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
-var A = /^[a-zA-Z0-9_-]{1,64}$/;
-var me = /^[a-z][a-z0-9-]{0,39}$/;
-function qe(n) {
-  let e = x(n);
+var Q = 10 * 6e4;
+var z = 60 * 6e4;
+var Ee = 128 * 1024;
+var G = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
+var S = /^[a-zA-Z0-9_-]{1,64}$/;
+var ge = /^[a-z][a-z0-9-]{0,39}$/;
+function je(n) {
+  let e = A(n);
   if (e) throw new TypeError("tabrelay: " + e);
   return n;
 }
-function x(n) {
+function A(n) {
   if (typeof n.version != "string" || !n.version.trim() || n.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
-  if (!me.test(n.app?.name ?? "")) return `app.name: ${JSON.stringify(n.app?.name)} must match ${me}`;
+  if (!ge.test(n.app?.name ?? "")) return `app.name: ${JSON.stringify(n.app?.name)} must match ${ge}`;
   if (!n.app.title?.trim()) return "app.title: required";
   if (!Array.isArray(n.tools) || n.tools.length === 0) return "tools: at least one tool is required";
   let e = /* @__PURE__ */ new Set();
   for (let [t, r] of n.tools.entries()) {
-    let o = Be(r);
+    let o = Ke(r);
     if (o) return `tools[${t}].${o}`;
     if (e.has(r.name)) return `tools[${t}].name: ${JSON.stringify(r.name)} appears twice`;
     e.add(r.name);
   }
-  return je(n.answersAt) ?? ge("instructions", n.instructions, e) ?? ge("answersAt", n.answersAt, e);
+  return Be(n.answersAt) ?? me("instructions", n.instructions, e) ?? me("answersAt", n.answersAt, e);
 }
 var ye = 200;
-function je(n) {
+function Be(n) {
   if (!(n === void 0 || n === "")) {
     if (typeof n != "string") return "answersAt: must be a string";
     if ([...n].length > ye) return `answersAt: at most ${ye} characters`;
     if (n.trim() !== n || /[<\n\r]/.test(n)) return "answersAt: one line of words, without '<' or spaces around it";
   }
 }
-function ge(n, e, t) {
-  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (A.test(r) && !t.has(r)) return `${n}: names the tool \`${r}\`, which the app does not have`;
+function me(n, e, t) {
+  for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (S.test(r) && !t.has(r)) return `${n}: names the tool \`${r}\`, which the app does not have`;
 }
-function Be(n) {
-  if (!A.test(n.name ?? "")) return `name: ${JSON.stringify(n.name)} must match ${A}`;
+function Ke(n) {
+  if (!S.test(n.name ?? "")) return `name: ${JSON.stringify(n.name)} must match ${S}`;
   if (!n.description?.trim()) return "description: required (hosts show it)";
-  if (!["cells", "summaries", "none"].includes(n.result)) return `result: ${JSON.stringify(n.result)} must be "cells", "summaries" or "none"`;
+  if (n.result !== void 0 && !["cells", "summaries", "none"].includes(n.result)) return `result: ${JSON.stringify(n.result)} must be "cells", "summaries" or "none"`;
   if (n.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
-  let e = he(n.permissions);
+  let e = Ue(n);
   if (e) return e;
+  let t = we(n.permissions);
+  if (t) return t;
   if (!n.actions?.length) return;
   if (!n.inputSchema.properties || !("action" in n.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
-  let t = /* @__PURE__ */ new Set();
-  for (let [r, o] of n.actions.entries()) {
-    if (!A.test(o.name ?? "") || t.has(o.name)) return `actions[${r}].name: ${JSON.stringify(o.name)} must match ${A} and be unique`;
-    t.add(o.name);
-    let s = he(o.permissions);
-    if (s) return `actions[${r}].${s}`;
+  let r = /* @__PURE__ */ new Set();
+  for (let [o, s] of n.actions.entries()) {
+    if (!S.test(s.name ?? "") || r.has(s.name)) return `actions[${o}].name: ${JSON.stringify(s.name)} must match ${S} and be unique`;
+    r.add(s.name);
+    let a = we(s.permissions);
+    if (a) return `actions[${o}].${a}`;
   }
 }
-function he(n) {
-  let e = n?.find((r) => !J.includes(r));
-  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${J.join(", ")}`;
+function Ue(n) {
+  let e = n.dataScope;
+  if (e !== void 0) for (let t of ["singleCell", "pictures", "groups"]) {
+    let r = e[t];
+    if (r === void 0) continue;
+    if (!Array.isArray(r) || r.some((s) => typeof s != "string" || !/^[^.]+(\.[^.]+)*$/.test(s))) return `dataScope.${t}: a list of fields ("a.b", "*" for every item)`;
+    let o = t === "groups" && r.find((s) => !(s in (n.inputSchema.properties ?? {})));
+    if (o) return `dataScope.groups: ${JSON.stringify(o)} is not an argument of inputSchema`;
+  }
+}
+function we(n) {
+  let e = n?.find((r) => !G.includes(r));
+  if (e !== void 0) return `permissions: ${JSON.stringify(e)} is not one of ${G.join(", ")}`;
   let t = n?.find((r, o) => n.indexOf(r) !== o);
   return t === void 0 ? void 0 : `permissions: ${JSON.stringify(t)} appears twice`;
 }
-var Qe = 3 * 2e4;
+var Ze = 3 * 2e4;
 
 // src/tools.ts
-var app = qe({
+var app = je({
   version: "todo-react-1",
   app: { name: "todo", title: "Todo" },
   instructions: "These tools act in the person's open Todo tab: `list_todos` reads the list, `add_todo` adds to it.",
