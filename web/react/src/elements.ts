@@ -1,4 +1,4 @@
-// The JSX types of @tabrelay/tab/ui's six elements. React 19 sets a
+// The JSX types of @tabrelay/tab/ui's seven elements. React 19 sets a
 // custom element's properties (not attributes) when the element has
 // them, so <tabrelay-connect client={client} app={app} /> hands the
 // element its client, as page code's `panel.client = client` does. Import
@@ -7,19 +7,20 @@
 
 import type { DetailedHTMLProps, HTMLAttributes } from "react";
 import type {
-  TabrelayActivity, TabrelayConfirm, TabrelayConnect, TabrelayConnections, TabrelayDataSwitch, TabrelayPermissions,
+  TabrelayActivity, TabrelayConfirm, TabrelayConnect, TabrelayConnections, TabrelayDataSwitch, TabrelayNotice, TabrelayPermissions,
 } from "@tabrelay/tab/ui";
 
 /** An element's JSX props: the HTML ones, its ref, and the properties named (each optional). */
 type Props<E extends HTMLElement, K extends keyof E> = DetailedHTMLProps<HTMLAttributes<E>, E> & { [P in K]?: E[P] };
 
-/** The six elements' props, by tag name. */
+/** The seven elements' props, by tag name. */
 export interface TabrelayElements {
   "tabrelay-connect": Props<TabrelayConnect, "client" | "app">;
   "tabrelay-connections": Props<TabrelayConnections, "client" | "app">;
   "tabrelay-confirm": Props<TabrelayConfirm, "permissions">;
   "tabrelay-activity": Props<TabrelayActivity, "turns">;
   "tabrelay-data-switch": Props<TabrelayDataSwitch, "permissions">;
+  "tabrelay-notice": Props<TabrelayNotice, "permissions">;
   "tabrelay-permissions": Props<TabrelayPermissions, "permissions">;
 }
 

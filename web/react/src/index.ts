@@ -3,7 +3,7 @@
 // and returns the hooks bound to its declaration: useTabrelay() (the
 // status, connect and disconnect, the client) and useToolHandler(tool,
 // handler), which answers a tool's calls while the component that
-// registered it is mounted. The JSX types of the six elements are in
+// registered it is mounted. The JSX types of the seven elements are in
 // ./elements.ts. web/sdk/README.md ("React") describes it.
 
 import { useEffect, useLayoutEffect, useRef, useSyncExternalStore } from "react";

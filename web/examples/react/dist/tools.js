@@ -92,7 +92,8 @@ var app = je({
       title: "Add a todo",
       description: "Adds a todo at the end of the list; answers with the list's new length.",
       inputSchema: { type: "object", properties: { title: { type: "string", minLength: 1, maxLength: 200 } }, required: ["title"] },
-      result: "summaries"
+      result: "summaries",
+      permissions: ["change"]
     }
   ]
 });

@@ -17,7 +17,7 @@ export const app = defineApp({
     {
       name: "add_todo", title: "Add a todo", description: "Adds a todo at the end of the list; answers with the list's new length.",
       inputSchema: { type: "object", properties: { title: { type: "string", minLength: 1, maxLength: 200 } }, required: ["title"] },
-      result: "summaries",
+      result: "summaries", permissions: ["change"],
     },
   ],
 });

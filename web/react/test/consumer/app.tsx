@@ -37,6 +37,7 @@ export function Ok() {
       <tabrelay-confirm permissions={permissions} />
       <tabrelay-activity turns={permissions.turns} />
       <tabrelay-data-switch permissions={permissions} />
+      <tabrelay-notice permissions={permissions} />
       <tabrelay-permissions permissions={permissions} id="p" />
     </div>
   );
