@@ -34,7 +34,8 @@ func TestDemoLanguageChoice(t *testing.T) {
 		t.Helper()
 		js(`(() => { const s = document.getElementById("language"); s.value = "` + lang + `"; s.dispatchEvent(new Event("change")); return ""; })()`)
 	}
-	langs := `["tabrelay-connect", "tabrelay-connections", "tabrelay-confirm", "tabrelay-activity", "tabrelay-data-switch", "tabrelay-permissions"]
+	// The settings' switch: the notice's own, first in the page, takes the notice's lang.
+	langs := `["tabrelay-connect", "tabrelay-connections", "tabrelay-confirm", "tabrelay-activity", "aside tabrelay-data-switch", "tabrelay-permissions"]
 		.map((n) => n + "=" + document.querySelector(n).getAttribute("lang")).join(" ")`
 
 	choose("de")
@@ -44,7 +45,7 @@ func TestDemoLanguageChoice(t *testing.T) {
 		{`document.querySelector("tabrelay-data-switch label").textContent`, "Agenten sehen nur Namen und Zusammenfassungen"},
 		{`document.querySelector("tabrelay-permissions legend").textContent`, "Was Agenten in diesem Tab tun dürfen"},
 		{`document.getElementById("status").textContent`, "Mit dem Relay verbunden"},
-		{langs, "tabrelay-connect=de tabrelay-connections=de tabrelay-confirm=de tabrelay-activity=de tabrelay-data-switch=de tabrelay-permissions=de"},
+		{langs, "tabrelay-connect=de tabrelay-connections=de tabrelay-confirm=de tabrelay-activity=de aside tabrelay-data-switch=de tabrelay-permissions=de"},
 	} {
 		if got := js(c.expr); !strings.HasPrefix(got, c.want) {
 			t.Errorf("in German, %s = %q; want %q", c.expr, got, c.want)
@@ -79,7 +80,7 @@ func TestDemoLanguageChoice(t *testing.T) {
 	if got := js(`document.querySelector("tabrelay-connect label").textContent`); got != "Connect code" {
 		t.Errorf("back in English, the Connect panel's label is %q", got)
 	}
-	if got := js(langs); got != "tabrelay-connect=null tabrelay-connections=null tabrelay-confirm=null tabrelay-activity=null tabrelay-data-switch=null tabrelay-permissions=null" {
+	if got := js(langs); got != "tabrelay-connect=null tabrelay-connections=null tabrelay-confirm=null tabrelay-activity=null aside tabrelay-data-switch=null tabrelay-permissions=null" {
 		t.Errorf("back in English, in an English page: %s", got)
 	}
 }

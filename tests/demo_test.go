@@ -385,7 +385,7 @@ func TestDemoTabsFocusStopAndDataSwitch(t *testing.T) {
 	}
 
 	// The data switch: names and summaries only.
-	if _, err := chromedp.Run(h.demo, chromedp.Evaluate[bool](`(() => { document.querySelector("tabrelay-data-switch input").click(); return true; })()`)); err != nil {
+	if _, err := chromedp.Run(h.demo, chromedp.Evaluate[bool](`(() => { document.querySelector("aside tabrelay-data-switch input").click(); return true; })()`)); err != nil {
 		t.Fatal(err)
 	}
 	id := h.noteID("Groceries")
