@@ -104,6 +104,10 @@ type Tool struct {
 	// tool needs (PermissionKinds): the tab asks, allows or refuses by the
 	// strictest of them. An action's own list replaces the tool's.
 	Permissions []string `json:"permissions,omitempty"`
+	// ConfirmAt is when the tab asks the person: "start" (before the
+	// handler runs; the default) or "handler" (the handler asks once it
+	// knows the cost). An action's own replaces the tool's.
+	ConfirmAt string `json:"confirmAt,omitempty"`
 
 	args *argumentSchema // InputSchema compiled (LoadBundle): CheckArguments
 }
@@ -153,6 +157,7 @@ type Action struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description,omitempty"`
 	Permissions []string `json:"permissions,omitempty"` // replaces the tool's for this action
+	ConfirmAt   string   `json:"confirmAt,omitempty"`   // replaces the tool's for this action
 }
 
 // PermissionKinds are the kinds of permission a tool or action may need
@@ -161,7 +166,10 @@ type Action struct {
 // something published, a recording paused.
 var PermissionKinds = []string{"change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"}
 
-func checkPermissions(kinds []string) error {
+func checkPermissions(kinds []string, confirmAt string) error {
+	if confirmAt != "" && confirmAt != "start" && confirmAt != "handler" {
+		return fmt.Errorf("confirmAt: %q must be \"start\" or \"handler\"", confirmAt)
+	}
 	seen := make(map[string]bool, len(kinds))
 	for _, k := range kinds {
 		switch {
@@ -347,7 +355,7 @@ func (t *Tool) check(uris map[string]bool) error {
 	case t.UI != "" && (!uris[t.UI] || !strings.HasPrefix(t.UI, "ui://")):
 		return fmt.Errorf("ui: %q is not one of the bundle's ui:// views", t.UI)
 	}
-	if err := checkPermissions(t.Permissions); err != nil {
+	if err := checkPermissions(t.Permissions, t.ConfirmAt); err != nil {
 		return err
 	}
 	props, err := objectSchemaProperties(t.InputSchema)
@@ -374,7 +382,7 @@ func (t *Tool) check(uris map[string]bool) error {
 		case seen[a.Name]:
 			return fmt.Errorf("actions[%d].name: %q appears twice", j, a.Name)
 		}
-		if err := checkPermissions(a.Permissions); err != nil {
+		if err := checkPermissions(a.Permissions, a.ConfirmAt); err != nil {
 			return fmt.Errorf("actions[%d].%w", j, err)
 		}
 		seen[a.Name] = true

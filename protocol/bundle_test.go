@@ -52,6 +52,10 @@ func TestLoadBundleNamesTheBadField(t *testing.T) {
 		{"permission kind twice", "tools[1].actions[2].permissions", func(b map[string]any) {
 			tool(b, 1)["actions"].([]any)[2].(map[string]any)["permissions"] = []any{"change", "change"}
 		}},
+		{"unknown confirm stage", "tools[0].confirmAt", func(b map[string]any) { tool(b, 0)["confirmAt"] = "later" }},
+		{"unknown confirm stage of an action", "tools[1].actions[2].confirmAt", func(b map[string]any) {
+			tool(b, 1)["actions"].([]any)[2].(map[string]any)["confirmAt"] = "end"
+		}},
 		{"unknown field", "colour", func(b map[string]any) { b["colour"] = "blue" }},
 		{"dataScope group not an argument", "tools[0].dataScope.groups", func(b map[string]any) {
 			tool(b, 0)["dataScope"] = map[string]any{"groups": []any{"nope"}}
@@ -79,13 +83,14 @@ func TestBundlePermissionKinds(t *testing.T) {
 	b, err := protocol.LoadBundle(mutate(t, func(b map[string]any) {
 		tool(b, 1)["permissions"] = []any{"change"}
 		tool(b, 1)["actions"].([]any)[2].(map[string]any)["permissions"] = []any{"change", "deletes-saved"}
+		tool(b, 1)["actions"].([]any)[2].(map[string]any)["confirmAt"] = "handler"
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	counter, _ := b.Tool("counter")
 	if strings.Join(counter.Permissions, ",") != "change" || strings.Join(counter.Actions[2].Permissions, ",") != "change,deletes-saved" ||
-		counter.Actions[0].Permissions != nil {
+		counter.Actions[0].Permissions != nil || counter.Actions[2].ConfirmAt != "handler" || counter.ConfirmAt != "" {
 		t.Fatalf("counter: %+v", counter)
 	}
 }

@@ -61,7 +61,7 @@ function checkTool(tool) {
   if (tool.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
   const scope = checkDataScope(tool);
   if (scope) return scope;
-  const kinds = checkKinds(tool.permissions);
+  const kinds = checkKinds(tool.permissions, tool.confirmAt);
   if (kinds) return kinds;
   if (!tool.actions?.length) return void 0;
   if (!tool.inputSchema.properties || !("action" in tool.inputSchema.properties)) {
@@ -73,7 +73,7 @@ function checkTool(tool) {
       return `actions[${j}].name: ${JSON.stringify(action.name)} must match ${NAME} and be unique`;
     }
     names.add(action.name);
-    const kinds2 = checkKinds(action.permissions);
+    const kinds2 = checkKinds(action.permissions, action.confirmAt);
     if (kinds2) return `actions[${j}].${kinds2}`;
   }
   return void 0;
@@ -92,7 +92,8 @@ function checkDataScope(tool) {
   }
   return void 0;
 }
-function checkKinds(kinds) {
+function checkKinds(kinds, confirmAt) {
+  if (![void 0, "start", "handler"].includes(confirmAt)) return 'confirmAt: must be "start" or "handler"';
   const bad = kinds?.find((k) => !PERMISSION_KINDS.includes(k));
   if (bad !== void 0) return `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
   const twice = kinds?.find((k, i) => kinds.indexOf(k) !== i);

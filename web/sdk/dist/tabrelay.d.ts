@@ -80,8 +80,17 @@ export interface ToolCall<Args = JsonObject> {
     /** asking says the app asks the person about this call now (a dialog); answered, that they answered. */
     asking(): void;
     answered(): void;
-    /** step says this call changed something in the app (§12). */
+    /** step says this call changed something in the app (§12); the activity line records it with the turn, for Undo turn. */
     step(): void;
+    /**
+     * confirm asks the person from the running handler, once it knows the
+     * cost (detail: one sentence, "The export is 2.4 MB."), for a tool or
+     * action declared with confirmAt: "handler"; it resolves when the call
+     * may go on, and rejects with the ToolError the agent reads (declined,
+     * refused, moot). Of another tool it resolves at once: the question came
+     * before the handler. Without the person's permissions nobody answers.
+     */
+    confirm(detail: string): Promise<void>;
 }
 /** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError; or a promise of one. */
 export type ToolHandler<Args = JsonObject, R = unknown> = (call: ToolCall<Args>) => R;
@@ -1115,6 +1124,8 @@ interface CheckedCall {
 declare function checkToolCall(t: ToolCallTarget, name: unknown, raw: unknown): CheckedCall | TabResult;
 /** runToolCall runs a checked call through the gate and the handler; it never throws. */
 declare function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolCall): Promise<TabResult>;
+/** cannotAsk is a call's confirm where no gate asks the person: every way in's own, until the permissions replace it. */
+declare function cannotAsk(): Promise<void>;
 
 // tools.ts
 /**
@@ -1149,7 +1160,11 @@ export interface ActionDeclaration {
     readonly description?: string;
     /** The kinds this action raises; they replace the tool's own for it. */
     readonly permissions?: readonly PermissionKind[];
+    /** When the person is asked: "start" (before the handler runs) or "handler" (the handler's ToolCall.confirm); the tool's own otherwise. */
+    readonly confirmAt?: ConfirmAt;
 }
+/** When a call's question is asked: before its handler runs, or by the handler once it knows the cost (ToolCall.confirm). */
+export type ConfirmAt = "start" | "handler";
 export interface ToolAnnotations {
     readonly readOnlyHint?: boolean;
     readonly destructiveHint?: boolean;
@@ -1180,6 +1195,8 @@ export interface ToolDeclaration {
      * `deletes-saved` too when it is destructiveHint (permissionKindsOf).
      */
     readonly permissions?: readonly PermissionKind[];
+    /** When the person is asked: "start" (the default) or "handler" (ToolCall.confirm); an action may say its own. */
+    readonly confirmAt?: ConfirmAt;
 }
 /** The app as the bundle describes it (protocol/bundle.go Bundle), less the protocol number. */
 export interface AppDeclaration {

@@ -13,7 +13,7 @@ import {
 import { noteText, refusal } from "./notes.js";
 import { holdsData, SENTENCES, type CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
-import { checkToolCall, runToolCall, type CheckedCall } from "./toolcall.js";
+import { cannotAsk, checkToolCall, runToolCall, type CheckedCall } from "./toolcall.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
 
 /**
@@ -45,8 +45,17 @@ export interface ToolCall<Args = JsonObject> {
   /** asking says the app asks the person about this call now (a dialog); answered, that they answered. */
   asking(): void;
   answered(): void;
-  /** step says this call changed something in the app (§12). */
+  /** step says this call changed something in the app (§12); the activity line records it with the turn, for Undo turn. */
   step(): void;
+  /**
+   * confirm asks the person from the running handler, once it knows the
+   * cost (detail: one sentence, "The export is 2.4 MB."), for a tool or
+   * action declared with confirmAt: "handler"; it resolves when the call
+   * may go on, and rejects with the ToolError the agent reads (declined,
+   * refused, moot). Of another tool it resolves at once: the question came
+   * before the handler. Without the person's permissions nobody answers.
+   */
+  confirm(detail: string): Promise<void>;
 }
 
 /** A handler returns a JSON value (the result's data), a Reply, or throws a ToolError; or a promise of one. */
@@ -247,6 +256,7 @@ export class Calls<A extends AppDeclaration> {
       step: () => {
         if (connection.id) this.o.deliver({ type: "step", by: connection.id }, true);
       },
+      confirm: cannotAsk, // the person's permissions (the gate) replace it
     };
   }
 

@@ -14,7 +14,7 @@ export {
 export { STOP_MESSAGES, type StopReason } from "./codes.js";
 export {
   checkApp, defineApp, PERMISSION_KINDS, permissionKindsOf, toBundle,
-  type ActionDeclaration, type AppDeclaration, type DataScope, type PermissionKind, type ResultClass,
+  type ActionDeclaration, type AppDeclaration, type ConfirmAt, type DataScope, type PermissionKind, type ResultClass,
   type ToolAnnotations, type ToolDeclaration, type ToolName,
 } from "./tools.js";
 export {

@@ -73,6 +73,11 @@ export async function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolC
   }
 }
 
+/** cannotAsk is a call's confirm where no gate asks the person: every way in's own, until the permissions replace it. */
+export function cannotAsk(): Promise<void> {
+  return Promise.reject(new ToolError("This tab cannot ask the person; the call did not go on."));
+}
+
 function failure(err: unknown, signal: AbortSignal): TabResult {
   if (err instanceof ToolError) return err.data === undefined ? { error: err.message } : { error: err.message, data: err.data };
   if (signal.aborted) return refusal("The call was stopped before it finished.");

@@ -41,7 +41,12 @@ export interface ActionDeclaration {
   readonly description?: string;
   /** The kinds this action raises; they replace the tool's own for it. */
   readonly permissions?: readonly PermissionKind[];
+  /** When the person is asked: "start" (before the handler runs) or "handler" (the handler's ToolCall.confirm); the tool's own otherwise. */
+  readonly confirmAt?: ConfirmAt;
 }
+
+/** When a call's question is asked: before its handler runs, or by the handler once it knows the cost (ToolCall.confirm). */
+export type ConfirmAt = "start" | "handler";
 
 export interface ToolAnnotations {
   readonly readOnlyHint?: boolean;
@@ -71,6 +76,8 @@ export interface ToolDeclaration {
    * `deletes-saved` too when it is destructiveHint (permissionKindsOf).
    */
   readonly permissions?: readonly PermissionKind[];
+  /** When the person is asked: "start" (the default) or "handler" (ToolCall.confirm); an action may say its own. */
+  readonly confirmAt?: ConfirmAt;
 }
 
 /** The app as the bundle describes it (protocol/bundle.go Bundle), less the protocol number. */
@@ -163,7 +170,7 @@ function checkTool(tool: ToolDeclaration): string | undefined {
   if (tool.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
   const scope = checkDataScope(tool);
   if (scope) return scope;
-  const kinds = checkKinds(tool.permissions);
+  const kinds = checkKinds(tool.permissions, tool.confirmAt);
   if (kinds) return kinds;
   if (!tool.actions?.length) return undefined;
   if (!tool.inputSchema.properties || !("action" in tool.inputSchema.properties)) {
@@ -175,7 +182,7 @@ function checkTool(tool: ToolDeclaration): string | undefined {
       return `actions[${j}].name: ${JSON.stringify(action.name)} must match ${NAME} and be unique`;
     }
     names.add(action.name);
-    const kinds = checkKinds(action.permissions);
+    const kinds = checkKinds(action.permissions, action.confirmAt);
     if (kinds) return `actions[${j}].${kinds}`;
   }
   return undefined;
@@ -196,7 +203,8 @@ function checkDataScope(tool: ToolDeclaration): string | undefined {
   return undefined;
 }
 
-function checkKinds(kinds: readonly string[] | undefined): string | undefined {
+function checkKinds(kinds: readonly string[] | undefined, confirmAt: string | undefined): string | undefined {
+  if (![undefined, "start", "handler"].includes(confirmAt)) return 'confirmAt: must be "start" or "handler"';
   const bad = kinds?.find((k) => !(PERMISSION_KINDS as readonly string[]).includes(k));
   if (bad !== undefined) return `permissions: ${JSON.stringify(bad)} is not one of ${PERMISSION_KINDS.join(", ")}`;
   const twice = kinds?.find((k, i) => kinds.indexOf(k) !== i);

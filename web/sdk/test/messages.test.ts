@@ -266,7 +266,7 @@ async function permissionsElements(): Promise<void> {
   const call = (id: string, name: string, action: string | undefined, args: Record<string, unknown>, turn = "turn-1"): ToolCall => ({
     id, tool: name, action, arguments: args as ToolCall["arguments"], turn, deadline: Date.now() + 60_000, redelivery: 0,
     connection: { id: "conn_111111", kind: "connector", client: "Claude", host: "claude.ai" },
-    signal: new AbortController().signal, progress() {}, log() {}, asking() {}, answered() {}, step() {},
+    signal: new AbortController().signal, progress() {}, log() {}, asking() {}, answered() {}, step() {}, confirm: async () => {},
   });
   let finish = () => {};
   const next = () => new Promise<{ data: unknown }>((resolve) => (finish = () => resolve({ data: 1 })));
@@ -290,6 +290,19 @@ async function permissionsElements(): Promise<void> {
   activity.querySelector("button")!.dispatch("click");
   await tick();
   look(activity, "activity: stopped");
+  // Undo turn: a done turn with a step offers it; the app's undo fails, then takes the turn back.
+  let failUndo = true;
+  p.onUndoTurn(() => {
+    if (failUndo) throw new Error("the app's words");
+  });
+  await p.run(call("c4", "edit", undefined, {}, "turn-3"), tool("edit"), (c) => (c.step(), Promise.resolve({ data: 1 })));
+  const turn3 = () => p.turns.lines.find((l) => l.turn === "turn-3")!.key;
+  look(activity, "activity: undoable");
+  await p.turns.undo(turn3());
+  look(activity, "activity: undo failed");
+  failUndo = false;
+  await p.turns.undo(turn3());
+  look(activity, "activity: undone");
   for (const kinds of [[], PERMISSION_KINDS, ["change" as const]]) {
     const note = ui.settingsView(p, kinds).note;
     if (!/^⟦[^⟧]*⟧$/.test(note)) offending.push(`settings note: "${note}"`);
@@ -431,7 +444,7 @@ test("setMessages draws the elements in the page again, keeping what the person 
   const asked = p.run({
     id: "c9", tool: "file", action: "delete", arguments: {}, turn: "t", deadline: Date.now() + 60_000, redelivery: 0,
     connection: { id: "conn_111111", kind: "connector", client: "Claude", host: "claude.ai" },
-    signal: new AbortController().signal, progress() {}, log() {}, asking() {}, answered() {}, step() {},
+    signal: new AbortController().signal, progress() {}, log() {}, asking() {}, answered() {}, step() {}, confirm: async () => {},
   }, tool, async () => ({ data: 1 }));
   await tick();
   ui.setMessages(sentinel(ui.en) as Messages);

@@ -12,6 +12,7 @@ import {
   type Answer, type Question,
 } from "../src/ui/permissions.js";
 import { refusal } from "../src/notes.js";
+import type { TurnRecord } from "../src/ui/turns.js";
 import { said } from "./app.js";
 import { FakeBrowser, FakeSite, flush } from "./fakes.js";
 
@@ -28,6 +29,10 @@ const app = defineApp({
       actions: [{ name: "rename" }, { name: "delete", permissions: ["change", "deletes-saved"] }],
     },
     { name: "render", title: "Render", description: "Renders all.", inputSchema: { type: "object" }, result: "none", permissions: ["heavy"] },
+    {
+      name: "export", title: "Export", description: "Exports all.", inputSchema: { type: "object" }, result: "summaries",
+      permissions: ["large-download"], confirmAt: "handler",
+    },
   ],
 });
 
@@ -49,7 +54,15 @@ function setup(o: { confirm?: (q: Question) => Promise<Answer>; site?: FakeSite;
   const handlers: Handlers<typeof app> = {
     list: run, cells: run, render: run,
     edit: (c) => (runs.push(c.id), c.step(), new Promise<string>((resolve) => finish.set(c.id, () => resolve("edited")))),
-    file: run,
+    // A delete asks before it runs (confirmAt start), so its confirm asks nothing more.
+    file: async (c) => (runs.push(c.id), c.step(), await c.confirm("Sure?"), "ok"),
+    // It asks once it knows the size.
+    export: async (c) => {
+      runs.push(c.id);
+      await c.confirm("The export is 2.4 MB (8 notes).");
+      runs.push(c.id + " exported");
+      return "exported";
+    },
   };
   const browser = new FakeBrowser();
   const tab = browser.tab({ app, handlers, permissions: perms });
@@ -198,6 +211,7 @@ describe("calls", () => {
     answers[0]!("connection");
     await flush();
     assert.deepEqual(t.runs.sort(), ["c1", "c2"]);
+    assert.equal(questions.length, 2, "the handler's confirm of a tool asked about before it asks nothing more");
     assert.ok(questions[1]!.signal.aborted, "the second card went with the grant");
     assert.deepEqual(t.perms.answer({ connection: conn, tools: ["file"] }), { file: "runs" });
     assert.deepEqual(t.perms.answer({ connection: { ...conn, id: "conn_2" }, tools: ["file"] }), { file: "asks" });
@@ -269,3 +283,165 @@ describe("turns and Stop", () => {
     assert.deepEqual(t.results()["c4"], { data: "ok" });
   });
 });
+
+describe("two agents at once", () => {
+  test("are two lines: each its own who, steps and call now; Stop and Undo turn on one leave the other", async () => {
+    const t = setup();
+    const undone: string[] = [];
+    t.perms.onUndoTurn((turn) => void undone.push(turn.connection.id));
+    const chatgpt = { id: "conn_2", kind: "connector", client: "ChatGPT", host: "chatgpt.com" };
+    t.sock.receive(call("c1", "edit"));
+    t.sock.receive({ ...call("c2", "edit"), connection: chatgpt });
+    t.sock.receive({ ...call("c3", "file", { action: "rename" }), connection: chatgpt });
+    await flush();
+    assert.deepEqual(t.perms.turns.lines.map((l) => l.text), [
+      "Claude (claude.ai) · 1 step · now: Edit note",
+      "ChatGPT (chatgpt.com) · 2 steps · now: Edit note",
+    ]);
+    const [claude, other] = t.perms.turns.lines;
+    t.perms.turns.stop(other!.key);
+    await flush();
+    assert.deepEqual(t.perms.turns.lines.map((l) => l.state), ["acting", "stopped"]);
+    assert.equal(t.results()["c1"], undefined, "Claude's call still runs");
+    assert.match(said(t.results()["c2"]), /stopped this turn/);
+    t.finish.get("c1")!();
+    await flush();
+    assert.deepEqual(t.results()["c1"], { data: "edited" });
+    await t.perms.turns.undo(claude!.key);
+    assert.deepEqual(undone, ["conn_1"]);
+    assert.deepEqual(t.perms.turns.lines.map((l) => [l.who, l.state]), [["Claude (claude.ai)", "undone"], ["ChatGPT (chatgpt.com)", "stopped"]]);
+  });
+});
+
+describe("Undo turn", () => {
+  const personSteps = (t: ReturnType<typeof setup>) => t.sock.sent("step").filter((m) => m["by"] === "person").length;
+
+  test("each step is recorded with its connection and turn; Undo turn shows once the turn is over, only when the app can", async () => {
+    const t = setup();
+    t.sock.receive(call("c1", "file", { action: "rename" }));
+    t.sock.receive(call("c2", "edit"));
+    await flush();
+    const key = t.perms.turns.lines[0]!.key;
+    assert.equal(t.perms.turns.lines[0]!.undoable, false, "no undo registered");
+    const undone: TurnRecord[] = [];
+    t.perms.onUndoTurn((turn) => void undone.push(turn));
+    assert.equal(t.perms.turns.lines[0]!.undoable, false, "a call of the turn still runs");
+    t.finish.get("c2")!();
+    await flush();
+    assert.deepEqual(t.perms.turns.lines.map((l) => [l.state, l.steps, l.undoable]), [["done", 2, true]]);
+    assert.equal(personSteps(t), 0);
+    await t.perms.turns.undo(key);
+    assert.deepEqual(undone, [{
+      key, turn: "turn-1", connection: conn,
+      steps: [{ call: "c1", tool: "file", action: "rename", title: "File (rename)" }, { call: "c2", tool: "edit", action: undefined, title: "Edit note" }],
+    }]);
+    const [line] = t.perms.turns.lines;
+    assert.deepEqual([line?.state, line?.undoable, line?.text], ["undone", false, "Claude (claude.ai) · 2 steps · undone"]);
+    assert.equal(personSteps(t), 1, "the relay hears the person changed something: the agent's turn ends");
+    await t.perms.turns.undo(key);
+    assert.equal(undone.length, 1, "a turn is undone once");
+  });
+
+  test("a turn without steps offers none; an undo that fails says why and may be tried again; an undoable line outlives the next turn", async () => {
+    const t = setup();
+    let fail = true;
+    const undone: string[] = [];
+    t.perms.onUndoTurn((turn) => {
+      if (fail) throw new Error("The note was changed since.");
+      undone.push(turn.turn);
+    });
+    t.sock.receive(call("c1", "list"));
+    await flush();
+    assert.deepEqual(t.perms.turns.lines.map((l) => [l.steps, l.undoable]), [[0, false]]);
+    t.sock.receive(call("c2", "file", { action: "rename" }, "turn-2"));
+    await flush();
+    const key = t.perms.turns.lines[0]!.key;
+    assert.deepEqual(t.perms.turns.lines.map((l) => [l.turn, l.undoable]), [["turn-2", true]], "turn-1 made no step: replaced");
+    await t.perms.turns.undo(key);
+    assert.equal(t.perms.turns.lines[0]?.text, "Claude (claude.ai) · 1 step · done · could not be undone: The note was changed since.");
+    assert.equal(t.perms.turns.lines[0]?.undoable, true);
+    assert.equal(personSteps(t), 0, "nothing changed: the turn goes on");
+    t.sock.receive(call("c3", "list", {}, "turn-3"));
+    await flush();
+    assert.deepEqual(t.perms.turns.lines.map((l) => l.turn), ["turn-2", "turn-3"], "the person may still undo turn-2");
+    fail = false;
+    await t.perms.turns.undo(key);
+    assert.deepEqual(undone, ["turn-2"]);
+    assert.equal(t.perms.turns.lines[0]?.state, "undone");
+  });
+});
+
+describe("asking from the handler (confirmAt: handler)", () => {
+  test("the handler asks once it knows the cost: its sentence leads the card's why; Allow once goes on, Deny refuses", async () => {
+    const questions: Question[] = [];
+    const answers: ((a: Answer) => void)[] = [];
+    const t = setup({ confirm: (q) => (questions.push(q), q.showing(), new Promise((r) => answers.push(r))) });
+    t.sock.receive(call("c1", "export"));
+    await flush();
+    assert.deepEqual(t.runs, ["c1"], "the handler runs before anyone is asked");
+    assert.deepEqual([questions[0]?.stage, questions[0]?.title, questions[0]?.kinds], ["handler", "Export", ["large-download"]]);
+    assert.deepEqual(questions[0]?.reasons, ["The export is 2.4 MB (8 notes).", "It downloads a large amount of data."]);
+    assert.deepEqual(t.sock.sent().filter((m) => m["id"] === "c1").map((m) => m["type"]), ["asking"], "the relay's asking and detach rule applies");
+    answers[0]!("once");
+    await flush();
+    assert.deepEqual(t.results()["c1"], { data: "exported" });
+    t.sock.receive(call("c2", "export"));
+    await flush();
+    answers[1]!("deny");
+    await flush();
+    assert.deepEqual(t.results()["c2"], refusal("The person declined to let {0} run “Export”.", "Claude (claude.ai)"));
+    assert.deepEqual(t.runs, ["c1", "c1 exported", "c2"]);
+  });
+
+  test("the same settings, grants and moot rules as a question before the handler", async () => {
+    const questions: Question[] = [];
+    const answers: ((a: Answer) => void)[] = [];
+    const t = setup({ confirm: (q) => (questions.push(q), new Promise((r) => answers.push(r))) });
+    t.sock.receive(call("c1", "export"));
+    await flush();
+    t.sock.receive({ type: "cancel", id: "c1", reason: "timeout" });
+    await flush();
+    assert.ok(questions[0]!.signal.aborted, "a cancelled call's question is moot");
+    t.sock.receive(call("c2", "export", {}, "turn-2"));
+    await flush();
+    t.perms.turns.stop(t.perms.turns.lines.find((l) => l.turn === "turn-2")!.key);
+    await flush();
+    assert.ok(questions[1]!.signal.aborted, "Stop withdraws the card");
+    assert.match(said(t.results()["c2"]), /stopped this turn/);
+    t.sock.receive(call("c3", "export", {}, "turn-3"));
+    await flush();
+    answers[2]!("connection");
+    await flush();
+    t.sock.receive(call("c4", "export", {}, "turn-3"));
+    await flush();
+    assert.equal(questions.length, 3, "This connection: its next export asks no more");
+    assert.deepEqual([t.results()["c3"], t.results()["c4"]], [{ data: "exported" }, { data: "exported" }]);
+    t.perms.setMode("read-only");
+    t.sock.receive(call("c5", "export", {}, "turn-4"));
+    await flush();
+    assert.match(said(t.results()["c5"]), /refuse large downloads to agents, so “Export” was not run/);
+    assert.ok(!t.runs.includes("c5"), "a refused kind is refused before the handler runs");
+    assert.ok(!t.runs.includes("c1 exported") && !t.runs.includes("c2 exported"));
+  });
+
+  test("a tool asked about before its handler asks nothing more; without a confirmer or without permissions, the handler cannot go on", async () => {
+    const questions: Question[] = [];
+    const t = setup({ confirm: (q) => (questions.push(q), Promise.resolve("once")) });
+    t.perms.setConfirmer(null);
+    t.sock.receive(call("c1", "export"));
+    await flush();
+    assert.deepEqual(t.results()["c1"], refusal("“Export” needs the person's confirmation, and this tab has no way to ask; it was not run."));
+    const browser = new FakeBrowser();
+    const bare = browser.tab({
+      app, handlers: {
+        list: async (c) => (await c.confirm("Sure?"), "ok"), cells: () => 1, edit: () => 1, file: () => 1, render: () => 1, export: () => 1,
+      },
+    });
+    bare.client.start();
+    bare.relay.last.welcome();
+    bare.relay.last.receive(call("b1", "list"));
+    await flush();
+    assert.deepEqual(bare.relay.last.sent("result")[0]?.["result"], { error: "This tab cannot ask the person; the call did not go on." });
+  });
+});
+

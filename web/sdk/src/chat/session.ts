@@ -8,7 +8,7 @@
 import type { CallGate, ToolCall } from "../calls.js";
 import type { Connection } from "../protocol.js";
 import type { AppDeclaration, PermissionKind } from "../tools.js";
-import { checkToolCall, runToolCall } from "../toolcall.js";
+import { cannotAsk, checkToolCall, runToolCall } from "../toolcall.js";
 import { ASK_PERSON_TOOL, type Ask } from "./ask.js";
 import { ProviderFailure, type ChatTool, type ModelInfo, type Provider } from "./contract.js";
 import { Conversation, picturesOf, sentLine, type ResultEntry } from "./conversation.js";
@@ -237,7 +237,7 @@ export class Chat {
     const call: ToolCall = {
       id: c.id, tool: c.name, action: ok?.action,
       arguments: c.arguments, connection: this.connection, turn: c.turn, deadline: 0, redelivery: 0, signal: c.signal,
-      progress: () => {}, log: () => {}, asking: () => {}, answered: () => {}, step: () => {},
+      progress: () => {}, log: () => {}, asking: () => {}, answered: () => {}, step: () => {}, confirm: cannotAsk,
     };
     const result = "handler" in checked ? await runToolCall(target, checked, call) : checked;
     const enc = encodeResult(o.app.dataTag ?? DEFAULT_DATA_TAG, result);

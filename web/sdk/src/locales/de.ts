@@ -162,6 +162,11 @@ export const de: Messages = {
     asking: (now) => `wartet auf Ihre Antwort: ${now}`,
     done: "fertig",
     stopped: "gestoppt",
+    undo: "Rückgängig machen",
+    undoFor: (who) => `Rückgängig machen, was ${who} in diesem Durchgang tat`,
+    undoing: "wird rückgängig gemacht…",
+    undone: "rückgängig gemacht",
+    undoFailed: (message) => `konnte nicht rückgängig gemacht werden: ${message}`,
   },
   permissions: {
     kinds: {

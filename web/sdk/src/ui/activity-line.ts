@@ -1,7 +1,8 @@
 // <tabrelay-activity>: the activity line (seed 000 "The activity line").
 // One line per agent turn — who, how many steps, what now — with Stop
 // while the turn has pending calls (Stop also withdraws its cards), and
-// Dismiss once it is over. Set its `turns` (a Permissions' turns).
+// Dismiss once it is over, after Undo turn when the app can take the
+// turn's steps back (onUndoTurn). Set its `turns` (a Permissions' turns).
 
 import type { Turns, TurnLine } from "./turns.js";
 import { BUTTON_CSS, define, elementStyle, make, Showing, type ElementStyle } from "./controls-dom.js";
@@ -35,14 +36,21 @@ export class TabrelayActivity extends Showing<Turns> {
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.["key"];
     const m = messages().activity;
     this.list.setAttribute("aria-label", m.label);
+    // The line's first button keeps its key (Stop, then Undo turn, then
+    // Dismiss), so the focus stays on the line as its state moves on.
+    const button = (key: string, part: string, label: string, name: string, act: () => void) => {
+      const b = make("button", { type: "button", "data-key": key, "data-part": part, "aria-label": name }, label);
+      b.addEventListener("click", act);
+      return b;
+    };
     this.list.replaceChildren(...lines.map((line) => {
+      const t = this.source;
       const pending = line.state === "acting" || line.state === "asking";
-      const [label, name, act] = pending
-        ? [m.stop, m.stopFor(line.who), () => this.source?.stop(line.key)]
-        : [m.dismiss, m.dismissFor(line.who), () => this.source?.dismiss(line.key)];
-      const button = make("button", { type: "button", "data-key": line.key, "aria-label": name }, label);
-      button.addEventListener("click", act);
-      return make("li", { "data-state": line.state }, make("span", {}, line.text), button);
+      const dismiss = (key: string) => button(key, "dismiss", m.dismiss, m.dismissFor(line.who), () => t?.dismiss(line.key));
+      const buttons = pending ? [button(line.key, "stop", m.stop, m.stopFor(line.who), () => t?.stop(line.key))]
+        : line.undoable ? [button(line.key, "undo", m.undo, m.undoFor(line.who), () => void t?.undo(line.key)), dismiss(line.key + " dismiss")]
+        : [dismiss(line.key)];
+      return make("li", { "data-state": line.state }, make("span", {}, line.text), ...buttons);
     }));
     if (focused) this.list.querySelector<HTMLElement>(`button[data-key="${cssEscape(focused)}"]`)?.focus();
   }

@@ -19,7 +19,7 @@ export {
   type Question, type Setting, type Settings,
 } from "./permissions.js";
 export { DATA_SENTENCES, type AgentDocument } from "./data-scope.js";
-export { Turns, TurnStopped, whoOf, type TurnLine } from "./turns.js";
+export { Turns, TurnStopped, whoOf, type StepRecord, type TurnLine, type TurnRecord, type UndoTurn } from "./turns.js";
 export { defineConfirmElement, TabrelayConfirm } from "./confirm-card.js";
 export { defineActivityElement, TabrelayActivity } from "./activity-line.js";
 export { defineDataSwitchElement, TabrelayDataSwitch } from "./data-switch.js";

@@ -142,6 +142,11 @@ export const en: Messages = {
     asking: (now) => `waiting for your answer: ${now}`,
     done: "done",
     stopped: "stopped",
+    undo: "Undo turn",
+    undoFor: (who) => `Undo the turn of ${who}`,
+    undoing: "undoing…",
+    undone: "undone",
+    undoFailed: (message) => `could not be undone: ${message}`,
   },
   permissions: {
     kinds: {

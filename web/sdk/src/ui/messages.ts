@@ -73,6 +73,13 @@ export interface Messages {
     readonly asking: (now: string) => string;
     readonly done: string;
     readonly stopped: string;
+    /** Undo turn: the button, its accessible name, and the line while and after the app takes the turn back. */
+    readonly undo: string;
+    readonly undoFor: (who: string) => string;
+    readonly undoing: string;
+    readonly undone: string;
+    /** The app's undo failed; message is its own sentence. */
+    readonly undoFailed: (message: string) => string;
   };
   readonly permissions: {
     readonly kinds: Readonly<Record<PermissionKind, { readonly label: string; readonly explanation: string; readonly reason: string }>>;

@@ -7,10 +7,10 @@
 // `permissions` option, it decides every call before the handler runs.
 
 import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, SentCall, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
-import { PERMISSION_KINDS, permissionKindsOf, refusal, type AppDeclaration, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
+import { noteText, PERMISSION_KINDS, permissionKindsOf, refusal, ToolError, type AppDeclaration, type ConfirmAt, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
 import { DocumentScopes, type AgentDocument } from "./data-scope.js";
 import { messages } from "./messages.js";
-import { Turns, whoOf } from "./turns.js";
+import { Turns, whoOf, type UndoTurn } from "./turns.js";
 
 /** What the person set for one kind of question. */
 export type Setting = "ask" | "allow" | "deny";
@@ -85,9 +85,11 @@ export interface Question {
   readonly arguments: Readonly<Record<string, unknown>>;
   /** The arguments as text, for the card's Details (cut at 4000 characters). */
   readonly details: string;
-  /** Why: the kinds asked about, and a sentence for each. */
+  /** Why: the kinds asked about, and a sentence for each, after the handler's own sentence when it asks (ToolCall.confirm). */
   readonly kinds: readonly PermissionKind[];
   readonly reasons: readonly string[];
+  /** start: before the handler runs; handler: from the running handler, once it knows the cost (ToolCall.confirm). */
+  readonly stage: "start" | "handler";
   readonly turn: string;
   /** Fires when the question is over however it ended: answered, or moot (the call cancelled, the turn stopped, the tab closing). */
   readonly signal: AbortSignal;
@@ -305,9 +307,14 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     return () => this.questionListeners.delete(listener);
   }
 
-  /** onStep calls listener when the person stops an agent's turn: the client sends the relay a step by the person (§12). */
+  /** onStep calls listener when the person stops or undoes an agent's turn: the client sends the relay a step by the person (§12). */
   onStep(listener: () => void): () => void {
     return this.turns.onStop(listener);
+  }
+
+  /** onUndoTurn registers the app's undo of an agent's turn (Turns.onUndoTurn): the activity line then offers Undo turn. */
+  onUndoTurn(undo: UndoTurn): () => void {
+    return this.turns.onUndoTurn(undo);
   }
 
   /** setConfirmer sets who shows the questions (null: none, and calls that ask are refused). */
@@ -353,31 +360,58 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     return this.turns.track(call, titleOf(tool, call.action), (call) => this.admit(call, tool, next));
   }
 
+  /**
+   * admit decides a call before its handler runs, and gives the handler
+   * its confirm: for a tool asking at "handler", the same decision with the
+   * handler's detail (an ask before it is left to the handler); for
+   * another, at once (the question was asked before).
+   */
   private async admit(call: ToolCall, tool: ToolDeclaration, next: (call: ToolCall) => Promise<TabResult>): Promise<TabResult> {
-    const title = titleOf(tool, call.action);
     const estimate = this.estimate(tool, call);
+    const later = confirmAtOf(tool, call.action) === "handler";
+    const refused = await this.clearance(call, tool, estimate, later ? null : undefined);
+    if (refused) return refused;
+    // The handler's refusal comes back as its result: a ToolError of this
+    // entry's own copy of the core is no instance of the client's.
+    let inHandler: TabResult | undefined;
+    const confirm = async (detail: string) => {
+      inHandler = later ? await this.clearance(call, tool, estimate, String(detail)) : undefined;
+      if (inHandler) throw new ToolError(inHandler.notes?.map(noteText).join(" ") ?? String(inHandler.error));
+    };
+    const result = await next({ ...call, confirm });
+    return inHandler && (result.error !== undefined || result.isError) ? inHandler : result;
+  }
+
+  /**
+   * clearance returns undefined when the settings, or the person asked,
+   * let the call go on, else the result refusing it. detail: the handler's
+   * sentence of a question asked from the handler; null: before a handler
+   * that asks itself (an ask is left to it).
+   */
+  private async clearance(call: ToolCall, tool: ToolDeclaration, estimate: number | undefined, detail: string | null | undefined): Promise<TabResult | undefined> {
+    const title = titleOf(tool, call.action);
     for (;;) {
       const switched = this.summariesOnly ? this.scope.refusal(tool, call.arguments) : undefined;
       if (switched) return refusal(switched);
       const d = this.decisionFor(tool, call.action, call.connection.id, estimate);
-      if (d.setting === "allow") return next(call);
+      if (d.setting === "allow" || (d.setting === "ask" && detail === null)) return undefined;
       if (d.setting === "deny") {
         return refusal(`The person's settings in this tab refuse ${d.kinds.map((k) => KIND_PHRASES[k]).join(" and ")} to agents, so “${title}” was not run.`);
       }
       if (!this.confirmer) return refusal(`“${title}” needs the person's confirmation, and this tab has no way to ask; it was not run.`);
-      const answer = await this.ask(this.confirmer, call, tool, d.kinds, estimate);
+      const answer = await this.ask(this.confirmer, call, tool, d.kinds, estimate, detail ?? undefined);
       if (typeof answer === "object") return refusal(`The question to the person about “${title}” was withdrawn (${answer.withdrawn}); it was not run.`);
       switch (answer) {
         case "reconsider":
           continue;
         case "once":
-          return next(call);
+          return undefined;
         case "connection":
           this.grant(call.connection.id, d.kinds);
-          return next(call);
+          return undefined;
         case "always":
           this.save({ kinds: { ...this.settings, ...Object.fromEntries(d.kinds.map((k) => [k, "allow"])) } });
-          return next(call);
+          return undefined;
         case "deny":
           return refusal(`The person declined to let {0} run “${title}”.`, whoOf(call.connection));
         case "closing":
@@ -388,7 +422,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     }
   }
 
-  private ask(confirmer: Confirmer, call: ToolCall, tool: ToolDeclaration, kinds: readonly PermissionKind[], estimate: number | undefined) {
+  private ask(confirmer: Confirmer, call: ToolCall, tool: ToolDeclaration, kinds: readonly PermissionKind[], estimate: number | undefined, detail: string | undefined) {
     return new Promise<Ending>((resolve) => {
       const over = new AbortController();
       let asked = false;
@@ -397,7 +431,9 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
           id: call.id, connection: call.connection, who: whoOf(call.connection, messages().anAgent),
           tool: tool.name, action: call.action, title: titleOf(tool, call.action),
           arguments: call.arguments, details: detailsOf(call.arguments),
-          kinds, reasons: reasonsOf(kinds, estimate),
+          kinds, stage: detail === undefined ? "start" : "handler",
+          // The handler's own sentence (ToolCall.confirm) leads the why.
+          reasons: [...(detail ? [detail] : []), ...reasonsOf(kinds, estimate)],
           turn: call.turn, signal: over.signal,
           showing: () => {
             if (!asked && !over.signal.aborted) (asked = true), call.asking();
@@ -491,6 +527,11 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
 
 function isAnswer(a: unknown): a is Answer {
   return a === "once" || a === "connection" || a === "always" || a === "deny";
+}
+
+/** confirmAtOf returns when a call of tool (and action) asks the person: "start" or "handler" (ToolCall.confirm). */
+export function confirmAtOf(tool: ToolDeclaration, action?: string): ConfirmAt {
+  return tool.actions?.find((a) => a.name === action)?.confirmAt ?? tool.confirmAt ?? "start";
 }
 
 /** titleOf names a call for the person: the tool's title, and its action. */
