@@ -95,7 +95,9 @@ var app = defineApp({
       annotations: { readOnlyHint: true },
       family: "read",
       result: "cells",
-      permissions: ["large-download"]
+      permissions: ["large-download"],
+      // Asked from the handler, which knows the export's size.
+      confirmAt: "handler"
     },
     {
       name: "search_notes",

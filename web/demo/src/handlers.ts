@@ -8,6 +8,7 @@ import { Reply, ToolError, type Handlers, type ToolCall } from "@tabrelay/tab";
 import { NoteError, summaryOf, type Board, type Note } from "./notes.js";
 import { search, type SearchOptions } from "./search.js";
 import type { NotesApp } from "./tools.js";
+import type { AgentChanges } from "./undo.js";
 
 /** What the handlers need besides the board. */
 export interface HandlerDeps {
@@ -18,6 +19,8 @@ export interface HandlerDeps {
   pageUrl(): string;
   /** Replaces the thorough search's waits (tests). */
   sleep?: SearchOptions["sleep"];
+  /** Keeps what each call changed, for Undo turn. */
+  changes?: AgentChanges;
 }
 
 /** The default and the limits of list_notes' limit and board_picture's width. */
@@ -29,6 +32,11 @@ export const EXPORT_MAX_CHARS = 150_000;
 /** makeHandlers returns one handler per declared tool. */
 export function makeHandlers(d: HandlerDeps): Handlers<NotesApp> {
   const { board } = d;
+  // A step of the agent's turn: the note as it was before, for Undo turn.
+  const step = (call: ToolCall, id: string, before: Note | undefined) => {
+    d.changes?.record(call.id, id, before);
+    call.step();
+  };
   return {
     list_notes: (call) => {
       const a = call.arguments;
@@ -47,7 +55,7 @@ export function makeHandlers(d: HandlerDeps): Handlers<NotesApp> {
       add: (call) => {
         const a = call.arguments;
         const note = words(() => board.add({ title: needString(a, "title"), body: optString(a, "body"), tags: optTags(a) }));
-        call.step();
+        step(call, note.id, undefined);
         return { id: note.id, title: note.title };
       },
       edit: (call) => {
@@ -57,18 +65,19 @@ export function makeHandlers(d: HandlerDeps): Handlers<NotesApp> {
         if (Object.values(patch).every((v) => v === undefined)) {
           throw new ToolError("Nothing to change: give a title, body, tags or saved.");
         }
+        const before = board.get(id);
         const note = words(() => board.edit(id, patch));
-        call.step();
+        step(call, id, before);
         return { id: note.id, title: note.title };
       },
     },
     delete_note: (call) => {
       const id = needString(call.arguments, "id");
-      words(() => board.remove(id));
-      call.step();
+      const before = words(() => board.remove(id));
+      step(call, id, before);
       return undefined;
     },
-    export_notes: (call) => {
+    export_notes: async (call) => {
       const format = optString(call.arguments, "format") ?? "markdown";
       if (format !== "markdown" && format !== "json") throw new ToolError(`format is "markdown" or "json", not ${JSON.stringify(format)}.`);
       const notes = board.all;
@@ -76,6 +85,8 @@ export function makeHandlers(d: HandlerDeps): Handlers<NotesApp> {
       if (text.length > EXPORT_MAX_CHARS) {
         throw new ToolError(`The export has ${text.length} characters, over the ${EXPORT_MAX_CHARS} a result may carry; read the notes with list_notes and read_note instead.`);
       }
+      // The person is asked once the size is known (confirmAt: "handler").
+      await call.confirm(`The export is ${sizeWords(utf8Bytes(text))}: ${notes.length} note${notes.length === 1 ? "" : "s"} as ${format === "json" ? "JSON" : "Markdown"}.`);
       const uri = format === "json" ? "notes://export.json" : "notes://export.md";
       const mimeType = format === "json" ? "application/json" : "text/markdown";
       return new Reply({ data: { format, uri, notes: notes.length, characters: text.length }, resources: [{ uri, mimeType, text }] });
@@ -114,6 +125,16 @@ export function markdownOf(notes: readonly Note[]): string {
     parts.push(`## ${safe(n.title.replace(/\s+/g, " "))}\n\n_${safe(facts.join(" · "))}_ (id ${safe(n.id)})\n\n${safe(n.body)}\n`);
   }
   return parts.join("\n");
+}
+
+/** sizeWords says a size in bytes for the person: "850 bytes", "12.3 kB", "2.4 MB". */
+export function sizeWords(bytes: number): string {
+  if (bytes < 1000) return `${bytes} byte${bytes === 1 ? "" : "s"}`;
+  return bytes < 1_000_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(1)} MB`;
+}
+
+function utf8Bytes(s: string): number {
+  return new TextEncoder().encode(s).length;
 }
 
 function safe(s: string): string {

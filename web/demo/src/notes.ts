@@ -206,6 +206,18 @@ export class Board {
     return note!;
   }
 
+  /**
+   * restore puts the note id back as it was before a change: note, or no
+   * note (one that was added). It is how Undo turn takes an agent's steps back.
+   */
+  restore(id: string, note: Note | undefined): void {
+    const i = this.notes.findIndex((n) => n.id === id);
+    if (note && i >= 0) this.notes[i] = note;
+    else if (note) this.notes.push(note);
+    else if (i >= 0) this.notes.splice(i, 1);
+    this.changed();
+  }
+
   private indexOf(id: string): number {
     const i = this.notes.findIndex((n) => n.id === id);
     if (i >= 0) return i;

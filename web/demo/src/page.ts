@@ -20,6 +20,7 @@ import { Board, BOARDS, type BoardId, type NotesStorage } from "./notes.js";
 import { pngOf } from "./picture.js";
 import { estimateSearch } from "./search.js";
 import { app } from "./tools.js";
+import { AgentChanges } from "./undo.js";
 import { mountBoard } from "./view.js";
 
 /** relayAddress is where the relay is: the page's own origin, unless <meta name="tabrelay-relay"> names another. */
@@ -62,8 +63,11 @@ const permissions = createPermissions({ app, estimates: { search_notes: estimate
 // Each board is a document: its data switch and notice are its own, and showing another withdraws the questions about this one.
 const showBoard = () => permissions.setDocument({ id: "board:" + board.board.id, name: board.board.title });
 showBoard();
+// Undo turn on the activity line: the notes an agent's turn wrote or deleted come back.
+const changes = new AgentChanges(board);
+permissions.onUndoTurn((turn) => changes.undo(turn));
 const handlers = makeHandlers({
-  board,
+  board, changes,
   picture: (width) => pngOf(board.all, width),
   pageUrl: () => location.origin + location.pathname,
 });

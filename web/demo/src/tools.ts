@@ -101,6 +101,8 @@ export const app = defineApp({
       family: "read",
       result: "cells",
       permissions: ["large-download"],
+      // Asked from the handler, which knows the export's size.
+      confirmAt: "handler",
     },
     {
       name: "search_notes",

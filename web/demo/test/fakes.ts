@@ -1,7 +1,7 @@
 // Fakes for the demo's tests: a storage, and a ToolCall as the SDK hands
 // it to a handler.
 
-import type { Connection, JsonObject, LogLevel, ToolCall } from "@tabrelay/tab";
+import { ToolError, type Connection, type JsonObject, type LogLevel, type ToolCall } from "@tabrelay/tab";
 import type { NotesStorage } from "../src/notes.js";
 
 export class MemoryStorage implements NotesStorage {
@@ -16,9 +16,10 @@ export class MemoryStorage implements NotesStorage {
   }
 }
 
-/** FakeCall is a ToolCall that records what the handler reported. */
+/** FakeCall is a ToolCall that records what the handler reported, and what it asked the person (refused: the person's answer). */
 export class FakeCall implements ToolCall {
-  readonly id = "call-1";
+  static next = 0;
+  readonly id = `call-${++FakeCall.next}`;
   readonly connection: Connection = { id: "conn-1", kind: "connector", client: "Claude", host: "claude.ai" };
   readonly turn = "turn-1";
   readonly deadline = Date.now() + 225_000;
@@ -26,6 +27,8 @@ export class FakeCall implements ToolCall {
   readonly controller = new AbortController();
   readonly signal = this.controller.signal;
   steps = 0;
+  asked: string[] = [];
+  refused: string | undefined;
   progressed: [number, number | undefined, string | undefined][] = [];
   constructor(readonly tool: string, readonly arguments_: JsonObject = {}, readonly action: string | undefined = undefined) {}
   get arguments(): JsonObject {
@@ -39,6 +42,10 @@ export class FakeCall implements ToolCall {
   answered(): void {}
   step(): void {
     this.steps++;
+  }
+  confirm(detail: string): Promise<void> {
+    this.asked.push(detail);
+    return this.refused ? Promise.reject(new ToolError(this.refused)) : Promise.resolve();
   }
 }
 

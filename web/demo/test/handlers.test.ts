@@ -1,27 +1,30 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Reply, TabClient, ToolError, type JsonObject, type ToolHandler } from "@tabrelay/tab";
-import { makeHandlers } from "../src/handlers.js";
+import { makeHandlers, sizeWords } from "../src/handlers.js";
 import { Board } from "../src/notes.js";
 import { app } from "../src/tools.js";
+import { AgentChanges } from "../src/undo.js";
 import { counter, FakeCall, MemoryStorage } from "./fakes.js";
 
 function setup() {
   const board = new Board({ storage: new MemoryStorage(), newId: counter() });
   const widths: number[] = [];
+  const changes = new AgentChanges(board);
   const handlers = makeHandlers({
-    board, pageUrl: () => "http://127.0.0.1:8080/demo/",
+    board, pageUrl: () => "http://127.0.0.1:8080/demo/", changes,
     picture: (w) => (widths.push(w), "iVBORw0KGgo="), sleep: async () => {},
   });
   // Any arguments, the schema's or not: the handlers check what they take.
-  const run = async (tool: string, args: JsonObject = {}) => {
+  const run = async (tool: string, args: JsonObject = {}, refused?: string) => {
     const h = (handlers as unknown as Record<string, ToolHandler | Record<string, ToolHandler>>)[tool]!;
     const action = typeof args["action"] === "string" ? args["action"] : undefined;
     const fn = typeof h === "function" ? h : h[action!]!;
     const call = new FakeCall(tool, args, action);
+    call.refused = refused;
     return { result: await fn(call), call };
   };
-  return { board, run, widths };
+  return { board, run, widths, changes };
 }
 
 test("the page's client takes these handlers: one per declared tool and action", () => {
@@ -89,6 +92,41 @@ test("export_notes answers the document as an embedded resource", async () => {
   const raw = ((await run("export_notes")).result as Reply).result.resources![0]!.text!;
   assert.match(raw, /## &lt;script>x&lt;\/script> &amp; co\n/);
   assert.ok(!raw.includes("<img"), "raw HTML is escaped");
+});
+
+test("export_notes asks the person once it knows the size (confirmAt: handler); a refusal answers nothing of the notes", async () => {
+  const { run } = setup();
+  const { call, result } = await run("export_notes", { format: "json" });
+  const chars = ((result as Reply).result.data as { characters: number }).characters;
+  assert.deepEqual(call.asked, [`The export is ${(chars / 1000).toFixed(1)} kB: 8 notes as JSON.`]);
+  await assert.rejects(run("export_notes", {}, "The person declined."), /The person declined\./);
+  assert.equal(sizeWords(1), "1 byte");
+  assert.equal(sizeWords(999), "999 bytes");
+  assert.equal(sizeWords(2_400_000), "2.4 MB");
+});
+
+test("Undo turn: the notes a turn wrote or deleted come back, the last step first", async () => {
+  const { run, board, changes } = setup();
+  const before = JSON.stringify(board.all);
+  const steps: { call: string }[] = [];
+  const step = async (tool: string, args: JsonObject) => {
+    const { call, result } = await run(tool, args);
+    steps.push({ call: call.id });
+    return result as { id: string };
+  };
+  const added = await step("write_note", { action: "add", title: "By an agent" });
+  await step("write_note", { action: "edit", id: added.id, title: "By an agent, edited" });
+  await step("write_note", { action: "edit", id: "n-sample-2", body: "Nothing." });
+  await step("delete_note", { id: "n-sample-3" });
+  assert.notEqual(JSON.stringify(board.all), before);
+  const turn = { key: "conn-1 turn-1", turn: "turn-1", connection: new FakeCall("x").connection };
+  const record = { ...turn, steps: steps.map((s) => ({ ...s, tool: "write_note", action: undefined, title: "Write a note" })) };
+  board.open("work");
+  assert.throws(() => changes.undo(record), /another board/, "never taken back on the board shown instead");
+  board.open("main");
+  changes.undo(record);
+  assert.equal(JSON.stringify(board.all), before);
+  assert.throws(() => changes.undo({ ...turn, steps: [{ call: "call-gone", tool: "delete_note", action: undefined, title: "Delete a note" }] }), /too old/);
 });
 
 test("search_notes: plain, thorough with progress, stopped", async () => {

@@ -24,6 +24,7 @@ test("the permission kinds", () => {
   assert.deepEqual(kinds("write_note", "edit"), ["change"]);
   assert.deepEqual(kinds("delete_note"), ["deletes-saved"]);
   assert.deepEqual(kinds("export_notes"), ["large-download"]);
+  assert.equal(app.tools.find((t) => t.name === "export_notes")?.confirmAt, "handler", "the export asks once its size is known");
   assert.deepEqual(kinds("search_notes"), ["heavy"]);
   assert.deepEqual(kinds("list_notes"), []);
 });

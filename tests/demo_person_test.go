@@ -1,0 +1,134 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The person's controls of issue 24 in the demo, in Chromium: Undo turn on
+// the activity line, and a question asked from a running handler.
+
+// TestDemoUndoTurn: an agent's turn adds a note, edits one and deletes a
+// saved one (the person allows the delete on its card); once the turn is
+// done its activity line offers Undo turn, and pressing it brings the
+// board back as it was: the added note gone, the edit and the deletion
+// taken back. The line then says undone and offers Undo turn no more.
+func TestDemoUndoTurn(t *testing.T) {
+	browser := chromium(t)
+	p, _ := demoServe(t)
+	h := connectDemo(t, browser, p.url, []string{"list_notes", "read_note", "write_note", "delete_note"}, nil)
+	groceries, lisbon := h.noteID("Groceries"), h.noteID("Trip to Lisbon")
+	// The page's board before the turn: every note's title and body.
+	const boardText = `JSON.stringify(JSON.parse(localStorage.getItem("tabrelay-demo:notes")).map((n) => [n.id, n.title, n.body, n.saved]).sort())`
+	before, err := chromedp.Run(h.demo, chromedp.Evaluate[string](boardText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const undo = `tabrelay-activity button[data-part=undo]`
+	undoButtons := func() int {
+		n, _ := chromedp.Run(h.demo, chromedp.Evaluate[int](`document.querySelectorAll("`+undo+`").length`))
+		return n
+	}
+
+	if rep := h.call("write_note", map[string]any{"action": "add", "title": "Written in the turn"}); rep.isError() {
+		t.Fatalf("write_note add: %s %s", rep.Error, rep.text())
+	}
+	if rep := h.call("write_note", map[string]any{"action": "edit", "id": groceries, "body": "Nothing left to buy."}); rep.isError() {
+		t.Fatalf("write_note edit: %s %s", rep.Error, rep.text())
+	}
+	_, pending := h.start("delete_note", map[string]any{"id": lisbon})
+	if err := chromedp.Do(h.demo, chromedp.WaitVisible(chromedp.CSS(demoCard))); err != nil {
+		t.Fatalf("no card for delete_note: %v", err)
+	}
+	if n := undoButtons(); n != 0 {
+		t.Fatalf("%d Undo turn buttons while a call of the turn waits for the person", n)
+	}
+	answerDemoCard(t, h.demo, "once")
+	if rep := waitReply(t, pending); rep.isError() {
+		t.Fatalf("delete_note: %s %s", rep.Error, rep.text())
+	}
+	line := func() string {
+		s, _ := chromedp.Run(h.demo, chromedp.Evaluate[string](`document.querySelector("tabrelay-activity li")?.textContent ?? ""`))
+		return s
+	}
+	eventually(t, func() bool { return undoButtons() == 1 }, "the done turn's line offers Undo turn (the line: %q)", line())
+	if l := line(); !strings.Contains(l, "Notes E2E") || !strings.Contains(l, "3 steps") {
+		t.Fatalf("the line says %q; want who and 3 steps", l)
+	}
+	ctx, cancel := context.WithTimeout(h.demo, patience)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(undo))); err != nil {
+		t.Fatalf("press Undo turn: %v", err)
+	}
+	eventually(t, func() bool {
+		now, _ := chromedp.Run(h.demo, chromedp.Evaluate[string](boardText))
+		return now == before
+	}, "the board is back as it was before the turn")
+	if l := line(); !strings.Contains(l, "undone") || undoButtons() != 0 {
+		t.Fatalf("after Undo turn the line says %q with %d Undo buttons; want undone and none", l, undoButtons())
+	}
+	// The agent sees it too: the deleted note is back, the added one gone.
+	rep := h.call("list_notes", nil)
+	if !strings.Contains(rep.text(), "Trip to Lisbon") || strings.Contains(rep.text(), "Written in the turn") {
+		t.Fatalf("list_notes after Undo turn: %s", rep.text())
+	}
+	if rep := h.call("read_note", map[string]any{"id": groceries}); !strings.Contains(rep.text(), "Oat milk") {
+		t.Fatalf("read_note after Undo turn: %s", rep.text())
+	}
+}
+
+// TestDemoExportAsksWithItsSize: export_notes asks from its handler, once
+// it knows the export's size (confirmAt: handler): the card's why starts
+// with the size; Allow once answers the export, Deny the refusal, and a
+// card left open past the call's wait (15 s here) answers the host that the person is
+// being asked (the relay's detach rule), as a card before the handler does.
+func TestDemoExportAsksWithItsSize(t *testing.T) {
+	browser := chromium(t)
+	p, _ := demoServe(t, "TAB_CALL_WAIT=15s")
+	h := connectDemo(t, browser, p.url, []string{"list_notes", "export_notes"}, nil)
+	why := func() string {
+		ctx, cancel := context.WithTimeout(h.demo, patience)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(demoCard))); err != nil {
+			t.Fatalf("no card for export_notes: %v", err)
+		}
+		s, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("`+demoCard+` ul li")?.textContent ?? ""`))
+		return s
+	}
+
+	_, pending := h.start("export_notes", map[string]any{"format": "json"})
+	if w := why(); !strings.HasPrefix(w, "The export is ") || !strings.Contains(w, "kB: 8 notes as JSON") {
+		t.Fatalf("the card's why starts %q; want the export's size", w)
+	}
+	answerDemoCard(t, h.demo, "once")
+	if rep := waitReply(t, pending); rep.isError() || !strings.Contains(rep.text(), `"notes":8`) {
+		t.Fatalf("export_notes after Allow once: %s %s", rep.Error, rep.text())
+	}
+
+	_, pending = h.start("export_notes", nil)
+	if w := why(); !strings.Contains(w, "as Markdown") {
+		t.Fatalf("the card's why %q", w)
+	}
+	answerDemoCard(t, h.demo, "deny")
+	if rep := waitReply(t, pending); !rep.isError() || !strings.Contains(rep.text(), "declined") {
+		t.Fatalf("export_notes after Deny: %s %s", rep.Error, rep.text())
+	}
+
+	// Left open past TAB_CALL_WAIT: the host hears the person is being asked.
+	_, pending = h.start("export_notes", nil)
+	why()
+	var rep tsReply
+	select { // longer than waitReply's patience: the relay's wait is 15 s
+	case rep = <-pending:
+	case <-time.After(15*time.Second + 4*patience):
+		t.Fatal("the host got no answer after the relay's wait")
+	}
+	if !rep.OK || !strings.Contains(rep.text(), "being asked") {
+		t.Fatalf("a handler's card left open: %s %s; want the detach sentence", rep.Error, rep.text())
+	}
+	answerDemoCard(t, h.demo, "deny")
+}
