@@ -132,3 +132,73 @@ func TestDemoExportAsksWithItsSize(t *testing.T) {
 	}
 	answerDemoCard(t, h.demo, "deny")
 }
+
+// TestDemoScopePanel: the Connect panel's picker and the Connections
+// panel's Change access are the scope panel of seed 004 — a row per
+// catalogue family (read, change, view) with a switch and a count of its
+// verbs chosen, a verb row per action. The row switch turns a whole family
+// on and off; one verb of it leaves the row on, partly ("1/3"); what is
+// saved is what the rows show.
+func TestDemoScopePanel(t *testing.T) {
+	browser := chromium(t)
+	p, _ := demoServe(t)
+	eval := func(ctx context.Context, js string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return s
+	}
+	// rows says each family row of the panel under root: name, count, switch on or off.
+	rows := func(ctx context.Context, root string) string {
+		return eval(ctx, `[...document.querySelectorAll("`+root+` fieldset[data-family]")].map((f) =>
+  f.dataset.family + " " + f.querySelector("[data-part=count]").textContent + " " + (f.querySelector("input[role=switch]").checked ? "on" : "off")).join(", ")`)
+	}
+	click := func(ctx context.Context, sel string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, patience)
+		defer cancel()
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("click %s: %v", sel, err)
+		}
+	}
+	const connect = "tabrelay-connect"
+	h := connectDemo(t, browser, p.url, []string{"list_notes", "read_note", "write_note:add"}, func(demo context.Context) {
+		click(demo, connect+` input[data-family=change]`) // off, as the host asked nothing of it: on
+		if got, want := rows(demo, connect), "read 0/4 off, change 3/3 on, view 0/1 off"; got != want {
+			t.Fatalf("the Connect panel's rows after the change switch: %q; want %q", got, want)
+		}
+		click(demo, connect+` input[data-family=change]`)
+		click(demo, connect+` input[data-tool=write_note][data-action=add]`)
+		if got, want := rows(demo, connect), "read 0/4 off, change 1/3 on, view 0/1 off"; got != want {
+			t.Fatalf("the Connect panel's rows after one verb: %q; want %q", got, want)
+		}
+		if n := eval(demo, `String(document.querySelectorAll("`+connect+` fieldset[data-family=change] input[data-action]").length)`); n != "2" {
+			t.Fatalf("%s verb rows for write_note's actions; want 2 (add, edit)", n)
+		}
+	})
+
+	const panel = "tabrelay-connections"
+	ctx, cancel := context.WithTimeout(h.demo, patience)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(panel+` button[data-part=edit]`))); err != nil {
+		t.Fatalf("the Connections panel offers no Change access: %v", err)
+	}
+	click(h.demo, panel+` button[data-part=edit]`)
+	if got, want := rows(h.demo, panel), "read 2/4 on, change 1/3 on, view 0/1 off"; got != want {
+		t.Fatalf("Change access shows %q; want the connection's scope, %q", got, want)
+	}
+	click(h.demo, panel+` input[data-family=change]`) // partly on: off
+	click(h.demo, panel+` input[data-family=change]`) // on: the whole family
+	if got, want := rows(h.demo, panel), "read 2/4 on, change 3/3 on, view 0/1 off"; got != want {
+		t.Fatalf("Change access after the change switch: %q; want %q", got, want)
+	}
+	click(h.demo, panel+` button[data-part=save]`)
+	eventually(t, func() bool {
+		return strings.Contains(eval(h.demo, `document.querySelector("`+panel+` dd[data-part=scope]")?.textContent ?? ""`), "Delete a note")
+	}, "the saved scope names Delete a note")
+	if rep := h.call("write_note", map[string]any{"action": "edit", "id": h.noteID("Groceries"), "body": "Saved scope."}); rep.isError() {
+		t.Fatalf("write_note edit after Change access: %s %s", rep.Error, rep.text())
+	}
+}

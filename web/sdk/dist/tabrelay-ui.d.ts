@@ -102,8 +102,6 @@ export declare class TabrelayConnect extends Base {
     private lookUp;
     /** render shows who asks and the scope picker, ticked as model is (a new one: as the host asked). */
     private render;
-    /** sync shows the model: an action is ticked and fixed while its whole tool is. */
-    private sync;
     /** askSecond shows (or hides) the second question of a typed code. */
     private askSecond;
     /** decide approves (sure: the person answered the typed code's second question) or declines. */
@@ -448,8 +446,8 @@ export interface Messages {
     readonly unnamed: string;
     /** A name for an agent whose connection names neither client nor host. */
     readonly anAgent: string;
-    /** A scope picker's row that takes a whole tool with actions. */
-    readonly everything: string;
+    /** A scope picker's row that takes a whole tool with actions (its title). */
+    readonly everything: (title: string) => string;
     readonly connect: ConnectMessages;
     /** The chat bar's (@tabrelay/tab/chat), which reads this table too. */
     readonly chat: ChatMessages;
@@ -657,6 +655,24 @@ export interface PickerTool {
         readonly asks: boolean;
     }[];
 }
+/** One verb row of the scope panel: an action of a tool, or a tool without actions. */
+interface Verb {
+    readonly tool: string;
+    readonly action: string | undefined;
+    readonly label: string;
+    readonly description: string;
+}
+/**
+ * One row of the scope panel (seed 004): the tools of one catalogue
+ * `family` (a tool of none is a row of its own), with a switch for the
+ * whole row and a verb row per action.
+ */
+interface FamilyRow {
+    readonly name: string;
+    readonly title: string;
+    readonly tools: readonly PickerTool[];
+    readonly verbs: readonly Verb[];
+}
 /**
  * ScopeModel is the scope picker's state: per tool, either the whole tool
  * ("*": every action, also later ones) or some of its actions. Nothing is
@@ -669,6 +685,8 @@ export interface PickerTool {
  */
 export declare class ScopeModel {
     readonly tools: readonly PickerTool[];
+    /** The rows of the scope panel, in the app's order of tools. */
+    readonly families: readonly FamilyRow[];
     private readonly whole;
     private readonly actions;
     constructor(app: Pick<AppDeclaration, "tools">, requested: readonly ScopeEntry[] | null, fromHost?: boolean);
@@ -676,6 +694,13 @@ export declare class ScopeModel {
     ticked(tool: string, action?: string): boolean;
     /** set ticks or unticks the whole tool (action undefined) or one action. */
     set(tool: string, action: string | undefined, on: boolean): void;
+    /** count is how many of a row's verbs are chosen, of how many: the panel's "3/4". */
+    count(row: FamilyRow): {
+        on: number;
+        of: number;
+    };
+    /** setFamily turns a row on (every tool of it whole: also actions added later) or off (nothing of it). */
+    setFamily(row: FamilyRow, on: boolean): void;
     /** scope is the choice as the relay takes it, in the app's order of tools and actions. */
     scope(): ScopeEntry[];
 }
@@ -959,6 +984,23 @@ declare function confirmAtOf(tool: ToolDeclaration, action?: string): ConfirmAt;
 export declare function titleOf(tool: ToolDeclaration, action: string | undefined): string;
 /** defaultPermissionsEnvironment reads the page's localStorage and events, where they exist. */
 export declare function defaultPermissionsEnvironment(): PermissionsEnvironment;
+
+// ui/scope-panel.ts
+interface ScopePanelOptions {
+    /** Each input's data-key is keyPrefix and its place, for an element that keeps the focus across renders. */
+    readonly keyPrefix?: string;
+    /** Every input disabled (a request is on its way). */
+    readonly disabled?: boolean;
+    /** Shows the descriptions beside the verbs. */
+    readonly descriptions?: boolean;
+    /** Called after each change the person makes, once the panel shows it. */
+    onChange(): void;
+}
+/** scopePanel returns the rows of model's panel and sync, which shows the model as it is now. */
+declare function scopePanel(model: ScopeModel, o: ScopePanelOptions): {
+    rows: HTMLElement[];
+    sync(): void;
+};
 
 // ui/settings.ts
 export interface ModeOption {

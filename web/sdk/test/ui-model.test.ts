@@ -6,6 +6,45 @@ import { connectInfoOf, RelayError, REQUEST_MESSAGES } from "../src/requests.js"
 import { defineApp } from "../src/tools.js";
 import { app } from "./app.js";
 
+describe("the scope panel's rows (seed 004)", () => {
+  const schema = { type: "object", properties: { action: { type: "string" } } } as const;
+  const mail = defineApp({
+    version: "m-1", app: { name: "mail", title: "Mail" }, instructions: "Mail.",
+    tools: [
+      { name: "inbox", title: "Inbox", description: "Reads mail.", inputSchema: schema, result: "summaries", family: "mail" },
+      { name: "linkedin", title: "LinkedIn", description: "LinkedIn.", inputSchema: schema, result: "none", family: "linkedin",
+        actions: [{ name: "read-chat" }, { name: "sync-chat" }, { name: "send-message", permissions: ["publishes"] }] },
+      { name: "drafts", title: "Drafts", description: "Drafts mail.", inputSchema: schema, result: "none", family: "mail",
+        actions: [{ name: "draft-email", description: "Writes a draft." }] },
+      { name: "clock", title: "Clock", description: "The time.", inputSchema: schema, result: "summaries" },
+    ],
+  });
+
+  test("tools grouped by family in the app's order, a tool of none a row of its own; a verb row per action", () => {
+    const m = new ScopeModel(mail, null);
+    assert.deepEqual(m.families.map((f) => [f.name, f.title, f.tools.map((t) => t.name)]), [
+      ["mail", "Mail", ["inbox", "drafts"]], ["linkedin", "Linkedin", ["linkedin"]], ["clock", "Clock", ["clock"]],
+    ]);
+    assert.deepEqual(m.families[0]!.verbs.map((v) => [v.tool, v.action, v.label]), [["inbox", undefined, "Inbox"], ["drafts", "draft-email", "Drafts: draft-email"]]);
+    assert.deepEqual(m.families[1]!.verbs.map((v) => v.action), ["read-chat", "sync-chat", "send-message"]);
+  });
+
+  test("a row's count is its verbs chosen of all; its switch turns the whole row on (also later actions) or off", () => {
+    const m = new ScopeModel(mail, [{ tool: "linkedin", actions: ["read-chat", "sync-chat"] }]);
+    const [mailRow, linkedin] = m.families;
+    assert.deepEqual(m.count(linkedin!), { on: 2, of: 3 });
+    assert.deepEqual(m.count(mailRow!), { on: 0, of: 2 });
+    m.setFamily(mailRow!, true);
+    assert.deepEqual(m.count(mailRow!), { on: 2, of: 2 });
+    assert.deepEqual(m.scope(), [{ tool: "inbox" }, { tool: "linkedin", actions: ["read-chat", "sync-chat"] }, { tool: "drafts", actions: ["*"] }]);
+    m.setFamily(linkedin!, false);
+    assert.deepEqual(m.count(linkedin!), { on: 0, of: 3 });
+    m.set("linkedin", "send-message", true);
+    assert.deepEqual(m.count(linkedin!), { on: 1, of: 3 }, "one verb back: the row is partly on");
+    assert.deepEqual(m.scope(), [{ tool: "inbox" }, { tool: "linkedin", actions: ["send-message"] }, { tool: "drafts", actions: ["*"] }]);
+  });
+});
+
 describe("the scope picker", () => {
   test("nothing is ticked when the host asked for nothing", () => {
     const m = new ScopeModel(app, null);

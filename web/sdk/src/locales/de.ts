@@ -54,7 +54,7 @@ export const de: Messages = {
   otherError: () => "Etwas ist schiefgegangen. Versuchen Sie es noch einmal.",
   unnamed: "Eine Anwendung ohne Namen",
   anAgent: "Ein Agent",
-  everything: "Alles, auch später hinzukommende Aktionen",
+  everything: (title) => `${title}: alles, auch später hinzukommende Aktionen`,
   connect: {
     codeLabel: "Verbindungscode",
     codePlaceholder: "XXXX-XXXX",

@@ -17,6 +17,7 @@ import { takeConnectCode } from "../requests.js";
 import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
 import { follow, messages, unfollow } from "./messages.js";
 import { errorWords, ScopeModel, typedWords, whoAsks } from "./model.js";
+import { scopePanel } from "./scope-panel.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
 export interface ConnectClient {
@@ -251,41 +252,8 @@ export class TabrelayConnect extends Base {
     this.askSecond(false);
     const app = this.app;
     const model = (this.model = kept ?? new ScopeModel(app ?? { tools: [] }, info.requestedScope, true));
-    const rows: Node[] = [h("legend", {}, messages().connect.scopeLegend(app?.app.title))];
-    const box = (tool: string, action: string | undefined, label: string, note: string) => {
-      const id = uid("box"); // a count: names with "-" in them could collide
-      const input = h("input", { type: "checkbox", id, "data-tool": tool, ...(action ? { "data-action": action } : {}) });
-      input.checked = model.ticked(tool, action);
-      input.addEventListener("change", () => {
-        model.set(tool, action, input.checked);
-        this.sync();
-      });
-      const row = h("div", {}, input, h("label", { for: id }, label));
-      if (note) row.append(" ", h("span", { class: "tr-note" }, note));
-      return row;
-    };
-    for (const t of model.tools) {
-      if (t.actions.length === 0) {
-        rows.push(box(t.name, undefined, t.title, t.description));
-        continue;
-      }
-      rows.push(h("fieldset", {}, h("legend", {}, t.title),
-        box(t.name, undefined, messages().everything, t.description),
-        ...t.actions.map((a) => box(t.name, a.name, a.name, a.description))));
-    }
-    this.picker.replaceChildren(...rows);
-    this.sync();
-  }
-
-  /** sync shows the model: an action is ticked and fixed while its whole tool is. */
-  private sync(): void {
-    const model = this.model;
-    if (!model) return;
-    for (const input of this.picker.querySelectorAll<HTMLInputElement>("input[data-action]")) {
-      const tool = input.dataset["tool"] ?? "", action = input.dataset["action"] ?? "";
-      input.checked = model.ticked(tool, action);
-      input.disabled = model.ticked(tool);
-    }
+    const panel = scopePanel(model, { descriptions: true, onChange: () => {} });
+    this.picker.replaceChildren(h("legend", {}, messages().connect.scopeLegend(app?.app.title)), ...panel.rows);
   }
 
   /** askSecond shows (or hides) the second question of a typed code. */

@@ -12,6 +12,7 @@ import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
 import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
 import { follow, messages, unfollow } from "./messages.js";
+import { scopePanel } from "./scope-panel.js";
 
 const T = ":where(tabrelay-connections)";
 const STYLE = `${T}{display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit);background:var(--tabrelay-bg,transparent);
@@ -197,24 +198,8 @@ export class TabrelayConnections extends Base {
   private picker(r: ConnectionRow, model: ConnectionsPanel, button: (part: string, text: string, label: string, act: () => void) => HTMLButtonElement): HTMLElement {
     const picker = r.picker!;
     const m = messages();
-    let n = 0;
-    const box = (tool: string, action: string | undefined, label: string) => {
-      const id = uid("box"); // a count: names with "-" in them could collide
-      const input = make("input", { type: "checkbox", id, "data-tool": tool, "data-key": `${r.id}:tool:${n++}`, ...(action ? { "data-action": action } : {}) });
-      input.checked = picker.ticked(tool, action);
-      input.disabled = r.busy || (action !== undefined && picker.ticked(tool)); // an action is fixed while its whole tool is ticked
-      input.addEventListener("change", () => {
-        picker.set(tool, action, input.checked);
-        this.render();
-      });
-      return make("div", {}, input, make("label", { for: id }, label));
-    };
-    const rows: Node[] = [make("legend", {}, m.connections.scopeLegend(r.who, this.appValue?.app.title))];
-    for (const t of picker.tools) {
-      if (t.actions.length === 0) rows.push(box(t.name, undefined, t.title));
-      else rows.push(make("fieldset", {}, make("legend", {}, t.title), box(t.name, undefined, m.everything),
-        ...t.actions.map((a) => box(t.name, a.name, a.name))));
-    }
+    const panel = scopePanel(picker, { keyPrefix: `${r.id}:tool:`, disabled: r.busy, onChange: () => this.render() });
+    const rows: Node[] = [make("legend", {}, m.connections.scopeLegend(r.who, this.appValue?.app.title)), ...panel.rows];
     const form = make("form", { "data-part": "scope-form" }, make("fieldset", { "data-part": "scope" }, ...rows),
       make("p", { class: "tr-note" }, m.connections.emptyScope));
     const save = button("save", m.connections.save, m.connections.saveFor(r.who), () => {});

@@ -36,7 +36,7 @@ export const en: Messages = {
   otherError: (message) => message || "Something went wrong. Try again.",
   unnamed: "An application without a name",
   anAgent: "An agent",
-  everything: "Everything, also actions added later",
+  everything: (title) => `${title}: everything, also actions added later`,
   connect: {
     codeLabel: "Connect code",
     codePlaceholder: "XXXX-XXXX",

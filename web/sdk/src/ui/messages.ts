@@ -42,8 +42,8 @@ export interface Messages {
   readonly unnamed: string;
   /** A name for an agent whose connection names neither client nor host. */
   readonly anAgent: string;
-  /** A scope picker's row that takes a whole tool with actions. */
-  readonly everything: string;
+  /** A scope picker's row that takes a whole tool with actions (its title). */
+  readonly everything: (title: string) => string;
   readonly connect: ConnectMessages;
   /** The chat bar's (@tabrelay/tab/chat), which reads this table too. */
   readonly chat: ChatMessages;

@@ -17,6 +17,26 @@ export interface PickerTool {
   readonly actions: readonly { readonly name: string; readonly description: string; readonly asks: boolean }[];
 }
 
+/** One verb row of the scope panel: an action of a tool, or a tool without actions. */
+export interface Verb {
+  readonly tool: string;
+  readonly action: string | undefined;
+  readonly label: string;
+  readonly description: string;
+}
+
+/**
+ * One row of the scope panel (seed 004): the tools of one catalogue
+ * `family` (a tool of none is a row of its own), with a switch for the
+ * whole row and a verb row per action.
+ */
+export interface FamilyRow {
+  readonly name: string;
+  readonly title: string;
+  readonly tools: readonly PickerTool[];
+  readonly verbs: readonly Verb[];
+}
+
 /** asks: does a call of tool (and action) raise a question with the person (a permission kind, or a destructive tool)? */
 function asks(tool: ToolDeclaration, action?: string): boolean {
   return permissionKindsOf(tool, action).length > 0 || tool.annotations?.destructiveHint === true;
@@ -34,6 +54,8 @@ function asks(tool: ToolDeclaration, action?: string): boolean {
  */
 export class ScopeModel {
   readonly tools: readonly PickerTool[];
+  /** The rows of the scope panel, in the app's order of tools. */
+  readonly families: readonly FamilyRow[];
   private readonly whole = new Set<string>();
   private readonly actions = new Map<string, Set<string>>();
 
@@ -42,6 +64,7 @@ export class ScopeModel {
       name: t.name, title: t.title || t.name, description: t.description, asks: asks(t),
       actions: (t.actions ?? []).map((a) => ({ name: a.name, description: a.description ?? "", asks: asks(t, a.name) })),
     }));
+    this.families = familiesOf(app.tools, this.tools);
     for (const e of requested ?? []) {
       const tool = this.tools.find((t) => t.name === e.tool);
       if (!tool) continue; // not a tool of this app: never ticked
@@ -76,6 +99,19 @@ export class ScopeModel {
     this.actions.set(tool, set);
   }
 
+  /** count is how many of a row's verbs are chosen, of how many: the panel's "3/4". */
+  count(row: FamilyRow): { on: number; of: number } {
+    return { on: row.verbs.filter((v) => this.ticked(v.tool, v.action)).length, of: row.verbs.length };
+  }
+
+  /** setFamily turns a row on (every tool of it whole: also actions added later) or off (nothing of it). */
+  setFamily(row: FamilyRow, on: boolean): void {
+    for (const t of row.tools) {
+      this.set(t.name, undefined, on);
+      if (!on) this.actions.delete(t.name);
+    }
+  }
+
   /** scope is the choice as the relay takes it, in the app's order of tools and actions. */
   scope(): ScopeEntry[] {
     const out: ScopeEntry[] = [];
@@ -89,6 +125,24 @@ export class ScopeModel {
     }
     return out;
   }
+}
+
+/** familiesOf groups tools by their family, in the order each family first appears. */
+function familiesOf(declared: readonly ToolDeclaration[], tools: readonly PickerTool[]): FamilyRow[] {
+  const rows = new Map<string, { name: string; title: string; tools: PickerTool[] }>();
+  tools.forEach((t, i) => {
+    const family = declared[i]?.family?.trim();
+    const key = family ? "family:" + family : "tool:" + t.name;
+    const row = rows.get(key) ?? { name: family || t.name, title: family ? family.charAt(0).toUpperCase() + family.slice(1) : t.title, tools: [] };
+    row.tools.push(t);
+    rows.set(key, row);
+  });
+  return [...rows.values()].map((r) => ({
+    ...r,
+    verbs: r.tools.flatMap((t): Verb[] => t.actions.length
+      ? t.actions.map((a) => ({ tool: t.name, action: a.name, label: `${t.title}: ${a.name}`, description: a.description }))
+      : [{ tool: t.name, action: undefined, label: t.title, description: t.description }]),
+  }));
 }
 
 /** The words of who asks, each a line of plain text (never HTML). */
