@@ -202,3 +202,52 @@ func TestDemoScopePanel(t *testing.T) {
 		t.Fatalf("write_note edit after Change access: %s %s", rep.Error, rep.text())
 	}
 }
+
+// TestDemoTwoAgentsAreTwoLines: two hosts connected to one demo tab, each
+// with a call waiting for the person (delete_note asks): the activity line
+// shows two lines, one per agent, each with its own Stop; Stop on one
+// withdraws that agent's card and answers it, the other's line and card
+// stay, and its Allow once still runs its call.
+func TestDemoTwoAgentsAreTwoLines(t *testing.T) {
+	browser := chromium(t)
+	p, _ := demoServe(t)
+	scope := []string{"list_notes", "delete_note"}
+	first := connectDemo(t, browser, p.url, scope, nil)
+	second := connectDemo(t, browser, p.url, scope, nil)
+	// The first approval's tab goes: both agents' calls reach the second's.
+	if err := chromedp.Do(first.demo, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	page := second.demo
+	count := func(css string) int {
+		n, _ := chromedp.Run(page, chromedp.Evaluate[int](`document.querySelectorAll("`+css+`").length`))
+		return n
+	}
+	_, firstDone := first.start("delete_note", map[string]any{"id": first.noteID("Groceries")})
+	eventually(t, func() bool { return count(demoCard) == 1 }, "the first agent's card")
+	_, secondDone := second.start("delete_note", map[string]any{"id": second.noteID("Trip to Lisbon")})
+	eventually(t, func() bool { return count(demoCard) == 2 }, "the second agent's card")
+	const asking = `tabrelay-activity li[data-state=asking]`
+	eventually(t, func() bool { return count(asking) == 2 }, "two lines, both waiting for the person")
+	lines, _ := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("`+asking+`")].map((li) => li.textContent)`))
+	if len(lines) != 2 || lines[0] == lines[1] || !strings.Contains(lines[0], "Notes E2E") || !strings.Contains(lines[1], "Notes E2E") {
+		t.Fatalf("the lines: %q; want one per agent", lines)
+	}
+	// Stop on the first line: the first agent's card goes and it hears the sentence.
+	ctx, cancel := context.WithTimeout(page, patience)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(asking+`:first-child button[data-part=stop]`))); err != nil {
+		t.Fatalf("press Stop on the first line: %v", err)
+	}
+	if rep := waitReply(t, firstDone); !rep.isError() || !strings.Contains(rep.text(), "stopped") {
+		t.Fatalf("the stopped agent: %s %s", rep.Error, rep.text())
+	}
+	eventually(t, func() bool { return count(demoCard) == 1 && count(asking) == 1 }, "one card and one waiting line left")
+	answerDemoCard(t, page, "once")
+	if rep := waitReply(t, secondDone); rep.isError() {
+		t.Fatalf("the other agent's delete after Allow once: %s %s", rep.Error, rep.text())
+	}
+	if rep := second.call("list_notes", nil); strings.Contains(rep.text(), "Trip to Lisbon") || !strings.Contains(rep.text(), "Groceries") {
+		t.Fatalf("after one Stop and one Allow once: %s", rep.text())
+	}
+}

@@ -41,16 +41,17 @@ export function scopePanel(model: ScopeModel, o: ScopePanelOptions): { rows: HTM
     const toggle = input(f.title, { role: "switch", "data-family": f.name, "aria-describedby": countId }, (on) => model.setFamily(f, on));
     const lines: HTMLElement[] = [];
     for (const t of f.tools) {
-      if (!t.actions.length) continue;
-      const whole = input(messages().everything(t.title), { "data-tool": t.name }, (on) => model.set(t.name, undefined, on));
-      syncs.push(() => ((whole.box.checked = model.ticked(t.name)), (whole.box.disabled = !!o.disabled)));
-      lines.push(line(whole, ""));
-    }
-    for (const v of f.verbs) {
-      const { box, label } = input(v.label, { "data-tool": v.tool, ...(v.action ? { "data-action": v.action } : {}) }, (on) => model.set(v.tool, v.action, on));
-      // An action is chosen, and fixed, while its whole tool is.
-      syncs.push(() => ((box.checked = model.ticked(v.tool, v.action)), (box.disabled = !!o.disabled || (v.action !== undefined && model.ticked(v.tool)))));
-      lines.push(line({ box, label }, v.description));
+      if (t.actions.length) {
+        const whole = input(messages().everything(t.title), { "data-tool": t.name }, (on) => model.set(t.name, undefined, on));
+        syncs.push(() => ((whole.box.checked = model.ticked(t.name)), (whole.box.disabled = !!o.disabled)));
+        lines.push(line(whole, ""));
+      }
+      for (const v of f.verbs.filter((v) => v.tool === t.name)) {
+        const b = input(v.label, { "data-tool": v.tool, ...(v.action ? { "data-action": v.action } : {}) }, (on) => model.set(v.tool, v.action, on));
+        // An action is chosen, and fixed, while its whole tool is.
+        syncs.push(() => ((b.box.checked = model.ticked(v.tool, v.action)), (b.box.disabled = !!o.disabled || (v.action !== undefined && model.ticked(v.tool)))));
+        lines.push(line(b, v.description));
+      }
     }
     syncs.push(() => {
       const { on, of } = model.count(f);
