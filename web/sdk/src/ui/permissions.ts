@@ -530,7 +530,7 @@ function isAnswer(a: unknown): a is Answer {
 }
 
 /** confirmAtOf returns when a call of tool (and action) asks the person: "start" or "handler" (ToolCall.confirm). */
-export function confirmAtOf(tool: ToolDeclaration, action?: string): ConfirmAt {
+function confirmAtOf(tool: ToolDeclaration, action?: string): ConfirmAt {
   return tool.actions?.find((a) => a.name === action)?.confirmAt ?? tool.confirmAt ?? "start";
 }
 
