@@ -42,7 +42,7 @@ test("the picker is the scope panel: a row per family with a switch and a count,
     version: "f-1", app: { name: "fam", title: "Fam" }, instructions: "Fam.",
     tools: [
       { name: "list", title: "List", description: "Lists.", inputSchema: schema, result: "summaries", family: "read" },
-      { name: "note", title: "Note", description: "Notes.", inputSchema: schema, result: "none", family: "change",
+      { name: "note", title: "Note", description: "Notes.", inputSchema: schema, result: "none", family: "change", permissions: [],
         actions: [{ name: "add" }, { name: "edit" }, { name: "tag" }] },
       { name: "drop", title: "Drop", description: "Drops.", inputSchema: schema, result: "none", family: "change", permissions: ["deletes-saved"] },
     ],
