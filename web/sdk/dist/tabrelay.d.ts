@@ -863,7 +863,7 @@ declare const SENTENCES: {
     readonly notRecorded: "This tab could not record the call, so it did not run it; nothing was done.";
     readonly withheld: "This call ran already in this browser, but its result was not kept: the person has since set the tab to let agents see names and summaries only. Call again to read what that allows.";
 };
-/** holdsData says whether a result carries anything of the app's data: an error alone does not. */
+/** holdsData says whether a result carries anything of the app's data: an error or a refusal alone does not. */
 declare function holdsData(r: TabResult): boolean;
 declare class CallRecord {
     private readonly env;

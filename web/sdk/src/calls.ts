@@ -166,7 +166,7 @@ export class Calls<A extends AppDeclaration> {
 
   constructor(private readonly o: CallsOptions<A>) {
     o.gate?.onWithhold?.(() => {
-      const withheld = { error: SENTENCES.withheld };
+      const withheld = refusal(SENTENCES.withheld);
       for (const [id, r] of this.recent) if (holdsData(r)) this.recent.set(id, withheld);
       o.unsent?.forEach((m, i, all) => m.type === "result" && holdsData(m.result) && (all[i] = { ...m, result: withheld }));
       o.record.withhold();

@@ -5,6 +5,7 @@
 
 import type { Environment, LocksLike, StorageLike } from "./env.js";
 import type { TabResult } from "./protocol.js";
+import { refusal } from "./notes.js";
 
 /** How a call id was settled by claim. */
 export type Claimed =
@@ -37,7 +38,7 @@ export const SENTENCES = {
     "This call ran already in this browser, but its result was not kept: the person has since set the tab to let agents see names and summaries only. Call again to read what that allows.",
 } as const;
 
-/** holdsData says whether a result carries anything of the app's data: an error alone does not. */
+/** holdsData says whether a result carries anything of the app's data: an error or a refusal alone does not. */
 export function holdsData(r: TabResult): boolean {
   return r.data !== undefined || !!(r.images ?? r.audio ?? r.resources);
 }
@@ -92,7 +93,7 @@ export class CallRecord {
       });
     } catch (err) {
       this.env.warn("the call lock failed", err);
-      if (!settled) return { by: "for-now", result: { error: SENTENCES.notRecorded } };
+      if (!settled) return { by: "for-now", result: refusal(SENTENCES.notRecorded) };
     }
     return settled ?? "held";
   }
@@ -102,7 +103,7 @@ export class CallRecord {
     const entry = this.read(id);
     if (entry?.state === "done") return { by: "record", result: this.resultOf(entry) };
     // Running, and nobody holds its lock: the tab that ran it closed mid-call.
-    if (entry?.state === "running") return { by: "record", result: { error: SENTENCES.halfway } };
+    if (entry?.state === "running") return { by: "record", result: refusal(SENTENCES.halfway) };
     return this.runRecorded(id, deadline, run);
   }
 
@@ -122,7 +123,7 @@ export class CallRecord {
   private async runRecorded(id: string, deadline: number, run: () => Promise<TabResult>): Promise<Claimed> {
     const keepUntil = this.keepUntil(deadline);
     if (!this.write(id, { state: "running", keepUntil })) {
-      return { by: "for-now", result: { error: SENTENCES.notRecorded } };
+      return { by: "for-now", result: refusal(SENTENCES.notRecorded) };
     }
     const result = await run();
     // A result too big for the cap or the storage quota is kept as "done"
@@ -150,13 +151,13 @@ export class CallRecord {
       const locks = this.env.locks;
       const settled = locks ? await this.settleIfFree(locks, id, deadline, run) : "held";
       if (settled !== "held") return settled;
-      if (this.env.now() >= until) return { by: "for-now", result: { error: SENTENCES.elsewhere } };
+      if (this.env.now() >= until) return { by: "for-now", result: refusal(SENTENCES.elsewhere) };
       await new Promise<void>((resolve) => this.env.setTimeout(resolve, POLL_MS));
     }
   }
 
   private resultOf(entry: Entry): TabResult {
-    return entry.result ?? { error: entry.withheld ? SENTENCES.withheld : SENTENCES.notKept };
+    return entry.result ?? refusal(entry.withheld ? SENTENCES.withheld : SENTENCES.notKept);
   }
 
   /** withhold drops the data of every result kept: the person turned the data switch on. */

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { SENTENCES } from "../src/record.js";
+import { refusal } from "../src/notes.js";
 import { app, callMsg, TestHandlers } from "./app.js";
 import { FakeBrowser, flush, MemoryStorage } from "./fakes.js";
 import type { Environment } from "../src/env.js";
@@ -68,14 +69,14 @@ describe("at most once", () => {
     await flush();
     b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
     await browser.clock.advance(5100);
-    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.elsewhere }]);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [refusal(SENTENCES.elsewhere)]);
     assert.equal(b.h.runs.length, 0);
     // That answer was for now: once a has finished, a redelivery to b gets the result.
     a.h.finish("c1", { from: "a" });
     await flush();
     b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 2 }));
     await browser.clock.advance(200);
-    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.elsewhere }, { data: { from: "a" } }]);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [refusal(SENTENCES.elsewhere), { data: { from: "a" } }]);
     assert.equal(b.h.runs.length, 0);
   });
 
@@ -87,7 +88,7 @@ describe("at most once", () => {
     b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
     await flush();
     assert.equal(b.h.runs.length, 0);
-    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.halfway }]);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [refusal(SENTENCES.halfway)]);
   });
 
   test("the tab that ran it closes while another waits for it: the lock, asked again, says so at once (issue 25)", async () => {
@@ -100,7 +101,7 @@ describe("at most once", () => {
       assert.deepEqual(resultOf(b.sock(), "c1"), [], `nothing yet, ${closeAfter} ms in`);
       browser.locks.closeTab(a.name); // the page closed: the browser releases its locks
       await browser.clock.advance(100);
-      assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.halfway }], `closed ${closeAfter} ms in`);
+      assert.deepEqual(resultOf(b.sock(), "c1"), [refusal(SENTENCES.halfway)], `closed ${closeAfter} ms in`);
       assert.equal(b.h.runs.length, 0, "not run again");
     }
   });
@@ -161,7 +162,7 @@ describe("at most once", () => {
     b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
     await flush();
     assert.equal(b.h.runs.length, 0);
-    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.notKept }]);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [refusal(SENTENCES.notKept)]);
   });
 
   test("a result over 128 KiB is not stored: done without it, and this tab answers its redelivery from memory", async () => {
@@ -178,7 +179,7 @@ describe("at most once", () => {
     b.sock().receive(callMsg("c1", "slow", undefined, { redelivery: 1 }));
     await flush();
     assert.deepEqual(resultOf(a.sock(), "c1"), [{ data: big }, { data: big }]);
-    assert.deepEqual(resultOf(b.sock(), "c1"), [{ error: SENTENCES.notKept }]);
+    assert.deepEqual(resultOf(b.sock(), "c1"), [refusal(SENTENCES.notKept)]);
     assert.equal(a.h.runs.length + b.h.runs.length, 1);
   });
 

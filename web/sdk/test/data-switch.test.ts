@@ -215,13 +215,13 @@ describe("held results go when the switch turns on (item 3)", () => {
     assert.doesNotMatch(browser.local.getItem("tabrelay:call:c1") ?? "", /"mean"|iVBOR/);
     t.sock().receive(call("c1", "stats", {}, { redelivery: 1 }));
     await flush();
-    assert.deepEqual(t.results("c1").at(-1), { error: SENTENCES.withheld });
+    assert.deepEqual(t.results("c1").at(-1), refusal(SENTENCES.withheld));
     // Another tab that follows the switch drops its memory too, and the record answers it the same.
     const other = setup({ browser, site: t.site });
     assert.equal(other.perms.summariesOnly, false);
     other.sock().receive(call("c1", "stats", {}, { redelivery: 2 }));
     await flush();
-    assert.deepEqual(other.results("c1"), [{ error: SENTENCES.withheld }]);
+    assert.deepEqual(other.results("c1"), [refusal(SENTENCES.withheld)]);
     assert.equal(t.runs.length + other.runs.length, 2, "c1 and c2 ran once each, c1 never again");
   });
 
@@ -235,7 +235,7 @@ describe("held results go when the switch turns on (item 3)", () => {
     t.perms.setSummariesOnly(true);
     await t.browser.clock.advance(60_000);
     t.sock().welcome();
-    assert.deepEqual(t.results("c1"), [{ error: SENTENCES.withheld }]);
+    assert.deepEqual(t.results("c1"), [refusal(SENTENCES.withheld)]);
   });
 });
 
