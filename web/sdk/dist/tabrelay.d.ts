@@ -730,10 +730,17 @@ declare const MAX_HELLO_BYTES = 4096;
 declare const TAB_MESSAGE_TYPES: readonly ["hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log", "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong"];
 /** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
 declare const RELAY_MESSAGE_TYPES: readonly ["welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done", "permissions-query", "error"];
-/** Who calls: one approved agent host (§7 `call`). */
+/**
+ * The way in a call came (issue 28): `connector`, an agent host through the
+ * relay; `chat`, the chat in the tab with the person's own key; `local`, an
+ * agent on the person's machine. A newer relay may name another: it reads
+ * as a string.
+ */
+export type ConnectionKind = "connector" | "chat" | "local" | (string & {});
+/** Who calls: one approved agent host (§7 `call`), or the tab's own chat. */
 export interface Connection {
     id: string;
-    kind: string;
+    kind: ConnectionKind;
     /** The OAuth client's name, as it registered. */
     client: string;
     /** The host of the client's redirect URI. */

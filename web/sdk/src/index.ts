@@ -19,7 +19,7 @@ export {
 } from "./tools.js";
 export {
   PROTOCOL_VERSION,
-  type CancelReason, type Connection, type EmbeddedResource, type LogLevel, type Media, type Note, type Permission, type TabResult,
+  type CancelReason, type Connection, type ConnectionKind, type EmbeddedResource, type LogLevel, type Media, type Note, type Permission, type TabResult,
 } from "./protocol.js";
 export { note, noteText, refusal, withNote } from "./notes.js";
 export type { FromSchema, JsonChecked, JsonObject, JsonValue } from "./schema.js";

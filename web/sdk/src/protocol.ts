@@ -23,10 +23,18 @@ export const RELAY_MESSAGE_TYPES = [
   "permissions-query", "error",
 ] as const;
 
-/** Who calls: one approved agent host (§7 `call`). */
+/**
+ * The way in a call came (issue 28): `connector`, an agent host through the
+ * relay; `chat`, the chat in the tab with the person's own key; `local`, an
+ * agent on the person's machine. A newer relay may name another: it reads
+ * as a string.
+ */
+export type ConnectionKind = "connector" | "chat" | "local" | (string & {});
+
+/** Who calls: one approved agent host (§7 `call`), or the tab's own chat. */
 export interface Connection {
   id: string;
-  kind: string;
+  kind: ConnectionKind;
   /** The OAuth client's name, as it registered. */
   client: string;
   /** The host of the client's redirect URI. */
