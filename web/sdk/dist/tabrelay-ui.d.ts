@@ -36,6 +36,99 @@ export declare class TabrelayConfirm extends Base {
 /** defineConfirmElement registers <tabrelay-confirm>; importing @tabrelay/tab/ui does it in a browser. */
 export declare function defineConfirmElement(): void;
 
+// ui/connect-model.ts
+/** One tool of the picker, from the app's declaration. */
+export interface PickerTool {
+    readonly name: string;
+    readonly title: string;
+    readonly description: string;
+    /** Calls of the tool (without actions) ask the person: it declares permission kinds, or is destructive. */
+    readonly asks: boolean;
+    /** The tool's actions; empty for a tool without actions. */
+    readonly actions: readonly {
+        readonly name: string;
+        readonly description: string;
+        readonly asks: boolean;
+    }[];
+}
+/** One verb row of the scope panel: an action of a tool, or a tool without actions. */
+interface Verb {
+    readonly tool: string;
+    readonly action: string | undefined;
+    readonly label: string;
+    readonly description: string;
+}
+/**
+ * One row of the scope panel (seed 004): the tools of one catalogue
+ * `family` (a tool of none is a row of its own), with a switch for the
+ * whole row and a verb row per action.
+ */
+interface FamilyRow {
+    readonly name: string;
+    readonly title: string;
+    readonly tools: readonly PickerTool[];
+    readonly verbs: readonly Verb[];
+}
+/**
+ * ScopeModel is the scope picker's state: per tool, either the whole tool
+ * ("*": every action, also later ones) or some of its actions. Nothing is
+ * ticked but the scope it starts from: a connection's own, or what a host
+ * asked for (fromHost; §8 step 3: requestedScope null ticks nothing). Of
+ * what a host asked for, nothing that asks the person (changes, deletions
+ * and the other permission kinds) is ticked, nor a whole tool with actions
+ * (its later actions may ask): the person ticks those themselves, whatever
+ * the host asked for (issue 23).
+ */
+export declare class ScopeModel {
+    readonly tools: readonly PickerTool[];
+    /** The rows of the scope panel, in the app's order of tools. */
+    readonly families: readonly FamilyRow[];
+    private readonly whole;
+    private readonly actions;
+    constructor(app: Pick<AppDeclaration, "tools">, requested: readonly ScopeEntry[] | null, fromHost?: boolean);
+    /** ticked: is the whole tool (action undefined), or one of its actions, chosen? An action is also chosen with its whole tool. */
+    ticked(tool: string, action?: string): boolean;
+    /** set ticks or unticks the whole tool (action undefined) or one action. */
+    set(tool: string, action: string | undefined, on: boolean): void;
+    /** count is how many of a row's verbs are chosen, of how many: the panel's "3/4". */
+    count(row: FamilyRow): {
+        on: number;
+        of: number;
+    };
+    /** setFamily turns a row on (every tool of it whole: also actions added later) or off (nothing of it). */
+    setFamily(row: FamilyRow, on: boolean): void;
+    /** scope is the choice as the relay takes it, in the app's order of tools and actions. */
+    scope(): ScopeEntry[];
+}
+/** The words of who asks, each a line of plain text (never HTML). */
+export interface WhoAsks {
+    /** The client's name, as the panel shows it. */
+    readonly name: string;
+    /** How much that name is worth: published by a site, or chosen by the client itself. */
+    readonly identity: string;
+    /** Where the host says it returns to (not who gets the connection), with a warning for a look-alike. */
+    readonly redirect: string;
+    /** When the code expires. */
+    readonly expiry: string;
+}
+/** whoAsks puts a connect-info answer in words; now is Unix ms. */
+export declare function whoAsks(info: ConnectInfo, now: number, timeOf?: (ms: number) => string): WhoAsks;
+export declare function hostOf(url: string): string;
+/** The words of a typed code: who gets it is unknown, where it started, and the second question. */
+export interface TypedWords {
+    readonly warning: string;
+    readonly provenance: string;
+    readonly question: string;
+}
+/**
+ * typedWords says what a typed code cannot prove (§8 step 5): the code may
+ * come from another device, so the panel cannot tell who gets the
+ * connection; it says what the relay knows of where the request started.
+ */
+export declare function typedWords(info: ConnectInfo, timeOf?: (ms: number) => string): TypedWords;
+/** errorWords is what the panels say for a failed request: the table's sentence for its code, else for another failure. */
+export declare function errorWords(err: unknown): string;
+
 // ui/connect.ts
 /** The part of a TabClient the panel uses: any object with these methods will do. */
 export interface ConnectClient {
@@ -640,99 +733,6 @@ declare const speak: (el: Element) => void;
 /** statusWords says a client's status as a sentence for the page's status line; now is Unix ms (a reconnect's wait). */
 export declare function statusWords(s: Status, now?: number): string;
 
-// ui/model.ts
-/** One tool of the picker, from the app's declaration. */
-export interface PickerTool {
-    readonly name: string;
-    readonly title: string;
-    readonly description: string;
-    /** Calls of the tool (without actions) ask the person: it declares permission kinds, or is destructive. */
-    readonly asks: boolean;
-    /** The tool's actions; empty for a tool without actions. */
-    readonly actions: readonly {
-        readonly name: string;
-        readonly description: string;
-        readonly asks: boolean;
-    }[];
-}
-/** One verb row of the scope panel: an action of a tool, or a tool without actions. */
-interface Verb {
-    readonly tool: string;
-    readonly action: string | undefined;
-    readonly label: string;
-    readonly description: string;
-}
-/**
- * One row of the scope panel (seed 004): the tools of one catalogue
- * `family` (a tool of none is a row of its own), with a switch for the
- * whole row and a verb row per action.
- */
-interface FamilyRow {
-    readonly name: string;
-    readonly title: string;
-    readonly tools: readonly PickerTool[];
-    readonly verbs: readonly Verb[];
-}
-/**
- * ScopeModel is the scope picker's state: per tool, either the whole tool
- * ("*": every action, also later ones) or some of its actions. Nothing is
- * ticked but the scope it starts from: a connection's own, or what a host
- * asked for (fromHost; §8 step 3: requestedScope null ticks nothing). Of
- * what a host asked for, nothing that asks the person (changes, deletions
- * and the other permission kinds) is ticked, nor a whole tool with actions
- * (its later actions may ask): the person ticks those themselves, whatever
- * the host asked for (issue 23).
- */
-export declare class ScopeModel {
-    readonly tools: readonly PickerTool[];
-    /** The rows of the scope panel, in the app's order of tools. */
-    readonly families: readonly FamilyRow[];
-    private readonly whole;
-    private readonly actions;
-    constructor(app: Pick<AppDeclaration, "tools">, requested: readonly ScopeEntry[] | null, fromHost?: boolean);
-    /** ticked: is the whole tool (action undefined), or one of its actions, chosen? An action is also chosen with its whole tool. */
-    ticked(tool: string, action?: string): boolean;
-    /** set ticks or unticks the whole tool (action undefined) or one action. */
-    set(tool: string, action: string | undefined, on: boolean): void;
-    /** count is how many of a row's verbs are chosen, of how many: the panel's "3/4". */
-    count(row: FamilyRow): {
-        on: number;
-        of: number;
-    };
-    /** setFamily turns a row on (every tool of it whole: also actions added later) or off (nothing of it). */
-    setFamily(row: FamilyRow, on: boolean): void;
-    /** scope is the choice as the relay takes it, in the app's order of tools and actions. */
-    scope(): ScopeEntry[];
-}
-/** The words of who asks, each a line of plain text (never HTML). */
-export interface WhoAsks {
-    /** The client's name, as the panel shows it. */
-    readonly name: string;
-    /** How much that name is worth: published by a site, or chosen by the client itself. */
-    readonly identity: string;
-    /** Where the host says it returns to (not who gets the connection), with a warning for a look-alike. */
-    readonly redirect: string;
-    /** When the code expires. */
-    readonly expiry: string;
-}
-/** whoAsks puts a connect-info answer in words; now is Unix ms. */
-export declare function whoAsks(info: ConnectInfo, now: number, timeOf?: (ms: number) => string): WhoAsks;
-export declare function hostOf(url: string): string;
-/** The words of a typed code: who gets it is unknown, where it started, and the second question. */
-export interface TypedWords {
-    readonly warning: string;
-    readonly provenance: string;
-    readonly question: string;
-}
-/**
- * typedWords says what a typed code cannot prove (§8 step 5): the code may
- * come from another device, so the panel cannot tell who gets the
- * connection; it says what the relay knows of where the request started.
- */
-export declare function typedWords(info: ConnectInfo, timeOf?: (ms: number) => string): TypedWords;
-/** errorWords is what the panels say for a failed request: the table's sentence for its code, else for another failure. */
-export declare function errorWords(err: unknown): string;
-
 // ui/notice.ts
 export declare class TabrelayNotice extends Showing<Permissions> {
     protected readonly sheet: ElementStyle;
@@ -746,7 +746,7 @@ export declare class TabrelayNotice extends Showing<Permissions> {
 /** defineNoticeElement registers <tabrelay-notice>; importing @tabrelay/tab/ui does it in a browser. */
 export declare function defineNoticeElement(): void;
 
-// ui/permissions.ts
+// ui/permissions-model.ts
 /** What the person set for one kind of question. */
 export type Setting = "ask" | "allow" | "deny";
 export type Settings = Readonly<Record<PermissionKind, Setting>>;
@@ -983,24 +983,7 @@ export declare function titleOf(tool: ToolDeclaration, action: string | undefine
 /** defaultPermissionsEnvironment reads the page's localStorage and events, where they exist. */
 export declare function defaultPermissionsEnvironment(): PermissionsEnvironment;
 
-// ui/scope-panel.ts
-interface ScopePanelOptions {
-    /** Each input's data-key is keyPrefix and its place, for an element that keeps the focus across renders. */
-    readonly keyPrefix?: string;
-    /** Every input disabled (a request is on its way). */
-    readonly disabled?: boolean;
-    /** Shows the descriptions beside the verbs. */
-    readonly descriptions?: boolean;
-    /** Called after each change the person makes, once the panel shows it. */
-    onChange(): void;
-}
-/** scopePanel returns the rows of model's panel and sync, which shows the model as it is now. */
-declare function scopePanel(model: ScopeModel, o: ScopePanelOptions): {
-    rows: HTMLElement[];
-    sync(): void;
-};
-
-// ui/settings.ts
+// ui/permissions.ts
 export interface ModeOption {
     readonly mode: Mode | "custom";
     readonly title: string;
@@ -1050,6 +1033,23 @@ export declare class TabrelayPermissions extends Showing<Permissions> {
 }
 /** definePermissionsElement registers <tabrelay-permissions>; importing @tabrelay/tab/ui does it in a browser. */
 export declare function definePermissionsElement(): void;
+
+// ui/scope-panel.ts
+interface ScopePanelOptions {
+    /** Each input's data-key is keyPrefix and its place, for an element that keeps the focus across renders. */
+    readonly keyPrefix?: string;
+    /** Every input disabled (a request is on its way). */
+    readonly disabled?: boolean;
+    /** Shows the descriptions beside the verbs. */
+    readonly descriptions?: boolean;
+    /** Called after each change the person makes, once the panel shows it. */
+    onChange(): void;
+}
+/** scopePanel returns the rows of model's panel and sync, which shows the model as it is now. */
+declare function scopePanel(model: ScopeModel, o: ScopePanelOptions): {
+    rows: HTMLElement[];
+    sync(): void;
+};
 
 // ui/turns.ts
 /** One agent turn, as its activity line shows it. */

@@ -18,7 +18,7 @@ import { chatWords } from "../src/chat-messages.js";
 import { de } from "../src/locales/de.js";
 import { en } from "../src/ui/messages-en.js";
 import { setMessages } from "../src/ui/messages.js";
-import { createPermissions, type Answer, type Question } from "../src/ui/permissions.js";
+import { createPermissions, type Answer, type Question } from "../src/ui/permissions-model.js";
 import { DATA_SENTENCES } from "../src/ui/data-scope.js";
 import { flush, MemoryStorage } from "./fakes.js";
 

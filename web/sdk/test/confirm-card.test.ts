@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Answer, Question } from "../src/ui/permissions.js";
+import type { Answer, Question } from "../src/ui/permissions-model.js";
 
 import { doc, FakeNode } from "./dom.js";
 

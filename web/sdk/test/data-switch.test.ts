@@ -11,7 +11,7 @@ import { refusal } from "../src/notes.js";
 import { SENTENCES } from "../src/record.js";
 import { defineApp } from "../src/tools.js";
 import { DATA_SENTENCES } from "../src/ui/data-scope.js";
-import { ANOTHER_DOCUMENT, createPermissions, type Answer, type Question } from "../src/ui/permissions.js";
+import { ANOTHER_DOCUMENT, createPermissions, type Answer, type Question } from "../src/ui/permissions-model.js";
 import { FakeBrowser, FakeSite, flush } from "./fakes.js";
 
 const PNG = { mimeType: "image/png", data: "iVBORw0KGgo=" };

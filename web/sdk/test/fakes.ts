@@ -6,7 +6,7 @@
 import type { Environment, LocksLike, PageLike, SocketFactory, SocketLike, StorageLike, TimerId } from "../src/env.js";
 import { TabClient, type ClientOptions } from "../src/client.js";
 import type { AppDeclaration } from "../src/tools.js";
-import type { PermissionsEnvironment } from "../src/ui/permissions.js";
+import type { PermissionsEnvironment } from "../src/ui/permissions-model.js";
 
 /** flush lets every pending promise callback run. */
 export function flush(): Promise<void> {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { defineApp } from "../src/tools.js";
-import { createPermissions } from "../src/ui/permissions.js";
+import { createPermissions } from "../src/ui/permissions-model.js";
 import { doc, FakeNode } from "./dom.js";
 import { FakeBrowser, FakeSite, flush } from "./fakes.js";
 

@@ -7,7 +7,7 @@
 // card takes the keyboard focus unless the person is typing elsewhere;
 // Escape answers Deny.
 
-import type { Answer, Confirmer, Permissions, Question } from "./permissions.js";
+import type { Answer, Confirmer, Permissions, Question } from "./permissions-model.js";
 import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "./controls-dom.js";
 import { follow, messages, unfollow } from "./messages.js";
 

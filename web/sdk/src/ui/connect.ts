@@ -16,7 +16,7 @@ import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "..
 import { takeConnectCode } from "../requests.js";
 import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
 import { follow, messages, unfollow } from "./messages.js";
-import { errorWords, ScopeModel, typedWords, whoAsks } from "./model.js";
+import { errorWords, ScopeModel, typedWords, whoAsks } from "./connect-model.js";
 import { scopePanel } from "./scope-panel.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */

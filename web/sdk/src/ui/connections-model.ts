@@ -8,7 +8,7 @@
 
 import type { AppDeclaration, ConnectionInfo, ScopeEntry, Status } from "../index.js";
 import { messages } from "./messages.js";
-import { errorWords, ScopeModel } from "./model.js";
+import { errorWords, ScopeModel } from "./connect-model.js";
 
 /** The part of a TabClient the panel uses: any object with these methods will do. */
 export interface ConnectionsClient {

@@ -4,7 +4,7 @@
 // localStorage `<prefix>:data:<app name>` (other tabs follow through
 // storage events; a document without an identity, or a browser that keeps
 // no site data, keeps them for the page only); the groups an agent shaped;
-// and what the switch refuses and strips. Permissions (permissions.ts)
+// and what the switch refuses and strips. Permissions (permissions-model.ts)
 // holds one and applies it to every call.
 
 import type { DataScope as ToolDataScope, SentCall, StorageLike, TabResult, ToolDeclaration } from "../index.js";

@@ -4,7 +4,7 @@
 // unclassified tools are refused with a sentence and listed as refused, and
 // what runs goes without pictures and single-cell values. Set its `permissions`.
 
-import type { Permissions } from "./permissions.js";
+import type { Permissions } from "./permissions-model.js";
 import { define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
 import { messages } from "./messages.js";
 

@@ -10,14 +10,14 @@ import { defineConnectElement } from "./connect.js";
 import { defineConnectionsElement } from "./connections.js";
 import { defineDataSwitchElement } from "./data-switch.js";
 import { defineNoticeElement } from "./notice.js";
-import { definePermissionsElement } from "./settings.js";
+import { definePermissionsElement } from "./permissions.js";
 
 export { defineConnectElement, TabrelayConnect, type ConnectClient } from "./connect.js";
 export {
   ANOTHER_DOCUMENT, createPermissions, decide, defaultPermissionsEnvironment, DEFAULT_MODE, HEAVY_MS, MODES, Permissions, titleOf,
   type Answer, type Confirmer, type Decision, type Estimate, type Mode, type PermissionsEnvironment, type PermissionsOptions,
   type Question, type Setting, type Settings,
-} from "./permissions.js";
+} from "./permissions-model.js";
 export { DATA_SENTENCES, type AgentDocument } from "./data-scope.js";
 export { Turns, TurnStopped, whoOf, type StepRecord, type TurnLine, type TurnRecord, type UndoTurn } from "./turns.js";
 export { defineConfirmElement, TabrelayConfirm } from "./confirm-card.js";
@@ -28,14 +28,14 @@ export { defineConnectionsElement, TabrelayConnections } from "./connections.js"
 export {
   definePermissionsElement, kindsUsed, settingsView, TabrelayPermissions,
   type KindRow, type ModeOption, type SettingsView,
-} from "./settings.js";
+} from "./permissions.js";
 export {
   connectionWords, ConnectionsPanel, scopeWords,
   type ConnectionRow, type ConnectionsClient, type ConnectionWords,
 } from "./connections-model.js";
 export {
   errorWords, hostOf, ScopeModel, typedWords, whoAsks, type PickerTool, type TypedWords, type WhoAsks,
-} from "./model.js";
+} from "./connect-model.js";
 export { setStyleNonce } from "./controls-dom.js";
 export { messages, setMessages, statusWords, type ConnectionsMessages, type ConnectMessages, type ErrorCode, type Messages } from "./messages.js";
 export { en } from "./messages-en.js";

@@ -10,7 +10,7 @@
 import type { PermissionKind, Status, StopReason } from "../index.js";
 import { messagesRegistry, speak as speakTable, type ChatMessages } from "../chat-messages.js";
 import { en } from "./messages-en.js";
-import type { Mode, Setting } from "./permissions.js";
+import type { Mode, Setting } from "./permissions-model.js";
 
 /** The error codes of the relay's and the client's requests the panels put in words (§7 `error`). */
 export type ErrorCode =

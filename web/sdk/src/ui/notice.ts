@@ -5,7 +5,7 @@
 // switch and Got it, which is remembered for that document. Set its
 // `permissions`.
 
-import type { Permissions } from "./permissions.js";
+import type { Permissions } from "./permissions-model.js";
 import { BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
 import type { TabrelayDataSwitch } from "./data-switch.js";
 import { messages } from "./messages.js";

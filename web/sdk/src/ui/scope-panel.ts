@@ -8,7 +8,7 @@
 
 import { make, uid } from "./controls-dom.js";
 import { messages } from "./messages.js";
-import type { FamilyRow, ScopeModel } from "./model.js";
+import type { FamilyRow, ScopeModel } from "./connect-model.js";
 
 export interface ScopePanelOptions {
   /** Each input's data-key is keyPrefix and its place, for an element that keeps the focus across renders. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { en, type ErrorCode } from "../src/ui/index.js";
-import { errorWords, ScopeModel, typedWords, whoAsks } from "../src/ui/model.js";
+import { errorWords, ScopeModel, typedWords, whoAsks } from "../src/ui/connect-model.js";
 import { connectInfoOf, RelayError, REQUEST_MESSAGES } from "../src/requests.js";
 import { defineApp } from "../src/tools.js";
 import { app } from "./app.js";
