@@ -44,19 +44,20 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		return
 	}
 	p.Arguments = canonical
-	if !s.guardCall(w, req, e, g, tool, args, started) || !s.checkArguments(w, req, g, tool, p.Arguments, started) {
+	action := actionOf(tool, args)
+	if !s.guardCall(w, req, e, g, tool, action, started) || !s.checkArguments(w, req, g, tool, p.Arguments, started) {
 		return
 	}
 	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}
 	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
-	ctx, grant := s.watchGrant(ctx, r, g.PairingID, tool.Name, actionOf(tool, args))
+	ctx, grant := s.watchGrant(ctx, r, g.PairingID, tool.Name, action)
 	// outcome is the call's answer for the host, unless its grant ended or
 	// narrowed while it ran (withdraw.go).
 	outcome := func(o protocol.Outcome) map[string]any {
 		if why := grant.withdrawn(r.Context()); why != grantHolds {
 			protocol.LogOutcome(s.cfg.Logger, protocol.Withdrawn, o.CallID, g.ConnectionID, p.Name, time.Since(started))
-			return s.finishCall(e, s.withdrawal(why, tool.Name, actionOf(tool, args)))
+			return s.finishCall(e, s.withdrawal(why, tool.Name, action))
 		}
 		s.logOutcome(o, g, p.Name, started)
 		return s.finishCall(e, protocol.EncodeOutcome(s.cfg.Bundle, o))

@@ -48,9 +48,9 @@ func canonicalArguments(raw json.RawMessage) (map[string]json.RawMessage, json.R
 
 // guardCall is the control of SPEC §8: a call the connection's scope does
 // not grant is refused here, before it reaches the pairing, with a tool
-// error the model reads. It answers and returns false when refused.
-func (s *Server) guardCall(w http.ResponseWriter, req *request, e era, g protocol.Grant, t *protocol.Tool, args map[string]json.RawMessage, started time.Time) bool {
-	action := actionOf(t, args)
+// error the model reads (action: actionOf the call's arguments). It
+// answers and returns false when refused.
+func (s *Server) guardCall(w http.ResponseWriter, req *request, e era, g protocol.Grant, t *protocol.Tool, action string, started time.Time) bool {
 	if protocol.Allows(g.Scope, t.Name, action) {
 		return true
 	}
