@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tabrelay/tabrelay/internal/testwait"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -59,9 +60,7 @@ func TestAKeepAliveChecksTheGrantAgain(t *testing.T) {
 				resp.Body.Close()
 				body <- string(b)
 			}()
-			for srv.calls.count() == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			testwait.Eventually(t, func() bool { return srv.calls.count() > 0 }, "the call to reach the relay")
 			forgotten.Store(true) // and no event says so
 			select {
 			case <-c.ended:
