@@ -48,18 +48,7 @@ func TestArgumentsOffTheSchemaNeverReachTheTab(t *testing.T) {
 		}
 	}
 	rep := c.send("tools/call", map[string]any{"name": "notes", "arguments": map[string]any{"action": "list"}}, false, nil)
-	if text := resultText(t, rep); !strings.Contains(text, `{"notes":[]}`) && !strings.Contains(text, `{"notes":null}`) {
+	if text := rep.text(); !strings.Contains(text, `{"notes":[]}`) && !strings.Contains(text, `{"notes":null}`) {
 		t.Fatalf("the notes after the refused calls: %s (a refused call ran)", text)
 	}
-}
-
-// resultText is the text of a tools/call result's first content block.
-func resultText(t *testing.T, rep rpcReply) string {
-	t.Helper()
-	content, _ := rep.result["content"].([]any)
-	if len(content) == 0 {
-		t.Fatalf("no content: %d %v %v", rep.status, rep.err, rep.result)
-	}
-	text, _ := content[0].(map[string]any)["text"].(string)
-	return text
 }

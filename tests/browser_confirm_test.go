@@ -76,7 +76,7 @@ func TestBrowserConfirmCard(t *testing.T) {
 		answerCard(t, page, "deny")
 		// The refusal is the SDK's own sentence: after the data, not in it,
 		// the host's name (others' words) marked as data (issue 24 item 7).
-		if rep := waitReply(t, pending); rep.result["isError"] != true || !declined.MatchString(resultText(t, rep)) {
+		if rep := waitReply(t, pending); rep.result["isError"] != true || !declined.MatchString(rep.text()) {
 			t.Fatalf("after Deny: %v %v; want the refusal sentence after the data tag", rep.err, rep.result)
 		}
 		if resets() != 1 {
