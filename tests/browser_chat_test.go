@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,13 +314,18 @@ func TestBrowserChatAnthropicAtABaseURL(t *testing.T) {
 	if evalAs[bool](t, page, `document.documentElement.outerHTML.includes(`+jsString(key)+`) || [...document.querySelectorAll("input")].some((i) => i.value.includes(`+jsString(key)+`))`) {
 		t.Fatal("the key is in the page's DOM")
 	}
+	// A copy, so a failure does not leave the server's handler waiting on mu.
 	api.mu.Lock()
-	for i, k := range api.keys {
-		if k != key || strings.Contains(api.urls[i], key) {
-			t.Fatalf("request %d to the API: key %q, URL %q", i, k, api.urls[i])
+	keys, urls := slices.Clone(api.keys), slices.Clone(api.urls)
+	api.mu.Unlock()
+	if len(keys) == 0 {
+		t.Fatal("no request reached the API")
+	}
+	for i, k := range keys {
+		if k != key || strings.Contains(urls[i], key) {
+			t.Fatalf("request %d to the API: key %q, URL %q", i, k, urls[i])
 		}
 	}
-	api.mu.Unlock()
 
 	// The provider refusing the key: the chat says what to do; the connector still works.
 	api.mu.Lock()
