@@ -30,9 +30,17 @@ func (c encodingCase) resultOf(t *testing.T) TabResult {
 	if err := json.Unmarshal(c.Result, &r); err != nil {
 		t.Fatalf("%s: %v", c.What, err)
 	}
-	if len(c.Repeat) == 2 {
-		s, _ := c.Repeat[0].(string)
-		n, _ := c.Repeat[1].(float64)
+	if len(c.Repeat) != 0 {
+		var s string
+		var n float64
+		okS, okN := false, false
+		if len(c.Repeat) == 2 {
+			s, okS = c.Repeat[0].(string)
+			n, okN = c.Repeat[1].(float64)
+		}
+		if !okS || !okN || n < 1 {
+			t.Fatalf("%s: repeat %v, want [string, count]", c.What, c.Repeat)
+		}
 		r.Data, _ = json.Marshal(strings.Repeat(s, int(n)))
 	}
 	return r
@@ -47,6 +55,9 @@ func TestEncodingAgreesWithTheChat(t *testing.T) {
 	var cases []encodingCase
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("%s has no cases", path)
 	}
 	update := os.Getenv("TABRELAY_UPDATE_ENCODING") == "1"
 	for i, c := range cases {
