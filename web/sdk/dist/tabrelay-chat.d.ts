@@ -288,10 +288,6 @@ declare function events(body: ReadableStream<Uint8Array> | null): AsyncGenerator
 declare function json(e: ServerEvent): Record<string, unknown>;
 /** record returns v when it is an object, else an empty one. */
 declare function record(v: unknown): Record<string, unknown>;
-/** str returns v when it is a string, else "". */
-declare function str(v: unknown): string;
-/** num returns v when it is a finite number, else 0. */
-declare function num(v: unknown): number;
 /** parseArguments reads a tool call's arguments (JSON text) as an object, or throws unreadable. */
 declare function parseArguments(text: string): Record<string, unknown>;
 

@@ -9,7 +9,8 @@ import {
   ProviderFailure, type AssistantPart, type ModelInfo, type ModelReply, type ModelRequest, type Provider,
   type ProviderOptions, type StopReason, type WireMessage,
 } from "./contract.js";
-import { baseOf, events, json, num, parseArguments, record, request, str, type ErrorReader } from "./http.js";
+import { num, text as str } from "../protocol.js";
+import { baseOf, events, json, parseArguments, record, request, type ErrorReader } from "./http.js";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 const VERSION = "2023-06-01";

@@ -3,6 +3,7 @@
 // streamed answer.
 
 import type { FailureKind } from "../chat-messages.js";
+import { isRecord } from "../protocol.js";
 import { ProviderFailure } from "./contract.js";
 
 /** baseOf checks a base URL (http or https, no credentials, no query) and returns it without a trailing slash. */
@@ -108,7 +109,7 @@ export async function* events(body: ReadableStream<Uint8Array> | null): AsyncGen
 export function json(e: ServerEvent): Record<string, unknown> {
   try {
     const v: unknown = JSON.parse(e.data);
-    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+    if (isRecord(v)) return v;
   } catch {
     // below
   }
@@ -117,17 +118,7 @@ export function json(e: ServerEvent): Record<string, unknown> {
 
 /** record returns v when it is an object, else an empty one. */
 export function record(v: unknown): Record<string, unknown> {
-  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-/** str returns v when it is a string, else "". */
-export function str(v: unknown): string {
-  return typeof v === "string" ? v : "";
-}
-
-/** num returns v when it is a finite number, else 0. */
-export function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+  return isRecord(v) ? v : {};
 }
 
 /** parseArguments reads a tool call's arguments (JSON text) as an object, or throws unreadable. */
@@ -135,7 +126,7 @@ export function parseArguments(text: string): Record<string, unknown> {
   if (text.trim() === "") return {};
   try {
     const v: unknown = JSON.parse(text);
-    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+    if (isRecord(v)) return v;
   } catch {
     // below
   }
