@@ -114,7 +114,7 @@ export interface ProviderOptions {
 // chat/conversation.ts
 /** One tool result as the conversation keeps it, with the marks its call set. */
 export interface ResultEntry extends ToolOutcome {
-    /** The result could hold cell values (its tool is declared result: "cells"). */
+    /** The result could hold what the switch "names and summaries only" keeps out: its tool is cell-level or unclassified, or it came with the switch off and holds pictures or single-cell fields. */
     readonly cells: boolean;
     /** Values or pictures were kept out of it (the person's switch "names and summaries only"). */
     readonly keptOut: boolean;
@@ -164,7 +164,7 @@ export type Note = {
 /** noteText says a note in the table w's words. */
 export declare function noteText(n: Note, w?: ChatMessages): string;
 /** The sentence a result withheld under the switch reads as when the conversation is sent again. */
-export declare const WITHHELD = "This result was withheld: the person set this app so that agents see names and summaries only, and it could hold cell values.";
+export declare const WITHHELD = "This result was withheld: the person set this app so that agents see names and summaries only, and it could hold cell values or pictures.";
 export declare class Conversation {
     readonly id: string;
     /** The tools, fixed for the conversation: a model's reasoning is bound to the tools it was given. */

@@ -7,9 +7,9 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Handlers } from "../src/calls.js";
+import { Reply, type Handlers } from "../src/calls.js";
 import { ProviderFailure, type ModelReply } from "../src/chat/contract.js";
-import { noteText, type Conversation } from "../src/chat/conversation.js";
+import { noteText, WITHHELD, type Conversation } from "../src/chat/conversation.js";
 import { Keys } from "../src/chat/keys.js";
 import { scriptedProvider, type ScriptStep } from "../src/chat/scripted.js";
 import { Chat } from "../src/chat/session.js";
@@ -109,6 +109,39 @@ describe("the chat's calls go through the one tool call", () => {
     assert.ok(result?.role === "tool");
     assert.equal(result.results[0]!.text, `<notes-data>null</notes-data>\n\n${DATA_SENTENCES.cells}`);
     assert.match(t.chat.sentLine(t.chat.conversation.entries[0]!.turn), /kept out of 1 result/);
+  });
+
+  test("turned on later, the switch holds back what it keeps out when the conversation is sent again: unclassified results, pictures, single-cell fields", async () => {
+    const wide = defineApp({
+      version: "chat-w", app: { name: "sheet", title: "Sheet" }, instructions: "Sheet tools.",
+      tools: [
+        { name: "peek", description: "A read nobody classified.", inputSchema: { type: "object" } },
+        { name: "chart", description: "A chart of a group.", inputSchema: { type: "object" }, result: "summaries" },
+        { name: "stats", description: "Stats with extremes.", inputSchema: { type: "object" }, result: "summaries", dataScope: { singleCell: ["max"] } },
+        { name: "count", description: "Counts.", inputSchema: { type: "object" }, result: "summaries" },
+      ],
+    });
+    const permissions = createPermissions({ app: wide, environment: { storage: null, onStorage: () => () => {}, onPageHide: () => () => {} } });
+    const png = { mimeType: "image/png", data: "iVBORw0KGgo=" };
+    const handlers: Handlers<typeof wide> = {
+      peek: () => ({ cell: "secret-peek" }),
+      chart: () => new Reply({ data: { bars: 2 }, images: [png] }),
+      stats: () => ({ mean: 2, max: "secret-max" }),
+      count: () => ({ count: 3 }),
+    };
+    const several: ModelReply = { stop: "tools", parts: ["peek", "chart", "stats", "count"].map((name, i) => ({ type: "call", id: `w${i}`, name, arguments: {} })) };
+    const provider = scriptedProvider([several, text("Read."), text("Again.")], { name: "Claude" });
+    const keys = new Keys({ tab: new MemoryStorage(), browser: new MemoryStorage() });
+    const chat = new Chat({ app: wide, handlers, permissions, providers: [provider], keys, wait: async () => {} });
+    chat.setModel("scripted");
+    await chat.send("Read everything");
+    permissions.setSummariesOnly(true);
+    await chat.send("And now?");
+    const resent = provider.requests[2]!.messages.find((m) => m.role === "tool");
+    assert.ok(resent?.role === "tool");
+    const sent = JSON.stringify(resent.results);
+    assert.doesNotMatch(sent, /secret-peek|secret-max|iVBORw0KGgo/, "nothing the switch keeps out goes again");
+    assert.deepEqual(resent.results.map((r) => r.text === WITHHELD), [true, true, true, false], "a plain summary goes again as it was");
   });
 
   test("the model is told the switch and the settings with the message after they changed", async () => {

@@ -10,7 +10,7 @@ import type { AssistantPart, ChatTool, ToolOutcome, Usage, WireMessage } from ".
 
 /** One tool result as the conversation keeps it, with the marks its call set. */
 export interface ResultEntry extends ToolOutcome {
-  /** The result could hold cell values (its tool is declared result: "cells"). */
+  /** The result could hold what the switch "names and summaries only" keeps out: its tool is cell-level or unclassified, or it came with the switch off and holds pictures or single-cell fields. */
   readonly cells: boolean;
   /** Values or pictures were kept out of it (the person's switch "names and summaries only"). */
   readonly keptOut: boolean;
@@ -53,7 +53,7 @@ export function noteText(n: Note, w: ChatMessages = chatWords()): string {
 }
 
 /** The sentence a result withheld under the switch reads as when the conversation is sent again. */
-export const WITHHELD = "This result was withheld: the person set this app so that agents see names and summaries only, and it could hold cell values.";
+export const WITHHELD = "This result was withheld: the person set this app so that agents see names and summaries only, and it could hold cell values or pictures.";
 
 export class Conversation {
   readonly entries: Entry[] = [];

@@ -241,8 +241,14 @@ export class Chat {
     };
     const result = "handler" in checked ? await runToolCall(target, checked, call) : checked;
     const enc = encodeResult(o.app.dataTag ?? DEFAULT_DATA_TAG, result);
-    const cells = tool?.result === "cells";
-    return { id: c.id, name: c.name, text: enc.text, isError: enc.isError, cells, keptOut: cells && o.permissions?.summariesOnly === true, ...picturesOf(enc.images) };
+    // What the switch keeps out (data-scope.ts): a cell-level or unclassified
+    // tool's result, refused while on; pictures and single-cell fields, left
+    // out while on — so held back when sent again once it is on.
+    const on = o.permissions?.summariesOnly === true;
+    const refused = !!tool && (tool.result === "cells" || tool.result === undefined);
+    const scope = tool?.dataScope;
+    const cells = refused || (!on && (enc.images.length > 0 || !!scope?.singleCell?.length || !!scope?.pictures?.length));
+    return { id: c.id, name: c.name, text: enc.text, isError: enc.isError, cells, keptOut: refused && on, ...picturesOf(enc.images) };
   }
 
   private emit(): void {
