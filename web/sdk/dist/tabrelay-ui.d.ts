@@ -890,9 +890,9 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
     get settings(): Settings;
     /** The mode whose preset the settings are, or "custom". */
     get mode(): Mode | "custom";
-    /** setMode sets every kind to the mode's preset. */
+    /** setMode sets every kind to the mode's preset; another mode throws. */
     setMode(mode: Mode): void;
-    /** set sets one kind. */
+    /** set sets one kind; another kind or setting throws (one the decision cannot rank would let calls run). */
     set(kind: PermissionKind, setting: Setting): void;
     /** The document shown: the data switch and the notice are its. */
     get document(): AgentDocument;

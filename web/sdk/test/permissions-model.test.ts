@@ -96,6 +96,19 @@ describe("the decision", () => {
     perms.set("heavy", "deny");
     assert.equal(perms.mode, "custom");
   });
+  test("a setting or mode that is none throws and changes nothing: a kind set to \"Deny\" would have let its calls run", async () => {
+    const { perms, sock, runs } = setup();
+    perms.setMode("read-only");
+    const js = perms as unknown as { set(k: string, s: string): void; setMode(m: string): void };
+    assert.throws(() => js.set("change", "Deny"), TypeError);
+    assert.throws(() => js.set("change", "toString"), TypeError);
+    assert.throws(() => js.set("writes", "allow"), TypeError);
+    assert.throws(() => js.setMode("toString"), TypeError);
+    assert.equal(perms.mode, "read-only");
+    sock.receive(call("c1", "edit"));
+    await flush();
+    assert.deepEqual(runs, [], "the change is still refused");
+  });
 });
 
 describe("settings kept per app, followed by the browser's other tabs", () => {

@@ -203,13 +203,17 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     return match ?? "custom";
   }
 
-  /** setMode sets every kind to the mode's preset. */
+  /** setMode sets every kind to the mode's preset; another mode throws. */
   setMode(mode: Mode): void {
+    if (!Object.hasOwn(MODES, mode)) throw new TypeError(`tabrelay permissions: no mode ${String(mode)}`);
     this.save({ kinds: { ...MODES[mode].settings } });
   }
 
-  /** set sets one kind. */
+  /** set sets one kind; another kind or setting throws (one the decision cannot rank would let calls run). */
   set(kind: PermissionKind, setting: Setting): void {
+    if (!PERMISSION_KINDS.includes(kind) || !Object.hasOwn(STRICTNESS, setting)) {
+      throw new TypeError(`tabrelay permissions: ${String(kind)} cannot be set to ${String(setting)}`);
+    }
     this.save({ kinds: { ...this.settings, [kind]: setting } });
   }
 
