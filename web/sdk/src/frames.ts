@@ -142,7 +142,9 @@ export function parseFrame(frame: string): RelayMessage {
       return { type, ref: ref(m["ref"]), connection: connectionInfoOf(m["connection"]), confirm: text(m["confirm"]) };
     case "connections": {
       const list = m["connections"];
-      return { type, ref: ref(m["ref"]), connections: Array.isArray(list) ? list.map(connectionInfoOf) : undefined };
+      // An item that is no connection with an id is left out: the panel could neither name nor forget it.
+      const each = Array.isArray(list) ? list.map(connectionInfoOf).filter((c, i) => isRecord(list[i]) && c.id) : undefined;
+      return { type, ref: ref(m["ref"]), connections: each };
     }
     case "connect-info":
       return { type, ref: ref(m["ref"]), info: connectInfoOf(m) };

@@ -71,6 +71,8 @@ test("fields of the wrong type read as their defaults", () => {
   assert.deepEqual(read({ type: "drain", reconnectAfterMs: "4210" }), { type: "drain", reconnectAfterMs: 0 });
   assert.deepEqual(read({ type: "error", ref: 4, code: 5, message: {} }), { type: "error", ref: undefined, code: "unknown", message: "" });
   assert.deepEqual(read({ type: "connections", ref: "r1", connections: { a: 1 } }), { type: "connections", ref: "r1", connections: undefined });
+  assert.deepEqual(field({ type: "connections", connections: [1, "conn_x", null, [], { client: "No id" }, { id: 7 }, { id: "conn_1" }] }, "connections"),
+    [{ id: "conn_1", client: "", host: "", createdAt: 0, lastUsedAt: 0, scope: [] }], "items that are no connection with an id are left out");
   const done = read({ type: "done", ref: "r1", connection: { id: "c", createdAt: "x", scope: [{ tool: "echo", actions: ["a", 1] }, "junk"] }, confirm: 5 });
   assert.deepEqual(done, {
     type: "done", ref: "r1", confirm: "",
