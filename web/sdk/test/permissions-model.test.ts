@@ -127,6 +127,22 @@ describe("settings kept per app, followed by the browser's other tabs", () => {
     // A page made later reads them.
     assert.equal(setup({ site }).perms.mode, "allow-undoable");
   });
+
+  test("a tab that has not yet heard another's change writes only the kind it sets, and Always only the kinds asked about", async () => {
+    const site = new FakeSite();
+    const b = setup({ site, confirm: () => Promise.resolve("always") });
+    // Another tab wrote, and its storage event has not reached b yet.
+    site.storage.setItem("tabrelay:permissions:notes", JSON.stringify({ kinds: { change: "deny", publishes: "deny" }, summariesOnly: false }));
+    b.perms.set("heavy", "allow");
+    const stored = () => JSON.parse(site.storage.getItem("tabrelay:permissions:notes") ?? "{}").kinds;
+    assert.deepEqual(stored(), { change: "deny", publishes: "deny", heavy: "allow" }, "the other tab's change stays");
+    setup({ site }).perms.set("change", "allow"); // heard by b
+    site.storage.setItem("tabrelay:permissions:notes", JSON.stringify({ kinds: { change: "allow", heavy: "allow", publishes: "deny", "writes-file": "deny" }, summariesOnly: false }));
+    b.sock.receive(call("d1", "file", { action: "delete" }));
+    await flush();
+    assert.deepEqual(b.runs, ["d1"]);
+    assert.deepEqual(stored(), { change: "allow", heavy: "allow", publishes: "deny", "writes-file": "deny", "deletes-saved": "allow" }, "Always writes the kind asked about, nothing else");
+  });
 });
 
 describe("permissions-changed", () => {

@@ -214,7 +214,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
     if (!PERMISSION_KINDS.includes(kind) || !Object.hasOwn(STRICTNESS, setting)) {
       throw new TypeError(`tabrelay permissions: ${String(kind)} cannot be set to ${String(setting)}`);
     }
-    this.save({ kinds: { ...this.settings, [kind]: setting } });
+    this.save({ kinds: { [kind]: setting } });
   }
 
   /** The document shown: the data switch and the notice are its. */
@@ -414,7 +414,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
           this.grant(call.connection.id, d.kinds);
           return undefined;
         case "always":
-          this.save({ kinds: { ...this.settings, ...Object.fromEntries(d.kinds.map((k) => [k, "allow"])) } });
+          this.save({ kinds: Object.fromEntries(d.kinds.map((k) => [k, "allow"])) });
           return undefined;
         case "deny":
           return refusal(`The person declined to let {0} run “${title}”.`, whoOf(call.connection));
