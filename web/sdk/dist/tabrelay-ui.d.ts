@@ -487,6 +487,8 @@ declare class DocumentScopes {
     sending(call: SentCall, result: TabResult, startedOn: string | undefined): TabResult;
     /** reload reads what another tab wrote; it says whether anything changed. */
     reload(): boolean;
+    /** The documents whose switch is on (keys): the shown one, and those this page or the storage holds a state of. */
+    onKeys(): string[];
     /** The key of the document shown, for sending's startedOn. */
     get shownKey(): string;
     private state;
@@ -881,6 +883,7 @@ export declare class Permissions<A extends AppDeclaration = AppDeclaration> impl
     private readonly startedOn;
     private readonly scope;
     private stored;
+    /** The documents whose switch was on at the last change: one more, and the results kept for redeliveries go. */
     private wasOn;
     private confirmer;
     constructor(options: PermissionsOptions<A>);

@@ -225,6 +225,22 @@ describe("held results go when the switch turns on (item 3)", () => {
     assert.equal(t.runs.length + other.runs.length, 2, "c1 and c2 ran once each, c1 never again");
   });
 
+  test("turned on by another tab for a document this tab no longer shows: this tab's memory keeps no data of it either", async () => {
+    const browser = new FakeBrowser();
+    const site = new FakeSite();
+    const a = setup({ browser, site });
+    a.perms.setDocument({ id: "d1", name: "One" });
+    a.sock().receive(call("c1", "stats"));
+    await flush();
+    a.perms.setDocument({ id: "d2", name: "Two" });
+    const b = setup({ browser, site });
+    b.perms.setDocument({ id: "d1", name: "One" });
+    b.perms.setSummariesOnly(true);
+    a.sock().receive(call("c1", "stats", {}, { redelivery: 1 }));
+    await flush();
+    assert.deepEqual(a.results("c1").at(-1), refusal(SENTENCES.withheld));
+  });
+
   test("a result waiting for the next socket is held too", async () => {
     const t = setup();
     t.sock().receive(call("c1", "values"));

@@ -132,6 +132,11 @@ export class DocumentScopes {
     return JSON.stringify(this.stored) !== before;
   }
 
+  /** The documents whose switch is on (keys): the shown one, and those this page or the storage holds a state of. */
+  onKeys(): string[] {
+    return [...new Set([keyOf(this.doc), ...Object.keys(this.stored), ...this.page.keys()])].filter((k) => this.summariesOnly(k));
+  }
+
   /** The key of the document shown, for sending's startedOn. */
   get shownKey(): string {
     return keyOf(this.doc);

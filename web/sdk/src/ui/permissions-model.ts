@@ -164,7 +164,8 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   private readonly startedOn = new Map<string, string>();
   private readonly scope: DocumentScopes;
   private stored: Stored;
-  private wasOn = false;
+  /** The documents whose switch was on at the last change: one more, and the results kept for redeliveries go. */
+  private wasOn = new Set<string>();
   private confirmer: Confirmer | undefined;
 
   constructor(private readonly options: PermissionsOptions<A>) {
@@ -181,7 +182,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       if (data || JSON.stringify(this.stored) !== before) this.changed(false);
     });
     this.env.onPageHide(() => this.pending.forEach((p) => p.settle("closing")));
-    this.wasOn = this.summariesOnly;
+    this.wasOn = new Set(this.scope.onKeys());
   }
 
   /** The app's declaration these permissions were made for. */
@@ -511,9 +512,10 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
   }
 
   private changed(mine: boolean): void {
-    const on = this.summariesOnly;
-    if (on && !this.wasOn) this.emit(this.withholdListeners);
-    this.wasOn = on;
+    // Any document's, not only the one shown: another tab may turn on the switch of a document this tab ran calls on.
+    const on = this.scope.onKeys();
+    if (on.some((k) => !this.wasOn.has(k))) this.emit(this.withholdListeners);
+    this.wasOn = new Set(on);
     for (const p of [...this.pending]) if (p.recheck()) p.settle("reconsider");
     this.emit(this.listeners, mine);
   }
