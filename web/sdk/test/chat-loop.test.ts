@@ -164,6 +164,16 @@ describe("the context rule", () => {
     assert.equal(t.c.tokens.input + t.c.tokens.output, 900 + 50 + 950 + 40 + 100 + 10);
   });
 
+  test("a turn that failed without counting tokens leaves the conversation's size known: the next turn still summarises first", async () => {
+    const t = setup([costs(900, 50, text("first")), new ProviderFailure("auth", "bad key"), costs(950, 40, text("SUMMARY")), costs(100, 10, text("second"))], { contextTokens: 1000 });
+    await t.send("one");
+    assert.equal((await t.send("two")).kind, "failed", "its summary was refused");
+    await t.send("three");
+    const third = t.provider.requests[2]!;
+    assert.match((third.messages.at(-1) as { text: string }).text, /Summarise this conversation/, "the 950 tokens of the last call that counted are over the window");
+    assert.equal(t.c.epoch, 2);
+  });
+
   test("a too-long answer mid-turn summarises once and tries again; a second too-long fails", async () => {
     const long = () => new ProviderFailure("too-long", "prompt is too long");
     const t = setup([long(), text("SUMMARY"), text("ok")]);

@@ -163,8 +163,8 @@ class Turn {
         key ?? "",
       );
     } finally {
-      this.lastInput = usage.input;
-      this.c.lastCall = usage.input + usage.output;
+      // A call that counted nothing (refused before the model read it, or stopped) leaves the last size as it was.
+      if (usage.input + usage.output > 0) (this.lastInput = usage.input), (this.c.lastCall = usage.input + usage.output);
       for (const u of [this.spent, this.c.tokens]) (u.input += usage.input), (u.output += usage.output);
       o.onChange?.();
     }
