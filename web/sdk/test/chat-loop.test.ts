@@ -49,7 +49,7 @@ function setup(steps: ScriptStep[], o: Partial<LoopOptions> = {}) {
     ...o,
   };
   const send = (t: string, signal = new AbortController().signal) => runTurn(c, t, options, signal);
-  return { provider, c, ran, waits, send, setSwitch: (on: boolean) => (switchOn = on), setContext: (s: string) => (context = s) };
+  return { provider, c, ran, waits, send, options, setSwitch: (on: boolean) => (switchOn = on), setContext: (s: string) => (context = s) };
 }
 
 describe("a turn", () => {
@@ -90,6 +90,21 @@ describe("a turn", () => {
     assert.equal(t.c.entries.at(-1)!.role, "note");
     assert.deepEqual(await t.send("Hi?"), { kind: "done" });
     assert.deepEqual(t.provider.requests[1]!.messages.map((m) => m.role), ["user", "user"], "the stopped turn's message, then the new one");
+  });
+
+  test("Stop while a provider that does not heed it answers with calls: the calls are answered unrun, and the next turn's conversation is valid", async () => {
+    const stop = new AbortController();
+    const t = setup([(r) => (stop.abort(new Error("stopped")), r.usage.input += 10, calls(["a", "list_notes"])), text("Hello again.")]);
+    // The scripted provider heeds the signal after a step; this one gives the step's reply all the same.
+    const heedless = { ...t.provider, send: (r: ModelRequest, key: string) => t.provider.send({ ...r, signal: new AbortController().signal }, key) };
+    const send = (text: string, signal: AbortSignal) => runTurn(t.c, text, { ...t.options, provider: heedless }, signal);
+    assert.deepEqual(await send("Go", stop.signal), { kind: "stopped" });
+    assert.deepEqual(t.ran, [], "nothing ran");
+    assert.deepEqual(await send("Again", new AbortController().signal), { kind: "done" });
+    const wire = t.provider.requests[1]!.messages;
+    assert.deepEqual(wire.map((m) => m.role), ["user", "assistant", "tool", "user"], "every call has its result");
+    const tool = wire[2]!;
+    assert.ok(tool.role === "tool" && /stopped this turn/.test(tool.results[0]!.text));
   });
 
   test("Stop during a tool call answers the remaining calls without running them", async () => {

@@ -103,9 +103,9 @@ class Turn {
     for (;;) {
       const reply = await this.call();
       if (reply === "limit") return { kind: "limit" };
-      if (this.signal.aborted) return { kind: "stopped" };
       const calls = reply.parts.filter((p): p is Extract<AssistantPart, { type: "call" }> => p.type === "call");
-      if (!calls.length) return { kind: "done" };
+      // Stopped meanwhile (a provider that did not heed the signal), its calls are still answered, unrun: a call without a result breaks the conversation.
+      if (!calls.length) return { kind: this.signal.aborted ? "stopped" : "done" };
       const { results, ask } = await this.runCalls(calls);
       c.add({ role: "tool", turn: this.turn, results });
       o.onChange?.();
