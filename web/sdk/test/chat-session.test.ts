@@ -144,6 +144,15 @@ describe("the chat's calls go through the one tool call", () => {
     assert.deepEqual(resent.results.map((r) => r.text === WITHHELD), [true, true, true, false], "a plain summary goes again as it was");
   });
 
+  test("an app with a tool named ask_person, the chat's own, is refused when the chat is made", () => {
+    const clash = defineApp({
+      version: "chat-c", app: { name: "clash", title: "Clash" }, instructions: "Tools.",
+      tools: [{ name: "ask_person", description: "The app's own.", inputSchema: { type: "object" }, result: "none" }],
+    });
+    const provider = scriptedProvider([], { name: "Claude" });
+    assert.throws(() => new Chat({ app: clash, handlers: { ask_person: () => undefined }, providers: [provider] }), /tool named ask_person/);
+  });
+
   test("the model is told the switch and the settings with the message after they changed", async () => {
     const t = setup([text("a"), text("b"), text("c")]);
     await t.chat.send("one");

@@ -9,7 +9,7 @@ import type { CallGate, ToolCall } from "../calls.js";
 import type { Connection } from "../protocol.js";
 import type { AppDeclaration, PermissionKind } from "../tools.js";
 import { cannotAsk, checkToolCall, runToolCall } from "../toolcall.js";
-import { ASK_PERSON_TOOL, type Ask } from "./ask.js";
+import { ASK_PERSON, ASK_PERSON_TOOL, type Ask } from "./ask.js";
 import { ProviderFailure, type ChatTool, type ModelInfo, type Provider } from "./contract.js";
 import { Conversation, picturesOf, sentLine, type ResultEntry } from "./conversation.js";
 import { DEFAULT_DATA_TAG, encodeResult } from "./encode.js";
@@ -70,6 +70,8 @@ export class Chat {
 
   constructor(private readonly o: ChatOptions) {
     if (!o.providers.length) throw new TypeError("tabrelay chat: no provider");
+    // The model would get two tools of one name (the APIs refuse every request) and the app's would never run.
+    if (o.app.tools.some((t) => t.name === ASK_PERSON)) throw new TypeError(`tabrelay chat: the app declares a tool named ${ASK_PERSON}, the chat's own`);
     this.keys = o.keys ?? new Keys();
     this.provider = o.providers[0]!;
     this.conversation = this.fresh();
