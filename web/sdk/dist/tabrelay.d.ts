@@ -67,7 +67,7 @@ export interface ToolCall<Args = JsonObject> {
     readonly connection: Connection;
     /** The agent turn this call belongs to (§12). */
     readonly turn: string;
-    /** Unix ms by the relay's clock, after which the relay stops waiting. */
+    /** Unix ms by the relay's clock, after which the relay stops waiting; 0 when none waits so (the chat's calls). */
     readonly deadline: number;
     /** How often this call was delivered before; the SDK already made sure it never ran. */
     readonly redelivery: number;
