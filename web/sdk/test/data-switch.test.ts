@@ -24,6 +24,10 @@ const app = defineApp({
       inputSchema: { type: "object", properties: { group: { type: "string" } } },
       dataScope: { singleCell: ["columns.*.min", "columns.*.max", "median"], pictures: ["thumbnail"], groups: ["group"] },
     },
+    {
+      name: "deep", description: "Heavy statistics of a group.", result: "summaries", permissions: ["heavy"],
+      inputSchema: { type: "object", properties: { group: { type: "string" } } }, dataScope: { groups: ["group"] },
+    },
     { name: "values", description: "Reads cell values.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true }, result: "cells" },
     { name: "later", description: "A read nobody classified yet.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
     { name: "write", description: "A write that declares no kinds.", inputSchema: { type: "object" }, result: "none" },
@@ -52,6 +56,7 @@ function setup(o: { site?: FakeSite; browser?: FakeBrowser; confirm?: (q: Questi
     // values answers when the test says: the switch may change meanwhile.
     values: (c) => (runs.push(c.id), new Promise((resolve) => held.set(c.id, () => resolve(new Reply({ data: { cells: [1, 2, 3] }, images: [PNG] }))))),
     later: (c) => (runs.push(c.id), { rows: 1 }),
+    deep: (c) => (runs.push(c.id), { mean: 1 }),
     write: (c) => (runs.push(c.id), undefined),
     wipe: (c) => (runs.push(c.id), undefined),
   };
@@ -157,6 +162,22 @@ describe("what the switch refuses and strips (item 2)", () => {
     t.sock().receive(call("c4", "stats", { group: "picked" }));
     await flush();
     assert.equal(t.runs.length, 3, "the marks are the document's");
+  });
+});
+
+describe("a question the switch made moot (item 2)", () => {
+  test("turned on while a question about a summary over a shaped group waits: the card goes, the call is refused unrun", async () => {
+    const asked: Question[] = [];
+    const t = setup({ confirm: (q) => (asked.push(q), new Promise<Answer>(() => {})) });
+    t.perms.markShaped("picked");
+    t.sock().receive(call("c1", "deep", { group: "picked" }));
+    await flush();
+    assert.equal(asked.length, 1, "heavy work asks");
+    t.perms.setSummariesOnly(true);
+    await flush();
+    assert.equal(asked[0]!.signal.aborted, true, "the question is over");
+    assert.deepEqual(t.results("c1"), [refusal(DATA_SENTENCES.shaped)]);
+    assert.deepEqual(t.runs, []);
   });
 });
 

@@ -452,8 +452,9 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
           over.abort();
           resolve(answer);
         },
-        // A change of the settings may have decided the question (another card's "This connection", another tab).
-        recheck: () => this.decisionFor(tool, call.action, call.connection.id, estimate).setting !== "ask",
+        // A change of the settings may have decided the question (another card's "This connection", another tab, the switch).
+        recheck: () =>
+          (this.summariesOnly && !!this.scope.refusal(tool, call.arguments)) || this.decisionFor(tool, call.action, call.connection.id, estimate).setting !== "ask",
       };
       const moot = () => pending.settle("moot");
       if (call.signal.aborted) return resolve("moot");
