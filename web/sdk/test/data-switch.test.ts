@@ -114,6 +114,18 @@ describe("the switch is per document (item 1)", () => {
     t.perms.setMode("read-only");
     assert.equal(t.perms.summariesOnly, true, "a settings change keeps it");
   });
+  test("a stored field of another type reads as unset: a string does not hide the notice or set the switch", async () => {
+    const site = new FakeSite();
+    site.storage.setItem("tabrelay:data:sheet", JSON.stringify({ "id:d1": { summariesOnly: "false", noticed: "no" }, "id:d2": "on" }));
+    const t = setup({ site });
+    t.perms.setDocument({ id: "d1", name: "One" });
+    assert.equal(t.perms.summariesOnly, false);
+    t.sock().receive(call("c1", "stats"));
+    await flush();
+    assert.equal(t.perms.noticeDue, true, "the notice is still due");
+    t.perms.setDocument({ id: "d2", name: "Two" });
+    assert.equal(t.perms.summariesOnly, false);
+  });
 });
 
 describe("what the switch refuses and strips (item 2)", () => {

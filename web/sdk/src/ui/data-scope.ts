@@ -167,7 +167,15 @@ export class DocumentScopes {
   private load(): Record<string, DocumentState> {
     try {
       const v: unknown = JSON.parse(this.storage?.getItem(this.key) ?? "{}");
-      return isRecord(v) ? (v as Record<string, DocumentState>) : {};
+      const all: Record<string, DocumentState> = {};
+      // Only what this code writes counts: a field of another type (a hand edit, another version) reads as unset.
+      for (const [key, d] of Object.entries(isRecord(v) ? v : {})) {
+        if (!isRecord(d)) continue;
+        const state: DocumentState = (all[key] = {});
+        if (typeof d["summariesOnly"] === "boolean") state.summariesOnly = d["summariesOnly"];
+        if (typeof d["noticed"] === "boolean") state.noticed = d["noticed"];
+      }
+      return all;
     } catch {
       return {};
     }
