@@ -252,6 +252,21 @@ describe("calls", () => {
     assert.deepEqual(t.runs.sort(), ["c1", "c2", "c3"]);
   });
 
+  test("a call that names no connection is granted nothing: This connection lets that call run, and the next one asks again", async () => {
+    const answers: ((a: Answer) => void)[] = [];
+    const t = setup({ confirm: () => new Promise((r) => answers.push(r)) });
+    const nameless = { ...conn, id: "" };
+    t.sock.receive({ ...call("c1", "file", { action: "delete" }), connection: nameless });
+    await flush();
+    answers[0]!("connection");
+    await flush();
+    assert.deepEqual(t.runs, ["c1"]);
+    assert.deepEqual(t.perms.answer({ connection: nameless, tools: ["file"] }), { file: "asks" });
+    t.sock.receive({ ...call("c2", "file", { action: "delete" }), connection: nameless });
+    await flush();
+    assert.equal(answers.length, 2, "the next nameless call asks");
+  });
+
   test("a question is moot once its call is cancelled or timed out, or the tab closes", async () => {
     const questions: Question[] = [];
     const site = new FakeSite();

@@ -289,6 +289,8 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
 
   /** grant lets a connection run calls of these kinds without asking, until the page closes ("This connection"). */
   grant(connectionId: string, kinds: readonly PermissionKind[]): void {
+    // A call that names no connection (no relay sends one) is granted nothing: its grant would cover every other such call.
+    if (!connectionId) return;
     const set = this.grants.get(connectionId) ?? new Set();
     kinds.forEach((k) => set.add(k));
     this.grants.set(connectionId, set);
