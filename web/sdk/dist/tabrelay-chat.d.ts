@@ -16,7 +16,7 @@ export interface Ask {
     readonly question: string;
     readonly choices: readonly string[];
 }
-/** askOf checks ask_person's arguments: a question and 2–5 distinct, non-empty choices of at most 200 characters. */
+/** askOf checks ask_person's arguments: a question of at most 500 characters and 2–5 distinct, non-empty choices of at most 200. */
 export declare function askOf(args: Readonly<Record<string, unknown>>): Ask | string;
 /** ASKED is what the model reads as ask_person's result. */
 declare const ASKED = "The question is shown to the person with its choices; their answer is their next message.";

@@ -66,6 +66,7 @@ describe("a turn", () => {
   test("ask_person ends the turn with its question; the calls after it are not run; bad choices are refused", async () => {
     const t = setup([
       calls(["q0", "ask_person", { question: "Which?", choices: ["Only one"] }]),
+      calls(["q0b", "ask_person", { question: "Which? ".repeat(90), choices: ["A", "B"] }]),
       calls(["q1", "ask_person", { question: "Which note?", choices: ["Milk", "Eggs"] }], ["c", "list_notes"]),
     ]);
     const end = await t.send("Delete a note");
@@ -74,8 +75,10 @@ describe("a turn", () => {
     const results = t.c.entries.filter((e) => e.role === "tool").flatMap((e) => (e.role === "tool" ? e.results : []));
     assert.match(results[0]!.text, /2 to 5 choices/);
     assert.equal(results[0]!.isError, true);
-    assert.match(results[2]!.text, /Not run/);
-    assert.equal(t.provider.requests.length, 2);
+    assert.match(results[1]!.text, /at most 500 characters/, "a question the card could not show as one sentence");
+    assert.equal(results[1]!.isError, true);
+    assert.match(results[3]!.text, /Not run/);
+    assert.equal(t.provider.requests.length, 3);
   });
 
   test("Stop during a model call ends the turn; the conversation stays valid for the next", async () => {

@@ -14,8 +14,8 @@ export const ASK_PERSON_TOOL: ChatTool = {
   inputSchema: {
     type: "object",
     properties: {
-      question: { type: "string", description: "The question, one sentence." },
-      choices: { type: "array", items: { type: "string" }, minItems: 2, maxItems: 5, description: "2 to 5 short choices." },
+      question: { type: "string", maxLength: 500, description: "The question, one sentence." },
+      choices: { type: "array", items: { type: "string", maxLength: 200 }, minItems: 2, maxItems: 5, description: "2 to 5 short choices." },
     },
     required: ["question", "choices"],
     additionalProperties: false,
@@ -28,11 +28,12 @@ export interface Ask {
   readonly choices: readonly string[];
 }
 
-/** askOf checks ask_person's arguments: a question and 2–5 distinct, non-empty choices of at most 200 characters. */
+/** askOf checks ask_person's arguments: a question of at most 500 characters and 2–5 distinct, non-empty choices of at most 200. */
 export function askOf(args: Readonly<Record<string, unknown>>): Ask | string {
   const question = typeof args["question"] === "string" ? args["question"].trim() : "";
   const raw = args["choices"];
   if (!question) return "ask_person needs a question; nothing was asked.";
+  if (question.length > 500) return "The question of ask_person must be one sentence (at most 500 characters); nothing was asked.";
   if (!Array.isArray(raw) || raw.length < 2 || raw.length > 5) return "ask_person needs 2 to 5 choices; nothing was asked.";
   const choices = raw.map((c) => (typeof c === "string" ? c.trim() : ""));
   if (choices.some((c) => !c || c.length > 200)) return "Each choice of ask_person must be a short text (at most 200 characters); nothing was asked.";
