@@ -20,6 +20,9 @@ export declare class TabrelayConfirm extends Base {
     private readonly open;
     /** The open cards and their questions, to draw their words again in another language. */
     private readonly cards;
+    /** Says that a card went unanswered; the question it was about, to say it again in another language. */
+    private status;
+    private over;
     /** What had the focus before the first card took it: it gets it back after the last. */
     private focusBefore;
     /** The permissions whose questions this element shows; it becomes their confirmer. */
@@ -30,6 +33,7 @@ export declare class TabrelayConfirm extends Base {
     show(q: Question): Promise<Answer>;
     /** label puts a card's own words in it: what it asks, Details, the answers (the reasons are the question's). */
     private label;
+    private sayOver;
     disconnectedCallback(): void;
     private remove_;
 }
@@ -549,6 +553,8 @@ export interface Messages {
     readonly connections: ConnectionsMessages;
     readonly confirm: {
         readonly heading: (who: string, title: string) => string;
+        /** Said when a card goes unanswered: its call was cancelled, timed out or withdrawn. */
+        readonly over: (who: string, title: string) => string;
         readonly details: string;
         /** The arguments could not be turned into text. */
         readonly unshowable: string;

@@ -56,3 +56,23 @@ test("after the last card, the focus goes back to what had it before the first",
   assert.equal(await two, "deny");
   assert.equal(doc.activeElement, field, "then what had it before");
 });
+
+test("a card that goes unanswered (its call cancelled, timed out or withdrawn) leaves a line saying so; an answered one does not", async () => {
+  const el = mount();
+  const status = (el as FakeNode).querySelector("[role=status]")!;
+  const moot = new AbortController();
+  const q1 = Object.assign(question("c1"), { signal: moot.signal });
+  void el.show(q1);
+  moot.abort();
+  assert.equal(el.querySelector("[data-call=c1]"), null, "the card goes");
+  assert.equal(status.textContent, "Claude (claude.ai) no longer asks to run File (delete).");
+  const answered = new AbortController();
+  const q2 = Object.assign(question("c2"), { signal: answered.signal });
+  const two = el.show(q2);
+  assert.equal(status.textContent, "", "a new card clears the line");
+  const find = (root: unknown, sel: string) => (root as FakeNode).querySelector(sel)!;
+  find(find(el, "[data-call=c2]"), "button[data-answer=once]").dispatch("click");
+  assert.equal(await two, "once");
+  answered.abort(); // the model ends an answered question's signal too
+  assert.equal(status.textContent, "", "answered is no news");
+});

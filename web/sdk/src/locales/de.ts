@@ -143,6 +143,7 @@ export const de: Messages = {
   },
   confirm: {
     heading: (who, title) => `${who} möchte ${title} ausführen`,
+    over: (who, title) => `${who} fragt nicht mehr, ob ${title} ausgeführt werden darf.`,
     details: "Details",
     unshowable: "(Argumente, die sich nicht anzeigen lassen)",
     more: (n) => `… (${n} weitere${n === 1 ? "s Zeichen" : " Zeichen"})`,

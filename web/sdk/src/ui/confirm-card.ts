@@ -3,7 +3,8 @@
 // ask: who asks, what (the tool's title; the arguments under Details), why
 // (each kind asked about), and Allow once, This connection, Always, Deny.
 // A card goes as soon as its question is over (answered, or moot: the call
-// cancelled or timed out, the turn stopped, the tab closing). The first
+// cancelled or timed out, the turn stopped, the tab closing); a card that
+// goes unanswered leaves a line saying so, in a status region. The first
 // card takes the keyboard focus unless the person is typing elsewhere;
 // Escape answers Deny.
 
@@ -13,6 +14,7 @@ import { follow, messages, unfollow } from "./messages.js";
 
 const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-confirm) [role=alertdialog]{background:var(--tabrelay-bg,Canvas);border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-padding,.75em);box-shadow:var(--tabrelay-shadow,0 2px 8px #0003)}
+:where(tabrelay-confirm) [role=status]:empty{display:none}
 :where(tabrelay-confirm) h2{font-size:1em;margin:0 0 .25em}
 :where(tabrelay-confirm) ul{margin:.25em 0;padding-left:1.2em}
 :where(tabrelay-confirm) pre{font-family:var(--tabrelay-mono,ui-monospace,monospace);font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere;max-height:12em;overflow:auto;margin:.25em 0}
@@ -30,6 +32,9 @@ export class TabrelayConfirm extends Base {
   private readonly open = new Set<(a: Answer) => void>();
   /** The open cards and their questions, to draw their words again in another language. */
   private readonly cards = new Map<HTMLElement, Question>();
+  /** Says that a card went unanswered; the question it was about, to say it again in another language. */
+  private status: HTMLElement | undefined;
+  private over: Question | undefined;
   /** What had the focus before the first card took it: it gets it back after the last. */
   private focusBefore: HTMLElement | undefined;
 
@@ -46,7 +51,8 @@ export class TabrelayConfirm extends Base {
 
   connectedCallback(): void {
     adoptStyle(this, SHEET);
-    follow(this, () => this.cards.forEach((q, card) => this.label(card, q)));
+    if (!this.status) this.append((this.status = make("p", { role: "status" })));
+    follow(this, () => (this.cards.forEach((q, card) => this.label(card, q)), this.sayOver(this.over)));
     this.permissionsValue?.setConfirmer(this.confirmer);
   }
 
@@ -78,8 +84,14 @@ export class TabrelayConfirm extends Base {
       card.addEventListener("keydown", (e) => {
         if (e.key === "Escape") (e.preventDefault(), done("deny"));
       });
-      q.signal.addEventListener("abort", () => (this.open.delete(done), this.cards.delete(card), this.remove_(card)), { once: true });
+      q.signal.addEventListener("abort", () => {
+        // Moot while still open (cancelled, timed out, withdrawn): the card goes, and a line says so.
+        if (this.cards.delete(card)) this.sayOver(q);
+        this.open.delete(done);
+        this.remove_(card);
+      }, { once: true });
       if (q.signal.aborted) return;
+      this.sayOver(undefined);
       this.open.add(done);
       this.cards.set(card, q);
       this.append(card);
@@ -97,6 +109,11 @@ export class TabrelayConfirm extends Base {
     card.querySelector("h2")!.textContent = m.heading(q.who, q.title);
     card.querySelector("summary")!.textContent = m.details;
     for (const answer of ANSWERS) card.querySelector(`button[data-answer=${answer}]`)!.textContent = m[answer];
+  }
+
+  private sayOver(q: Question | undefined): void {
+    this.over = q;
+    if (this.status) this.status.textContent = q ? messages().confirm.over(q.who, q.title) : "";
   }
 
   disconnectedCallback(): void {

@@ -123,6 +123,7 @@ export const en: Messages = {
   },
   confirm: {
     heading: (who, title) => `${who} asks to run ${title}`,
+    over: (who, title) => `${who} no longer asks to run ${title}.`,
     details: "Details",
     unshowable: "(arguments that cannot be shown)",
     more: (n) => `… (${n} more character${s(n)})`,

@@ -50,6 +50,8 @@ export interface Messages {
   readonly connections: ConnectionsMessages;
   readonly confirm: {
     readonly heading: (who: string, title: string) => string;
+    /** Said when a card goes unanswered: its call was cancelled, timed out or withdrawn. */
+    readonly over: (who: string, title: string) => string;
     readonly details: string;
     /** The arguments could not be turned into text. */
     readonly unshowable: string;
