@@ -73,7 +73,7 @@ var files = map[string]file{
 // (no inline script); it may connect only to this origin, over HTTP or
 // its WebSocket (the relay's /tab). No inline style either (issue 26):
 // the SDK's elements adopt constructable stylesheets, which style-src
-// 'self' does not block (web/sdk/src/ui/controls-dom.ts).
+// 'self' does not block (web/sdk/src/dom/elements.ts).
 // Every answer is revalidated (no-cache with an ETag): a relay upgrade
 // changes the page at once.
 func Handler() http.Handler {

@@ -278,7 +278,7 @@ declare const chatEn: ChatMessages;
 /**
  * The registry the UI module's messages.ts keeps the table in, shared by the
  * SDK's modules of one page (each bundles its own code): the table now,
- * and what to call after setMessages.
+ * and what to call after setMessages (follow's redraws).
  */
 interface MessagesRegistry {
     current?: {
@@ -298,8 +298,15 @@ declare function chatWords(): ChatMessages;
  * it set. A lang the app set on the element stays.
  */
 declare function speak(el: Element): void;
-/** onLanguage calls redraw after each setMessages of the UI module; it returns the unsubscribe. */
-declare function onLanguage(redraw: () => void): () => void;
+/**
+ * follow draws el's words again, with redraw, whenever the UI module's
+ * setMessages changes the table, until unfollow; it also calls speak, now
+ * and at each change. The elements of both modules (the UI's and the
+ * chat's) follow through the page's one registry.
+ */
+declare function follow(el: Element, redraw: () => void): void;
+/** unfollow stops follow's redraws of el. */
+declare function unfollow(el: Element): void;
 
 // client.ts
 /** What the app can show of the connection. */

@@ -99,7 +99,7 @@ export const chatEn: ChatMessages = {
 /**
  * The registry the UI module's messages.ts keeps the table in, shared by the
  * SDK's modules of one page (each bundles its own code): the table now,
- * and what to call after setMessages.
+ * and what to call after setMessages (follow's redraws).
  */
 export interface MessagesRegistry {
   current?: { readonly lang: string; readonly chat: ChatMessages } | undefined;
@@ -139,9 +139,26 @@ export function speak(el: Element): void {
   marked.add(el);
 }
 
-/** onLanguage calls redraw after each setMessages of the UI module; it returns the unsubscribe. */
-export function onLanguage(redraw: () => void): () => void {
-  const set = messagesRegistry().redraws;
-  set.add(redraw);
-  return () => void set.delete(redraw);
+/** How each element that follows the table draws its words again (follow), for unfollow. */
+const following = new WeakMap<Element, () => void>();
+
+/**
+ * follow draws el's words again, with redraw, whenever the UI module's
+ * setMessages changes the table, until unfollow; it also calls speak, now
+ * and at each change. The elements of both modules (the UI's and the
+ * chat's) follow through the page's one registry.
+ */
+export function follow(el: Element, redraw: () => void): void {
+  unfollow(el);
+  const again = () => (speak(el), redraw());
+  following.set(el, again);
+  messagesRegistry().redraws.add(again);
+  speak(el);
+}
+
+/** unfollow stops follow's redraws of el. */
+export function unfollow(el: Element): void {
+  const again = following.get(el);
+  if (again) messagesRegistry().redraws.delete(again);
+  following.delete(el);
 }

@@ -13,7 +13,7 @@ import { test } from "node:test";
 import { doc, FakeNode } from "./dom.js";
 import { packageDir } from "./paths.js";
 
-const { adoptStyle, elementStyle, setStyleNonce, uiStylesheet } = await import("../src/ui/controls-dom.js");
+const { adoptStyle, elementStyle, setStyleNonce, uiStylesheet } = await import("../src/dom/elements.js");
 await import("../src/ui/index.js");
 
 const asElement = (n: FakeNode) => n as unknown as Element;

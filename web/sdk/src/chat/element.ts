@@ -7,13 +7,11 @@
 // Shift+Enter starts a new line. Every sentence is the messages table's
 // (chat), and the element draws its words again after setMessages.
 
-import { adoptStyle, BUTTON_CSS, define, elementStyle, make, uid } from "../ui/controls-dom.js";
+import { BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import { noteText, type Entry } from "./conversation.js";
-import { chatWords, onLanguage, speak, type ChatMessages } from "../chat-messages.js";
+import { chatWords, type ChatMessages } from "../chat-messages.js";
 import type { Chat } from "./session.js";
 
-/** HTMLElement in a browser, a stand-in in node (as ui/controls-dom.ts's Base; the chat's types name no UI module). */
-const ChatBase: typeof HTMLElement = typeof HTMLElement === "undefined" ? (class {} as unknown as typeof HTMLElement) : HTMLElement;
 const S = ":where(tabrelay-chat)";
 const STYLE = `${S}{display:flex;flex-direction:column;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 ${S} ol{list-style:none;margin:0;padding:0;display:grid;gap:.4em;max-height:var(--tabrelay-chat-height,24em);overflow:auto}
@@ -25,9 +23,8 @@ ${S} textarea{font:inherit;width:100%;box-sizing:border-box;min-height:3em}
 ${S} ${BUTTON_CSS.replace(/\n/g, `\n${S} `)}`;
 const SHEET = elementStyle("chat", STYLE);
 
-export class TabrelayChat extends ChatBase {
-  private chatValue: Chat | undefined;
-  private unsubscribe: (() => void) | undefined;
+export class TabrelayChat extends Showing<Chat> {
+  protected readonly sheet: ElementStyle = SHEET;
   private built = false;
   private readonly ids = { log: uid("chat-log"), key: uid("chat-key") };
   private el!: {
@@ -36,29 +33,24 @@ export class TabrelayChat extends ChatBase {
     tray: HTMLElement; message: HTMLTextAreaElement; send: HTMLButtonElement; stop: HTMLButtonElement; exportButton: HTMLButtonElement;
     problem: HTMLElement; instructions: HTMLTextAreaElement; keyLabel: HTMLLabelElement; rememberLabel: HTMLElement; summary: HTMLElement;
   };
-  private unlanguage: (() => void) | undefined;
 
+  /** The chat it shows and drives. */
   get chat(): Chat | undefined {
-    return this.chatValue;
+    return this.source;
   }
 
   set chat(c: Chat | undefined) {
-    this.chatValue = c;
-    if (this.isConnected) this.watch();
+    this.source = c;
   }
 
-  connectedCallback(): void {
-    adoptStyle(this, SHEET);
+  override connectedCallback(): void {
     if (!this.built) this.build();
-    this.unlanguage ??= onLanguage(() => (this.words(), this.render()));
-    this.watch();
+    super.connectedCallback();
   }
 
-  disconnectedCallback(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    this.unlanguage?.();
-    this.unlanguage = undefined;
+  protected override relabel(): void {
+    this.words();
+    this.draw();
   }
 
   private build(): void {
@@ -75,14 +67,14 @@ export class TabrelayChat extends ChatBase {
       key: make("input", { id: this.ids.key, type: "password", autocomplete: "off", spellcheck: "false" }),
       remember: make("input", { type: "checkbox" }),
       saveKey: button("keep-key", () => this.saveKey()),
-      forget: button("forget-key", () => this.chatValue?.forgetKey()),
+      forget: button("forget-key", () => this.source?.forgetKey()),
       keyState: make("small"),
       log: make("ol", { id: this.ids.log, role: "log", "aria-live": "polite" }),
       status: make("small", { role: "status" }),
       tray: make("div", { role: "group", class: "tabrelay-row" }),
       message: make("textarea", { "data-part": "message", rows: "2" }),
       send: button("send", () => this.sendText(this.el.message.value, true)),
-      stop: button("stop", () => this.chatValue?.stop()),
+      stop: button("stop", () => this.source?.stop()),
       exportButton: button("export", () => this.exportConversation()),
       problem: make("p", { role: "alert" }),
       instructions: make("textarea", { "data-part": "instructions", rows: "2" }),
@@ -91,10 +83,10 @@ export class TabrelayChat extends ChatBase {
       summary: make("summary"),
     };
     this.el = el;
-    el.provider.addEventListener("change", () => this.chatValue?.setProvider(el.provider.value));
-    el.model.addEventListener("change", () => this.chatValue?.setModel(el.model.value));
+    el.provider.addEventListener("change", () => this.source?.setProvider(el.provider.value));
+    el.model.addEventListener("change", () => this.source?.setModel(el.model.value));
     // Told to the model with the person's next message (Chat's context).
-    el.instructions.addEventListener("input", () => this.chatValue && (this.chatValue.instructions = el.instructions.value));
+    el.instructions.addEventListener("input", () => this.source && (this.source.instructions = el.instructions.value));
     el.key.addEventListener("keydown", (e) => e.key === "Enter" && (e.preventDefault(), this.saveKey()));
     el.message.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -114,7 +106,6 @@ export class TabrelayChat extends ChatBase {
 
   /** words sets the element's own labels in the table's language. */
   private words(): void {
-    speak(this);
     const w = chatWords(), el = this.el;
     const label = (e: Element, text: string) => e.setAttribute("aria-label", text);
     label(el.provider, w.provider);
@@ -134,31 +125,24 @@ export class TabrelayChat extends ChatBase {
     el.exportButton.textContent = w.export;
   }
 
-  private watch(): void {
-    if (this.built) this.el.instructions.value = this.chatValue?.instructions ?? "";
-    this.unsubscribe?.();
-    this.unsubscribe = this.chatValue?.onChange(() => this.render());
-    this.render();
-  }
-
   private saveKey(): void {
     const key = this.el.key.value;
     // The key leaves the DOM as soon as it is kept.
     this.el.key.value = "";
-    if (!key.trim() || !this.chatValue) return;
-    this.chatValue.setKey(key, this.el.remember.checked);
+    if (!key.trim() || !this.source) return;
+    this.source.setKey(key, this.el.remember.checked);
     void this.loadModels();
   }
 
   private async loadModels(): Promise<void> {
-    if (!this.chatValue) return;
+    if (!this.source) return;
     this.say("");
-    this.say(await this.chatValue.loadModels());
+    this.say(await this.source.loadModels());
   }
 
   /** sendText sends text as the person's message; fromField: it was typed there (else the draft stays). */
   private sendText(text: string, fromField: boolean): void {
-    const chat = this.chatValue;
+    const chat = this.source;
     if (!chat || !text.trim() || chat.state === "running") return;
     if (!chat.hasKey) return this.say(chatWords().enterKey(chat.provider.name));
     if (!chat.model) return this.say(chatWords().pickModel);
@@ -172,7 +156,7 @@ export class TabrelayChat extends ChatBase {
   }
 
   private exportConversation(): void {
-    const chat = this.chatValue;
+    const chat = this.source;
     if (!chat) return;
     const url = URL.createObjectURL(new Blob([chat.exportMarkdown()], { type: "text/markdown" }));
     const a = make("a", { href: url, download: "conversation.md" });
@@ -180,9 +164,12 @@ export class TabrelayChat extends ChatBase {
     setTimeout(() => URL.revokeObjectURL(url), 0);
   }
 
-  private render(): void {
+  protected draw(): void {
     if (!this.built) return;
-    const chat = this.chatValue, el = this.el;
+    const chat = this.source, el = this.el;
+    // The field shows the chat's instructions (typing sets them: the same text, the caret stays).
+    const instructions = chat?.instructions ?? "";
+    if (el.instructions.value !== instructions) el.instructions.value = instructions;
     const running = chat?.state === "running";
     el.provider.replaceChildren(...(chat?.providers ?? []).map((p) => make("option", { value: p.id, selected: p === chat?.provider }, p.name)));
     el.model.replaceChildren(...(chat?.models ?? []).map((m) => make("option", { value: m.id, selected: m.id === chat?.model }, m.name)));

@@ -5,7 +5,7 @@
 // turn's steps back (onUndoTurn). Set its `turns` (a Permissions' turns).
 
 import type { Turns, TurnLine } from "./turns.js";
-import { BUTTON_CSS, define, elementStyle, make, Showing, type ElementStyle } from "./controls-dom.js";
+import { BUTTON_CSS, define, elementStyle, make, Showing, type ElementStyle } from "../dom/elements.js";
 import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}

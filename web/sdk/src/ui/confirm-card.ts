@@ -9,8 +9,9 @@
 // Escape answers Deny.
 
 import type { Answer, Confirmer, Permissions, Question } from "./permissions-model.js";
-import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "./controls-dom.js";
-import { follow, messages, unfollow } from "./messages.js";
+import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "../dom/elements.js";
+import { follow, unfollow } from "../chat-messages.js";
+import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-confirm){display:grid;gap:var(--tabrelay-gap,.5em);font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-confirm) [role=alertdialog]{background:var(--tabrelay-bg,Canvas);border:1px solid var(--tabrelay-border,#8886);border-radius:var(--tabrelay-radius,6px);padding:var(--tabrelay-padding,.75em);box-shadow:var(--tabrelay-shadow,0 2px 8px #0003)}

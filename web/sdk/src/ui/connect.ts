@@ -14,8 +14,9 @@
 
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
-import { adoptStyle, Base, elementStyle, make as h, uid } from "./controls-dom.js";
-import { follow, messages, unfollow } from "./messages.js";
+import { adoptStyle, Base, elementStyle, make as h, uid } from "../dom/elements.js";
+import { follow, unfollow } from "../chat-messages.js";
+import { messages } from "./messages.js";
 import { errorWords, ScopeModel, typedWords, whoAsks } from "./connect-model.js";
 import { scopePanel } from "./scope-panel.js";
 

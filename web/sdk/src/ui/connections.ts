@@ -10,8 +10,9 @@
 
 import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
-import { adoptStyle, Base, define, elementStyle, make, uid } from "./controls-dom.js";
-import { follow, messages, unfollow } from "./messages.js";
+import { adoptStyle, Base, define, elementStyle, make, uid } from "../dom/elements.js";
+import { follow, unfollow } from "../chat-messages.js";
+import { messages } from "./messages.js";
 import { scopePanel } from "./scope-panel.js";
 
 const T = ":where(tabrelay-connections)";

@@ -5,7 +5,7 @@
 // what runs goes without pictures and single-cell values. Set its `permissions`.
 
 import type { Permissions } from "./permissions-model.js";
-import { define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
+import { define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}

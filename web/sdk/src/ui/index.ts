@@ -36,7 +36,7 @@ export {
 export {
   errorWords, hostOf, ScopeModel, typedWords, whoAsks, type PickerTool, type TypedWords, type WhoAsks,
 } from "./connect-model.js";
-export { setStyleNonce } from "./controls-dom.js";
+export { setStyleNonce } from "../dom/elements.js";
 export { messages, setMessages, statusWords, type ConnectionsMessages, type ConnectMessages, type ErrorCode, type Messages } from "./messages.js";
 export { en } from "./messages-en.js";
 

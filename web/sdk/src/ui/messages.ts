@@ -8,7 +8,7 @@
 // refusals, the relay's errors — stays English and is not in the table.
 
 import type { PermissionKind, Status, StopReason } from "../index.js";
-import { messagesRegistry, speak as speakTable, type ChatMessages } from "../chat-messages.js";
+import { messagesRegistry, type ChatMessages } from "../chat-messages.js";
 import { en } from "./messages-en.js";
 import type { Mode, Setting } from "./permissions-model.js";
 
@@ -221,38 +221,17 @@ export function messages(): Messages {
   return (registry.current as Messages | undefined) ?? en;
 }
 
-/** The elements in the page, each with how it draws its words again. */
-const drawn = new Map<Element, () => void>();
-
 /**
  * setMessages makes table the elements' language (en: back to English).
- * The elements in the page draw their words again at once; what the person
- * was in the middle of stays (a code typed, the open questions), sentences
- * said already (an error, a notice) go.
+ * The elements in the page (the chat's too: they follow, chat-messages.ts)
+ * draw their words again at once; what the person was in the middle of
+ * stays (a code typed, the open questions), sentences said already (an
+ * error, a notice) go.
  */
 export function setMessages(table: Messages): void {
   registry.current = table;
-  for (const redraw of [...drawn.values(), ...registry.redraws]) redraw();
+  for (const redraw of [...registry.redraws]) redraw();
 }
-
-/** follow draws el's words again, with redraw, whenever setMessages changes the table, until unfollow; it also calls speak. */
-export function follow(el: Element, redraw: () => void): void {
-  drawn.set(el, () => (speak(el), redraw()));
-  speak(el);
-}
-
-export function unfollow(el: Element): void {
-  drawn.delete(el);
-}
-
-/**
- * speak sets el's lang attribute to the table's language where the page
- * around it is in another one (an English panel in a German page, say),
- * so that screen readers pronounce it right; where they match, it removes
- * the one it set. A lang the app set on the element stays. (The chat's
- * element does the same: chat-messages.ts holds it for both modules.)
- */
-export const speak: (el: Element) => void = speakTable;
 
 /** statusWords says a client's status as a sentence for the page's status line; now is Unix ms (a reconnect's wait). */
 export function statusWords(s: Status, now: number = Date.now()): string {

@@ -6,7 +6,7 @@
 // `permissions`.
 
 import type { Permissions } from "./permissions-model.js";
-import { BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
+import { BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import type { TabrelayDataSwitch } from "./data-switch.js";
 import { messages } from "./messages.js";
 

@@ -11,7 +11,7 @@
 import type { AppDeclaration, PermissionKind } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf } from "../index.js";
 import { MODES, type Mode, type Permissions, type Setting, type Settings } from "./permissions-model.js";
-import { define, elementStyle, make, Showing, uid, type ElementStyle } from "./controls-dom.js";
+import { define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import { messages } from "./messages.js";
 
 const SETTINGS: readonly Setting[] = ["ask", "allow", "deny"];

@@ -6,7 +6,7 @@
 // "everything, also actions added later". Text only; ScopeModel holds the
 // choice.
 
-import { make, uid } from "./controls-dom.js";
+import { make, uid } from "../dom/elements.js";
 import { messages } from "./messages.js";
 import type { FamilyRow, ScopeModel } from "./connect-model.js";
 

@@ -1,10 +1,13 @@
-// What the person's control elements share: a node builder that only ever
-// sets text (nothing from outside becomes HTML), one stylesheet per element
-// themed by CSS custom properties (adopted, so a strict CSP lets it apply),
-// a base class that exists in node, and one that shows a source the app
-// sets and follows its changes and the messages table's.
+// What the SDK's elements share, the UI module's (src/ui) and the chat's
+// (src/chat, a bundle of its own that must not carry the UI): a node
+// builder that only ever sets text (nothing from outside becomes HTML),
+// one stylesheet per element themed by CSS custom properties (adopted, so
+// a strict CSP lets it apply), a base class that exists in node, and one
+// that shows a source the app sets and follows its changes and the
+// messages table's. Each entry bundles this module, and its declarations
+// go into each entry's .d.ts (scripts/build.mjs).
 
-import { follow, unfollow } from "./messages.js";
+import { follow, unfollow } from "../chat-messages.js";
 
 /** Base is HTMLElement in a browser, and a stand-in where there is none (node imports this module). */
 export const Base: typeof HTMLElement = typeof HTMLElement === "undefined" ? (class {} as unknown as typeof HTMLElement) : HTMLElement;
