@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -46,7 +45,7 @@ const (
 	// part (BenchmarkArgumentCheckAtTheBound measures it).
 	maxCheckWork = 9_000_000
 	// maxComplaint is the most characters of the checker's complaint a
-	// host reads.
+	// host reads (Clip: then "…").
 	maxComplaint = 600
 )
 
@@ -107,7 +106,7 @@ func (a *argumentSchema) check(args json.RawMessage) error {
 	if err := json.Unmarshal(args, &v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fmt.Errorf("the arguments hold a %s, too large for a JSON Schema check", clipText(te.Value, 40))
+			return fmt.Errorf("the arguments hold a %s, too large for a JSON Schema check", Clip(te.Value, 40))
 		}
 		return errors.New("the arguments are not JSON")
 	}
@@ -120,7 +119,7 @@ func (a *argumentSchema) check(args json.RawMessage) error {
 		return nil
 	}
 	msg := strings.TrimPrefix(err.Error(), "validating root: ")
-	return errors.New(clipText(strings.Join(strings.Fields(msg), " "), maxComplaint))
+	return errors.New(Clip(strings.Join(strings.Fields(msg), " "), maxComplaint))
 }
 
 // countValues counts the JSON values of v, v included.
@@ -137,14 +136,6 @@ func countValues(v any) int {
 		}
 	}
 	return n
-}
-
-// clipText cuts s to at most n runes, saying so with "…".
-func clipText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // Keywords whose values are subschemas applied to the value itself or
@@ -255,11 +246,11 @@ func appendSubschemas(subs []sub, m map[string]any, ptr string) []sub {
 func (w *schemaWalk) pointer(ref string) (any, string, error) {
 	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok || (frag != "" && !strings.HasPrefix(frag, "/")) {
-		return nil, "", fmt.Errorf("$ref %q: only local refs (#/…) are checked", clipText(ref, 80))
+		return nil, "", fmt.Errorf("$ref %q: only local refs (#/…) are checked", Clip(ref, 80))
 	}
 	frag, err := url.PathUnescape(frag)
 	if err != nil {
-		return nil, "", fmt.Errorf("$ref %q: %w", clipText(ref, 80), err)
+		return nil, "", fmt.Errorf("$ref %q: %w", Clip(ref, 80), err)
 	}
 	node, at := w.root, ""
 	for _, seg := range strings.Split(frag, "/")[1:] {
@@ -277,7 +268,7 @@ func (w *schemaWalk) pointer(ref string) (any, string, error) {
 			ok = false
 		}
 		if !ok {
-			return nil, "", fmt.Errorf("$ref %q names nothing in the schema", clipText(ref, 80))
+			return nil, "", fmt.Errorf("$ref %q names nothing in the schema", Clip(ref, 80))
 		}
 		at += "/" + escapePointer(seg)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func mustCompile(t testing.TB, schema string) *argumentSchema {
@@ -42,6 +43,23 @@ func TestArgumentCheckSaysTheSchemasComplaint(t *testing.T) {
 		if err := a.check(json.RawMessage(args)); err != nil {
 			t.Errorf("%s: %v", args, err)
 		}
+	}
+}
+
+// TestArgumentCheckClipsWhatItQuotes: the checker's complaint and a ref
+// quoted in a refusal are cut (Clip), however long what they quote: a
+// host reads at most maxComplaint characters of a complaint.
+func TestArgumentCheckClipsWhatItQuotes(t *testing.T) {
+	long := strings.Repeat("é", 2*maxComplaint)
+	a := mustCompile(t, `{"type":"object","properties":{"a":{"const":"`+long+`"}}}`)
+	err := a.check(json.RawMessage(`{"a":"x"}`))
+	if err == nil || !strings.HasSuffix(err.Error(), "…") || utf8.RuneCountInString(err.Error()) != maxComplaint+1 {
+		t.Errorf("a complaint quoting %d characters: %d characters: %v", 2*maxComplaint, utf8.RuneCountInString(fmt.Sprint(err)), err)
+	}
+	ref := "https://example.com/" + long
+	_, err = compileArgumentSchema(json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"` + ref + `"}}}`))
+	if err == nil || strings.Contains(err.Error(), ref[:200]) || !strings.Contains(err.Error(), ref[:40]) || !strings.Contains(err.Error(), "…") {
+		t.Errorf("a ref of %d characters quoted whole or not at all: %v", len(ref), err)
 	}
 }
 
