@@ -220,8 +220,6 @@ declare class Calls<A extends AppDeclaration> {
      * the socket with 1009, a stop code.
      */
     private sendable;
-    /** sending passes a call's result through the gate's sending, when it has one. */
-    private sending;
     private answer;
     private remember;
 }
@@ -1138,6 +1136,15 @@ interface CheckedCall {
 declare function checkToolCall(t: ToolCallTarget, name: unknown, raw: unknown): CheckedCall | TabResult;
 /** runToolCall runs a checked call through the gate and the handler; it never throws. */
 declare function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolCall): Promise<TabResult>;
+/**
+ * sentCall is a checked call as the gate's sending sees it: the tool, the
+ * action and the arguments checkToolCall decided (no action for a tool
+ * that declares none, whatever its arguments hold). A result answered
+ * again (a redelivery, another tab's) is sent with the same.
+ */
+declare function sentCall(id: string, c: CheckedCall): SentCall;
+/** sending passes a call's result through the gate's sending, when it has one. */
+declare function sending(t: ToolCallTarget, call: SentCall, result: TabResult): TabResult;
 /** cannotAsk is a call's confirm where no gate asks the person: every way in's own, until the permissions replace it. */
 declare function cannotAsk(): Promise<void>;
 

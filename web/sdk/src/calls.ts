@@ -13,7 +13,7 @@ import {
 import { noteText, refusal } from "./notes.js";
 import { holdsData, SENTENCES, type CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
-import { cannotAsk, checkToolCall, runToolCall, type CheckedCall } from "./toolcall.js";
+import { cannotAsk, checkToolCall, runToolCall, sentCall, sending, type CheckedCall } from "./toolcall.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
 
 /**
@@ -160,14 +160,20 @@ export interface CallsOptions<A extends AppDeclaration> {
   maxArgumentBytes: number;
 }
 
+/** A result kept to answer a redelivery, with the call as it was checked (sentCall). */
+interface Recent {
+  readonly call: SentCall;
+  readonly result: TabResult;
+}
+
 export class Calls<A extends AppDeclaration> {
   private readonly running = new Map<string, Running>();
-  private readonly recent = new Map<string, TabResult>();
+  private readonly recent = new Map<string, Recent>();
 
   constructor(private readonly o: CallsOptions<A>) {
     o.gate?.onWithhold?.(() => {
       const withheld = refusal(SENTENCES.withheld);
-      for (const [id, r] of this.recent) if (holdsData(r)) this.recent.set(id, withheld);
+      for (const [id, r] of this.recent) if (holdsData(r.result)) this.recent.set(id, { call: r.call, result: withheld });
       o.unsent?.forEach((m, i, all) => m.type === "result" && holdsData(m.result) && (all[i] = { ...m, result: withheld }));
       o.record.withhold();
     });
@@ -184,7 +190,7 @@ export class Calls<A extends AppDeclaration> {
       return;
     }
     const known = this.recent.get(id);
-    if (known) return this.answer(id, this.sending(id, msg, known));
+    if (known) return this.answer(id, sending(this.o, known.call, known.result));
     if (id.length > MAX_CALL_ID) return this.answer(id, refusal("This tab refuses a call id over 256 characters; nothing was done."));
     const checked = this.check(msg, frameLength);
     if (!("handler" in checked)) {
@@ -217,13 +223,14 @@ export class Calls<A extends AppDeclaration> {
     const running: Running = { controller: new AbortController(), asking: false, cancelled: false };
     this.running.set(id, running);
     const call = this.toolCall(id, msg, c, running);
+    const sent = sentCall(id, c);
     // What the record keeps has passed the gate's sending (runToolCall), and passes it again when sent.
     void this.o.record.claim(id, call.deadline, () => this.run(c, call)).then((claimed) => {
       this.running.delete(id);
       // An answer for now (another tab runs it) is not kept: a redelivery asks the record again.
-      if (claimed.by !== "for-now") this.remember(id, claimed.result);
+      if (claimed.by !== "for-now") this.remember(id, { call: sent, result: claimed.result });
       // After a cancel the relay drops any result: none is sent (§7).
-      if (!running.cancelled) this.answer(id, this.sending(id, msg, claimed.result));
+      if (!running.cancelled) this.answer(id, sending(this.o, sent, claimed.result));
     });
   }
 
@@ -286,20 +293,12 @@ export class Calls<A extends AppDeclaration> {
     return result;
   }
 
-  /** sending passes a call's result through the gate's sending, when it has one. */
-  private sending(id: string, msg: CallMessage, result: TabResult): TabResult {
-    const tool = this.o.app.tools.find((t) => t.name === msg.tool);
-    const args = msg.arguments ?? {};
-    const action = typeof args["action"] === "string" ? args["action"] : undefined;
-    return tool && this.o.gate?.sending ? this.o.gate.sending({ id, tool, action, arguments: args }, result) : result;
-  }
-
   private answer(id: string, result: TabResult): void {
     this.o.deliver({ type: "result", id, result }, true);
   }
 
-  private remember(id: string, result: TabResult): void {
-    this.recent.set(id, result);
+  private remember(id: string, r: Recent): void {
+    this.recent.set(id, r);
     if (this.recent.size > RECENT_RESULTS) this.recent.delete(this.recent.keys().next().value as string);
   }
 }

@@ -6,7 +6,7 @@
 // keyed on call.connection, never on the way in), the app's handler, and
 // what it returned or threw as a result.
 
-import { Reply, ToolError, type ActionHandlers, type CallGate, type ToolCall, type ToolHandler } from "./calls.js";
+import { Reply, ToolError, type ActionHandlers, type CallGate, type SentCall, type ToolCall, type ToolHandler } from "./calls.js";
 import { argumentsProblem } from "./arguments.js";
 import { refusal } from "./notes.js";
 import { isRecord, type TabResult } from "./protocol.js";
@@ -66,11 +66,25 @@ export async function runToolCall(t: ToolCallTarget, c: CheckedCall, call: ToolC
   try {
     if (!t.gate) return await handle(call);
     // The person may have turned the data switch on while it ran: sending checks again.
-    const result = await t.gate.run(call, c.tool, handle);
-    return t.gate.sending ? t.gate.sending({ id: call.id, tool: c.tool, action: c.action, arguments: c.args }, result) : result;
+    return sending(t, sentCall(call.id, c), await t.gate.run(call, c.tool, handle));
   } catch (err) {
     return failure(err, call.signal);
   }
+}
+
+/**
+ * sentCall is a checked call as the gate's sending sees it: the tool, the
+ * action and the arguments checkToolCall decided (no action for a tool
+ * that declares none, whatever its arguments hold). A result answered
+ * again (a redelivery, another tab's) is sent with the same.
+ */
+export function sentCall(id: string, c: CheckedCall): SentCall {
+  return { id, tool: c.tool, action: c.action, arguments: c.args };
+}
+
+/** sending passes a call's result through the gate's sending, when it has one. */
+export function sending(t: ToolCallTarget, call: SentCall, result: TabResult): TabResult {
+  return t.gate?.sending ? t.gate.sending(call, result) : result;
 }
 
 /** cannotAsk is a call's confirm where no gate asks the person: every way in's own, until the permissions replace it. */

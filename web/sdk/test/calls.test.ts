@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { CallCancelled, Reply } from "../src/calls.js";
+import type { PermissionsGate } from "../src/client.js";
 import { refusal } from "../src/notes.js";
 import { app, callMsg, said, TestHandlers } from "./app.js";
 import { FakeBrowser, flush } from "./fakes.js";
@@ -125,6 +126,26 @@ describe("dispatch", () => {
     const t = await connected({}, { permissions: () => ({ echo: "runs", counter: "asks", slow: "bogus" }) });
     t.sock().receive({ type: "permissions-query", id: "q1", connection: { id: "conn_1" }, tools: ["echo", "counter", "slow"] });
     assert.deepEqual(t.sock().sent("permissions"), [{ type: "permissions", id: "q1", tools: { echo: "runs", counter: "asks" } }]);
+  });
+
+  test("the gate's sending sees the action checkToolCall decided: as the call ran, as it went out, and answered again", async () => {
+    const seen: Record<string, (string | undefined)[]> = {};
+    const gate: PermissionsGate = {
+      answer: () => ({}), onChange: () => () => {},
+      run: (call, _tool, next) => next(call),
+      sending: (call, result) => ((seen[call.id] ??= []).push(call.action), result),
+    };
+    const t = await connected({}, { permissions: gate });
+    // echo declares no actions: an "action" among its arguments is an argument like any other.
+    t.sock().receive(callMsg("c1", "echo", { action: "delete" }));
+    t.sock().receive(callMsg("c2", "counter", { action: "get" }));
+    await flush();
+    t.sock().receive(callMsg("c1", "echo", { action: "delete" }, { redelivery: 1 }));
+    t.sock().receive(callMsg("c2", "counter", { action: "get" }, { redelivery: 1 }));
+    await flush();
+    assert.equal(t.h.runs.length, 2, "the redeliveries are answered from memory");
+    assert.deepEqual(seen, { c1: [undefined, undefined, undefined], c2: ["get", "get", "get"] });
+    assert.deepEqual(t.h.runs.map((c) => c.action), [undefined, "get"]);
   });
 
   test("without the option, a permissions-query is answered with every tool unknown", async () => {
