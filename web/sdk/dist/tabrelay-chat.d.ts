@@ -282,8 +282,6 @@ interface ServerEvent {
 declare function events(body: ReadableStream<Uint8Array> | null): AsyncGenerator<ServerEvent>;
 /** json parses one event's data, or throws an unreadable failure. */
 declare function json(e: ServerEvent): Record<string, unknown>;
-/** record returns v when it is an object, else an empty one. */
-declare function record(v: unknown): Record<string, unknown>;
 /** parseArguments reads a tool call's arguments (JSON text) as an object, or throws unreadable. */
 declare function parseArguments(text: string): Record<string, unknown>;
 

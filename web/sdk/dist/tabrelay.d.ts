@@ -836,7 +836,11 @@ type RequestMessage = {
 export type CancelReason = "cancelled" | "timeout" | "answered";
 /** connectionOf reads a message's `connection` field; a missing part is "". */
 declare function connectionOf(v: unknown): Connection;
+/** parseJSON reads JSON text: undefined when it is not JSON. */
+declare function parseJSON(text: string): unknown;
 declare function isRecord(v: unknown): v is Record<string, unknown>;
+/** record returns v when it is an object, else an empty one: its fields are then read with text and num. */
+declare const record: (v: unknown) => Record<string, unknown>;
 /** text reads a string field: anything else reads as "". */
 declare const text: (v: unknown) => string;
 /** num reads a number field: anything else (NaN, Infinity too) reads as 0. */

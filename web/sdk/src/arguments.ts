@@ -10,7 +10,7 @@
 // regular expression can take exponential time on an agent's string (the
 // relay's are linear), and $ref, which this check does not follow.
 
-import { isRecord } from "./protocol.js";
+import { isRecord, record } from "./protocol.js";
 
 /** Where the arguments break the schema (a JSON pointer), the keyword they break, and a detail (the keyword's value). */
 export type Problem = [at: string, keyword: string, detail?: string];
@@ -41,7 +41,7 @@ export function argumentsProblem(schema: unknown, value: unknown, at = ""): Prob
     }
   }
   if (isRecord(value)) {
-    const props = isRecord(schema["properties"]) ? schema["properties"] : {};
+    const props = record(schema["properties"]);
     for (const name of Array.isArray(schema["required"]) ? schema["required"] : []) {
       if (typeof name === "string" && !(name in value)) return [`${at}/${pointer(name)}`, "required"];
     }

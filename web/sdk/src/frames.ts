@@ -4,7 +4,7 @@
 // a field reads as Unreadable, with the sentence the client warns with.
 // Nothing after parseFrame reads the raw JSON.
 
-import { connectionOf, isRecord, num, text, type CancelReason, type Connection } from "./protocol.js";
+import { connectionOf, isRecord, num, parseJSON, text, type CancelReason, type Connection } from "./protocol.js";
 import { connectInfoOf, connectionInfoOf, type ConnectInfo, type ConnectionInfo } from "./requests.js";
 
 export interface WelcomeMessage {
@@ -103,12 +103,7 @@ const positive = (v: unknown): number | undefined => (typeof v === "number" && N
 
 /** parseFrame reads one text frame from the relay. */
 export function parseFrame(frame: string): RelayMessage {
-  let m: unknown;
-  try {
-    m = JSON.parse(frame);
-  } catch {
-    m = undefined;
-  }
+  const m = parseJSON(frame);
   if (!isRecord(m) || typeof m["type"] !== "string") return unreadable("a frame from the relay that is not a JSON message was ignored");
   const type = m["type"];
   const id = text(m["id"]);

@@ -118,13 +118,25 @@ export type CancelReason = "cancelled" | "timeout" | "answered";
 
 /** connectionOf reads a message's `connection` field; a missing part is "". */
 export function connectionOf(v: unknown): Connection {
-  const c = isRecord(v) ? v : {};
+  const c = record(v);
   return { id: text(c["id"]), kind: text(c["kind"]), client: text(c["client"]), host: text(c["host"]) };
+}
+
+/** parseJSON reads JSON text: undefined when it is not JSON. */
+export function parseJSON(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/** record returns v when it is an object, else an empty one: its fields are then read with text and num. */
+export const record = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
 
 /** text reads a string field: anything else reads as "". */
 export const text = (v: unknown): string => (typeof v === "string" ? v : "");

@@ -7,7 +7,7 @@
 
 import type { Environment, TimerId } from "./env.js";
 import type { Answer, ConnectInfoMessage, ConnectionsMessage, DoneMessage, ErrorMessage } from "./frames.js";
-import { isRecord, num, text, type RequestMessage, type TabMessage } from "./protocol.js";
+import { isRecord, num, record, text, type RequestMessage, type TabMessage } from "./protocol.js";
 
 type RequestType = RequestMessage["type"];
 
@@ -212,7 +212,7 @@ export function scopeOf(v: unknown): ScopeEntry[] {
 }
 
 export function connectionInfoOf(v: unknown): ConnectionInfo {
-  const c = isRecord(v) ? v : {};
+  const c = record(v);
   const parentId = text(c["parentId"]);
   return {
     id: text(c["id"]), client: text(c["client"]), host: text(c["host"]),

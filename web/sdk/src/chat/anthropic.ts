@@ -9,8 +9,8 @@ import {
   ProviderFailure, type AssistantPart, type ModelInfo, type ModelReply, type ModelRequest, type Provider,
   type ProviderOptions, type StopReason, type WireMessage,
 } from "./contract.js";
-import { num, text as str } from "../protocol.js";
-import { baseOf, events, json, parseArguments, record, request, type ErrorReader } from "./http.js";
+import { num, record, text as str } from "../protocol.js";
+import { baseOf, events, json, parseArguments, request, type ErrorReader } from "./http.js";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 const VERSION = "2023-06-01";

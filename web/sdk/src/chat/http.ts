@@ -3,7 +3,7 @@
 // streamed answer.
 
 import type { FailureKind } from "../chat-messages.js";
-import { isRecord } from "../protocol.js";
+import { isRecord, parseJSON } from "../protocol.js";
 import { ProviderFailure } from "./contract.js";
 
 /** baseOf checks a base URL (http or https, no credentials, no query) and returns it without a trailing slash. */
@@ -49,12 +49,7 @@ export async function request(
   }
   if (res.ok) return res;
   const text = await res.text().catch(() => "");
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const body = parseJSON(text);
   const said = readError(res.status, body);
   const after = retryAfter(res.headers.get("retry-after"));
   throw new ProviderFailure(said.kind ?? kindOfStatus(res.status), said.message || `HTTP ${res.status}`, after);
@@ -107,28 +102,15 @@ export async function* events(body: ReadableStream<Uint8Array> | null): AsyncGen
 
 /** json parses one event's data, or throws an unreadable failure. */
 export function json(e: ServerEvent): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(e.data);
-    if (isRecord(v)) return v;
-  } catch {
-    // below
-  }
+  const v = parseJSON(e.data);
+  if (isRecord(v)) return v;
   throw new ProviderFailure("unreadable", `an event ${e.event} that is not a JSON object`);
-}
-
-/** record returns v when it is an object, else an empty one. */
-export function record(v: unknown): Record<string, unknown> {
-  return isRecord(v) ? v : {};
 }
 
 /** parseArguments reads a tool call's arguments (JSON text) as an object, or throws unreadable. */
 export function parseArguments(text: string): Record<string, unknown> {
   if (text.trim() === "") return {};
-  try {
-    const v: unknown = JSON.parse(text);
-    if (isRecord(v)) return v;
-  } catch {
-    // below
-  }
+  const v = parseJSON(text);
+  if (isRecord(v)) return v;
   throw new ProviderFailure("unreadable", "a tool call whose arguments are not a JSON object");
 }

@@ -8,8 +8,8 @@ import {
   ProviderFailure, type AssistantPart, type ModelReply, type ModelRequest, type Provider, type ProviderOptions,
   type WireMessage,
 } from "./contract.js";
-import { num, text as str } from "../protocol.js";
-import { baseOf, events, json, parseArguments, record, request, type ErrorReader } from "./http.js";
+import { num, record, text as str } from "../protocol.js";
+import { baseOf, events, json, parseArguments, request, type ErrorReader } from "./http.js";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
