@@ -37,6 +37,13 @@ declare function uid(prefix: string): string;
  * undefined none); strings among children become text nodes.
  */
 declare function make<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Record<string, string | boolean | undefined>, ...children: (Node | string)[]): HTMLElementTagNameMap[K];
+/** button builds a button (type=button; attrs and children as make's) that calls act when pressed. */
+declare function button(attrs: Record<string, string | boolean | undefined>, act: () => void, ...children: (Node | string)[]): HTMLButtonElement;
+/**
+ * refocus gives the focus to the element under root whose data-key is key:
+ * a button drawn again keeps the focus the person left on it.
+ */
+declare function refocus(root: ParentNode, key: string): void;
 /** An element's stylesheet, registered by elementStyle when its module loads. */
 interface ElementStyle {
     readonly name: string;

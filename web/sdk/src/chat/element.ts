@@ -7,7 +7,7 @@
 // Shift+Enter starts a new line. Every sentence is the messages table's
 // (chat), and the element draws its words again after setMessages.
 
-import { BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
+import { button, BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import { noteText, type Entry } from "./conversation.js";
 import { chatWords, type ChatMessages } from "../chat-messages.js";
 import type { Chat } from "./session.js";
@@ -55,27 +55,23 @@ export class TabrelayChat extends Showing<Chat> {
 
   private build(): void {
     this.built = true;
-    const button = (action: string, act: () => void) => {
-      const b = make("button", { type: "button", "data-action": action });
-      b.addEventListener("click", act);
-      return b;
-    };
+    const action = (name: string, act: () => void) => button({ "data-action": name }, act);
     const el = {
       provider: make("select"),
       model: make("select"),
-      load: button("list-models", () => void this.loadModels()),
+      load: action("list-models", () => void this.loadModels()),
       key: make("input", { id: this.ids.key, type: "password", autocomplete: "off", spellcheck: "false" }),
       remember: make("input", { type: "checkbox" }),
-      saveKey: button("keep-key", () => this.saveKey()),
-      forget: button("forget-key", () => this.source?.forgetKey()),
+      saveKey: action("keep-key", () => this.saveKey()),
+      forget: action("forget-key", () => this.source?.forgetKey()),
       keyState: make("small"),
       log: make("ol", { id: this.ids.log, role: "log", "aria-live": "polite" }),
       status: make("small", { role: "status" }),
       tray: make("div", { role: "group", class: "tabrelay-row" }),
       message: make("textarea", { "data-part": "message", rows: "2" }),
-      send: button("send", () => this.sendText(this.el.message.value, true)),
-      stop: button("stop", () => this.source?.stop()),
-      exportButton: button("export", () => this.exportConversation()),
+      send: action("send", () => this.sendText(this.el.message.value, true)),
+      stop: action("stop", () => this.source?.stop()),
+      exportButton: action("export", () => this.exportConversation()),
       problem: make("p", { role: "alert" }),
       instructions: make("textarea", { "data-part": "instructions", rows: "2" }),
       keyLabel: make("label", { for: this.ids.key }),
@@ -189,11 +185,7 @@ export class TabrelayChat extends Showing<Chat> {
     el.log.scrollTop = el.log.scrollHeight;
     el.status.textContent = chat ? w.tokens(chat.tokens, running) : "";
     const ask = chat?.ask;
-    el.tray.replaceChildren(...(ask ? [make("span", {}, ask.question), ...ask.choices.map((c) => {
-      const b = make("button", { type: "button" }, c);
-      b.addEventListener("click", () => this.sendText(c, false));
-      return b;
-    })] : []));
+    el.tray.replaceChildren(...(ask ? [make("span", {}, ask.question), ...ask.choices.map((c) => button({}, () => this.sendText(c, false), c))] : []));
     el.tray.hidden = !ask;
   }
 

@@ -86,6 +86,22 @@ export function make<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Recor
   return el;
 }
 
+/** button builds a button (type=button; attrs and children as make's) that calls act when pressed. */
+export function button(attrs: Record<string, string | boolean | undefined>, act: () => void, ...children: (Node | string)[]): HTMLButtonElement {
+  const b = make("button", { type: "button", ...attrs }, ...children);
+  b.addEventListener("click", act);
+  return b;
+}
+
+/**
+ * refocus gives the focus to the element under root whose data-key is key:
+ * a button drawn again keeps the focus the person left on it.
+ */
+export function refocus(root: ParentNode, key: string): void {
+  const escaped = globalThis.CSS?.escape ? globalThis.CSS.escape(key) : key.replace(/["\\]/g, "\\$&");
+  root.querySelector<HTMLElement>(`[data-key="${escaped}"]`)?.focus();
+}
+
 /** An element's stylesheet, registered by elementStyle when its module loads. */
 export interface ElementStyle {
   readonly name: string;

@@ -5,7 +5,7 @@
 // turn's steps back (onUndoTurn). Set its `turns` (a Permissions' turns).
 
 import type { Turns, TurnLine } from "./turns.js";
-import { BUTTON_CSS, define, elementStyle, make, Showing, type ElementStyle } from "../dom/elements.js";
+import { button, BUTTON_CSS, define, elementStyle, make, refocus, Showing, type ElementStyle } from "../dom/elements.js";
 import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-activity){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
@@ -38,26 +38,19 @@ export class TabrelayActivity extends Showing<Turns> {
     this.list.setAttribute("aria-label", m.label);
     // The line's first button keeps its key (Stop, then Undo turn, then
     // Dismiss), so the focus stays on the line as its state moves on.
-    const button = (key: string, part: string, label: string, name: string, act: () => void) => {
-      const b = make("button", { type: "button", "data-key": key, "data-part": part, "aria-label": name }, label);
-      b.addEventListener("click", act);
-      return b;
-    };
+    const press = (key: string, part: string, label: string, name: string, act: () => void) =>
+      button({ "data-key": key, "data-part": part, "aria-label": name }, act, label);
     this.list.replaceChildren(...lines.map((line) => {
       const t = this.source;
       const pending = line.state === "acting" || line.state === "asking";
-      const dismiss = (key: string) => button(key, "dismiss", m.dismiss, m.dismissFor(line.who), () => t?.dismiss(line.key));
-      const buttons = pending ? [button(line.key, "stop", m.stop, m.stopFor(line.who), () => t?.stop(line.key))]
-        : line.undoable ? [button(line.key, "undo", m.undo, m.undoFor(line.who), () => void t?.undo(line.key)), dismiss(line.key + " dismiss")]
+      const dismiss = (key: string) => press(key, "dismiss", m.dismiss, m.dismissFor(line.who), () => t?.dismiss(line.key));
+      const buttons = pending ? [press(line.key, "stop", m.stop, m.stopFor(line.who), () => t?.stop(line.key))]
+        : line.undoable ? [press(line.key, "undo", m.undo, m.undoFor(line.who), () => void t?.undo(line.key)), dismiss(line.key + " dismiss")]
         : [dismiss(line.key)];
       return make("li", { "data-state": line.state }, make("span", {}, line.text), ...buttons);
     }));
-    if (focused) this.list.querySelector<HTMLElement>(`button[data-key="${cssEscape(focused)}"]`)?.focus();
+    if (focused) refocus(this.list, focused);
   }
-}
-
-function cssEscape(s: string): string {
-  return globalThis.CSS?.escape ? globalThis.CSS.escape(s) : s.replace(/["\\]/g, "\\$&");
 }
 
 /** defineActivityElement registers <tabrelay-activity>; importing @tabrelay/tab/ui does it in a browser. */

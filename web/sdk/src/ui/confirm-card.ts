@@ -9,7 +9,7 @@
 // Escape answers Deny.
 
 import type { Answer, Confirmer, Permissions, Question } from "./permissions-model.js";
-import { adoptStyle, Base, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "../dom/elements.js";
+import { adoptStyle, Base, button, BUTTON_CSS, define, elementStyle, make, typingElsewhere, uid } from "../dom/elements.js";
 import { follow, unfollow } from "../chat-messages.js";
 import { messages } from "./messages.js";
 
@@ -75,11 +75,7 @@ export class TabrelayConfirm extends Base {
         this.remove_(card);
         resolve(a);
       };
-      for (const answer of ANSWERS) {
-        const b = make("button", { type: "button", "data-answer": answer });
-        b.addEventListener("click", () => done(answer));
-        buttons.append(b);
-      }
+      for (const answer of ANSWERS) buttons.append(button({ "data-answer": answer }, () => done(answer)));
       card.append(buttons);
       this.label(card, q);
       card.addEventListener("keydown", (e) => {

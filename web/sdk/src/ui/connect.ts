@@ -14,7 +14,7 @@
 
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
-import { adoptStyle, Base, elementStyle, make as h, uid } from "../dom/elements.js";
+import { adoptStyle, Base, button, elementStyle, make as h, uid } from "../dom/elements.js";
 import { follow, unfollow } from "../chat-messages.js";
 import { messages } from "./messages.js";
 import { errorWords, ScopeModel, typedWords, whoAsks } from "./connect-model.js";
@@ -175,19 +175,16 @@ export class TabrelayConnect extends Base {
     this.provenance = h("p", { "data-part": "provenance" });
     this.picker = h("fieldset", { "data-part": "scope" });
     this.approveButton = h("button", { type: "submit", "data-part": "approve" }, m.approve);
-    this.declineButton = h("button", { type: "button", "data-part": "decline" }, m.decline);
+    this.declineButton = button({ "data-part": "decline" }, () => void this.decide(false), m.decline);
     const decideForm = h("form", { "data-part": "decide-form" }, this.picker, this.approveButton, this.declineButton);
     decideForm.addEventListener("submit", (ev) => {
       ev.preventDefault();
       void this.decide(true);
     });
-    this.declineButton.addEventListener("click", () => void this.decide(false));
     // The second question of a typed code.
-    this.yesButton = h("button", { type: "button", "data-part": "approve-typed" }, m.yes);
-    const back = h("button", { type: "button", "data-part": "back" }, m.back);
+    this.yesButton = button({ "data-part": "approve-typed" }, () => void this.decide(true, true), m.yes);
+    const back = button({ "data-part": "back" }, () => this.askSecond(false), m.back);
     this.second = h("div", { "data-part": "second", role: "group", hidden: true }, h("p", {}), this.yesButton, back);
-    this.yesButton.addEventListener("click", () => void this.decide(true, true));
-    back.addEventListener("click", () => this.askSecond(false));
     this.ask = h("section", { "aria-labelledby": headId, "data-part": "ask", hidden: true },
       this.heading, this.who, this.identity, this.redirect, this.note, this.provenance, this.expiry, decideForm, this.second);
     this.result = h("div", { role: "status", "data-part": "result", tabindex: "-1" });
@@ -330,8 +327,7 @@ export class TabrelayConnect extends Base {
     this.ask.hidden = true;
     this.code = this.linkCode = this.input.value = "";
     const m = messages().connect;
-    const again = h("button", { type: "button", "data-part": "open-confirm" }, m.openWindow);
-    again.addEventListener("click", () => window.open(confirm, CONFIRM_WINDOW, CONFIRM_FEATURES));
+    const again = button({ "data-part": "open-confirm" }, () => window.open(confirm, CONFIRM_WINDOW, CONFIRM_FEATURES), m.openWindow);
     const line = h("p", {}, opened ? m.waiting : m.blocked);
     this.result.replaceChildren(line, again);
     this.result.focus();
@@ -378,8 +374,7 @@ export class TabrelayConnect extends Base {
     const client = this.clientValue;
     if (conn && client?.forget) {
       // §8 step 6: offer to undo it, in case it was not who the person thought.
-      const undo = h("button", { type: "button", "data-part": "undo" }, messages().connect.undo);
-      undo.addEventListener("click", async () => {
+      const undo = button({ "data-part": "undo" }, async () => {
         undo.disabled = true;
         try {
           await client.forget!(conn.id);
@@ -390,7 +385,7 @@ export class TabrelayConnect extends Base {
           this.fail(err);
         }
         this.result.focus();
-      });
+      }, messages().connect.undo);
       this.result.append(undo);
     }
     this.result.focus();

@@ -10,7 +10,7 @@
 
 import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
-import { adoptStyle, Base, define, elementStyle, make, uid } from "../dom/elements.js";
+import { adoptStyle, Base, button, define, elementStyle, make, refocus, uid } from "../dom/elements.js";
 import { follow, unfollow } from "../chat-messages.js";
 import { messages } from "./messages.js";
 import { scopePanel } from "./scope-panel.js";
@@ -89,8 +89,7 @@ export class TabrelayConnections extends Base {
   private build(): void {
     const headId = this.uidBase + "-head";
     const m = messages().connections;
-    const refresh = make("button", { type: "button", "data-part": "refresh" }, m.refresh);
-    refresh.addEventListener("click", () => void this.model?.refresh());
+    const refresh = button({ "data-part": "refresh" }, () => void this.model?.refresh(), m.refresh);
     const p = (this.parts = {
       heading: make("h2", { id: headId, tabindex: "-1" }, m.heading),
       notice: make("p", { role: "status", "data-part": "notice" }),
@@ -132,7 +131,7 @@ export class TabrelayConnections extends Base {
     p.note.hidden = !p.note.textContent;
     p.list.replaceChildren(...this.tree(model));
     if (key === "heading") p.heading.focus();
-    else if (key) this.querySelector<HTMLElement>(`[data-key="${CSS.escape(key)}"]`)?.focus();
+    else if (key) refocus(this, key);
   }
 
   /** tree is the rows as list items, each derived connection in a list under its parent's item. */
@@ -159,10 +158,9 @@ export class TabrelayConnections extends Base {
   private row(r: ConnectionRow, model: ConnectionsPanel): HTMLElement {
     const m = messages().connections, title = this.appValue?.app.title;
     const headId = `${this.uidBase}-${r.id}`;
-    const button = (part: string, text: string, label: string, act: () => void, attrs: Record<string, string> = {}) => {
-      const b = make("button", { type: "button", "data-part": part, "data-key": `${r.id}:${part}`, ...(label ? { "aria-label": label } : {}), ...attrs }, text);
+    const press = (part: string, text: string, label: string, act: () => void, attrs: Record<string, string> = {}) => {
+      const b = button({ "data-part": part, "data-key": `${r.id}:${part}`, ...(label ? { "aria-label": label } : {}), ...attrs }, act, text);
       b.disabled = r.busy;
-      b.addEventListener("click", act);
       return b;
     };
     const term = (dt: string, dd: string, part: string) => [make("dt", {}, dt), make("dd", { "data-part": part }, dd)];
@@ -174,11 +172,11 @@ export class TabrelayConnections extends Base {
         ...term(m.lastUsed, r.lastUsed, "last-used"), ...term(m.mayUse, r.scope, "scope")));
     if (r.mode === "view") {
       li.append(
-        ...(this.appValue ? [button("edit", m.edit, m.editFor(r.who), () => {
+        ...(this.appValue ? [press("edit", m.edit, m.editFor(r.who), () => {
           this.focusKey = `${r.id}:tool:0`;
           model.edit(r.id);
         })] : []),
-        button("forget", m.forget, m.forgetFor(r.who), () => {
+        press("forget", m.forget, m.forgetFor(r.who), () => {
           this.focusKey = `${r.id}:keep`;
           model.askForget(r.id);
         }));
@@ -186,26 +184,26 @@ export class TabrelayConnections extends Base {
       const qId = headId + "-q";
       const box = make("div", { role: "group", "aria-labelledby": qId, "data-part": "forget-question" },
         make("p", { id: qId }, m.forgetQuestion(r.who, title)),
-        button("confirm-forget", m.forgetFor(r.name), "", () => void this.forget(r.id, model)),
-        button("keep", m.keep, m.keepFor(r.who), () => this.back(r.id, "forget", model)));
+        press("confirm-forget", m.forgetFor(r.name), "", () => void this.forget(r.id, model)),
+        press("keep", m.keep, m.keepFor(r.who), () => this.back(r.id, "forget", model)));
       box.addEventListener("keydown", (ev) => ev.key === "Escape" && this.back(r.id, "forget", model));
       li.append(box);
     } else if (r.picker) {
-      li.append(this.picker(r, model, button));
+      li.append(this.picker(r, model, press));
     }
     return li;
   }
 
-  private picker(r: ConnectionRow, model: ConnectionsPanel, button: (part: string, text: string, label: string, act: () => void) => HTMLButtonElement): HTMLElement {
+  private picker(r: ConnectionRow, model: ConnectionsPanel, press: (part: string, text: string, label: string, act: () => void) => HTMLButtonElement): HTMLElement {
     const picker = r.picker!;
     const m = messages();
     const panel = scopePanel(picker, { keyPrefix: `${r.id}:tool:`, disabled: r.busy, onChange: () => this.render() });
     const rows: Node[] = [make("legend", {}, m.connections.scopeLegend(r.who, this.appValue?.app.title)), ...panel.rows];
     const form = make("form", { "data-part": "scope-form" }, make("fieldset", { "data-part": "scope" }, ...rows),
       make("p", { class: "tr-note" }, m.connections.emptyScope));
-    const save = button("save", m.connections.save, m.connections.saveFor(r.who), () => {});
+    const save = press("save", m.connections.save, m.connections.saveFor(r.who), () => {});
     save.type = "submit";
-    form.append(save, button("cancel", m.connections.cancel, m.connections.cancelFor(r.who), () => this.back(r.id, "edit", model)));
+    form.append(save, press("cancel", m.connections.cancel, m.connections.cancelFor(r.who), () => this.back(r.id, "edit", model)));
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const conn = r.connection;

@@ -6,7 +6,7 @@
 // `permissions`.
 
 import type { Permissions } from "./permissions-model.js";
-import { BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
+import { button, BUTTON_CSS, define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import type { TabrelayDataSwitch } from "./data-switch.js";
 import { messages } from "./messages.js";
 
@@ -35,8 +35,7 @@ export class TabrelayNotice extends Showing<Permissions> {
       // The sentence is a live region that stays in the page: it is read out when the notice comes.
       const text = make("p", { id: uid("notice"), role: "status", "data-part": "text" });
       const toggle = document.createElement("tabrelay-data-switch") as TabrelayDataSwitch;
-      const gotIt = make("button", { type: "button", "data-part": "got-it" }, m.gotIt);
-      gotIt.addEventListener("click", () => this.source?.gotIt());
+      const gotIt = button({ "data-part": "got-it" }, () => this.source?.gotIt(), m.gotIt);
       const body = make("div", { role: "group", "aria-label": m.label, "data-part": "body", hidden: true }, toggle, gotIt);
       this.append(text, body);
       this.parts = { text, body, toggle };
