@@ -541,6 +541,8 @@ declare function adoptStyle(el: Element, style: ElementStyle): void;
 declare function define(name: string, element: CustomElementConstructor): void;
 /** typingElsewhere reports whether the person is typing in a field outside root: a new card must not take the focus then. */
 declare function typingElsewhere(root: Element): boolean;
-/** The buttons' look, shared by the elements. */
+/** The focus ring, shared by the elements. */
+declare const FOCUS_CSS = ":focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}";
+/** The buttons' look, shared by the elements (the focus ring with it). */
 declare const BUTTON_CSS = "button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;background:var(--tabrelay-button-bg,transparent);color:inherit}\n:focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}";
 export {};

@@ -175,6 +175,9 @@ export function typingElsewhere(root: Element): boolean {
   return a.matches("input:not([type=button],[type=checkbox],[type=radio],[type=submit]),textarea,select,[contenteditable]:not([contenteditable=false])");
 }
 
-/** The buttons' look, shared by the elements. */
+/** The focus ring, shared by the elements. */
+export const FOCUS_CSS = ":focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}";
+
+/** The buttons' look, shared by the elements (the focus ring with it). */
 export const BUTTON_CSS = `button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px solid var(--tabrelay-border,#8886);padding:.3em .9em;cursor:pointer;background:var(--tabrelay-button-bg,transparent);color:inherit}
-:focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
+${FOCUS_CSS}`;

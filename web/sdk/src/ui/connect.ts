@@ -14,7 +14,7 @@
 
 import type { AppDeclaration, ConnectInfo, ConnectionInfo, ScopeEntry } from "../index.js";
 import { takeConnectCode } from "../requests.js";
-import { adoptStyle, Base, button, elementStyle, make as h, uid } from "../dom/elements.js";
+import { adoptStyle, Base, button, elementStyle, FOCUS_CSS, make as h, uid } from "../dom/elements.js";
 import { follow, unfollow } from "../chat-messages.js";
 import { messages } from "./messages.js";
 import { errorWords, ScopeModel, typedWords, whoAsks } from "./connect-model.js";
@@ -53,7 +53,7 @@ const STYLE = `
 :where(tabrelay-connect) [role=alert]:not(:empty){color:var(--tabrelay-error,#b00020);margin:var(--tabrelay-gap,.5em) 0}
 :where(tabrelay-connect) [data-part=client]{font-weight:600}
 :where(tabrelay-connect) .tr-note{color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
-:where(tabrelay-connect) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}
+:where(tabrelay-connect) ${FOCUS_CSS}
 :where(tabrelay-connect) [hidden]{display:none}`;
 const SHEET = elementStyle("connect", STYLE);
 

@@ -10,7 +10,7 @@
 
 import type { AppDeclaration } from "../index.js";
 import { ConnectionsPanel, type ConnectionRow, type ConnectionsClient } from "./connections-model.js";
-import { adoptStyle, Base, button, define, elementStyle, make, refocus, uid } from "../dom/elements.js";
+import { adoptStyle, Base, button, define, elementStyle, FOCUS_CSS, make, refocus, uid } from "../dom/elements.js";
 import { follow, unfollow } from "../chat-messages.js";
 import { messages } from "./messages.js";
 import { scopePanel } from "./scope-panel.js";
@@ -30,7 +30,7 @@ ${T} button{font:inherit;border-radius:var(--tabrelay-radius,6px);border:1px sol
 ${T} [data-part=save],${T} [data-part=confirm-forget]{background:var(--tabrelay-accent,#1a5fd0);color:var(--tabrelay-accent-fg,#fff)}
 ${T} [role=alert]:not(:empty){color:var(--tabrelay-error,#b00020);margin:var(--tabrelay-gap,.5em) 0}
 ${T} .tr-note{color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
-${T} :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}
+${T} ${FOCUS_CSS}
 ${T} [hidden]{display:none}`;
 const SHEET = elementStyle("connections", STYLE);
 

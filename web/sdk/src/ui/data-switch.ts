@@ -5,14 +5,14 @@
 // what runs goes without pictures and single-cell values. Set its `permissions`.
 
 import type { Permissions } from "./permissions-model.js";
-import { define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
+import { define, elementStyle, FOCUS_CSS, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import { messages } from "./messages.js";
 
 const STYLE = `:where(tabrelay-data-switch){display:block;font:var(--tabrelay-font,inherit);color:var(--tabrelay-fg,inherit)}
 :where(tabrelay-data-switch) label{display:flex;align-items:center;gap:var(--tabrelay-gap,.5em);cursor:pointer}
 :where(tabrelay-data-switch) input{accent-color:var(--tabrelay-accent,#1a5fd0)}
 :where(tabrelay-data-switch) p{margin:.25em 0 0;color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
-:where(tabrelay-data-switch) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
+:where(tabrelay-data-switch) ${FOCUS_CSS}`;
 const SHEET = elementStyle("data-switch", STYLE);
 
 export class TabrelayDataSwitch extends Showing<Permissions> {

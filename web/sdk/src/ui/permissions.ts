@@ -11,7 +11,7 @@
 import type { AppDeclaration, PermissionKind } from "../index.js";
 import { PERMISSION_KINDS, permissionKindsOf } from "../index.js";
 import { MODES, type Mode, type Permissions, type Setting, type Settings } from "./permissions-model.js";
-import { define, elementStyle, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
+import { define, elementStyle, FOCUS_CSS, make, Showing, uid, type ElementStyle } from "../dom/elements.js";
 import { messages } from "./messages.js";
 
 const SETTINGS: readonly Setting[] = ["ask", "allow", "deny"];
@@ -80,7 +80,7 @@ const STYLE = `:where(tabrelay-permissions){display:block;font:var(--tabrelay-fo
 :where(tabrelay-permissions) input{accent-color:var(--tabrelay-accent,#1a5fd0)}
 :where(tabrelay-permissions) input:disabled+span{opacity:.7}
 :where(tabrelay-permissions) p,:where(tabrelay-permissions) small{margin:0 0 .25em;color:var(--tabrelay-muted,inherit);opacity:.8;font-size:.9em}
-:where(tabrelay-permissions) :focus-visible{outline:2px solid var(--tabrelay-focus,var(--tabrelay-accent,#1a5fd0));outline-offset:2px}`;
+:where(tabrelay-permissions) ${FOCUS_CSS}`;
 const SHEET = elementStyle("permissions", STYLE);
 
 export class TabrelayPermissions extends Showing<Permissions> {
