@@ -3,8 +3,6 @@
 // (in a browser); the chat, its providers and its parts are exported for
 // an app that builds its own.
 
-import { defineChatElement } from "./element.js";
-
 export { Chat, type ChatGate, type ChatOptions, type ChatState } from "./session.js";
 export { defineChatElement, TabrelayChat } from "./element.js";
 export { anthropicProvider, anthropicBody, ANTHROPIC_BASE_URL } from "./anthropic.js";
@@ -21,5 +19,10 @@ export { Conversation, noteText, sentLine, wireOf, WITHHELD, type Entry, type No
 export { runTurn, RETRIES, type LoopCall, type LoopOptions, type TurnEnd } from "./loop.js";
 export { encodeResult, escapeJSON, validDataTag, DEFAULT_DATA_TAG, RESULT_TEXT_CHARS, type Encoded } from "./encode.js";
 export { exportMarkdown, markdownSafe, stripDataMarks } from "./export.js";
+
+// Imported after the exports: the bundle then holds the core's modules
+// first, as the UI's does, and a page that bundles both (the demo's)
+// compresses about 1.8 KB better than with the element's modules first.
+import { defineChatElement } from "./element.js";
 
 defineChatElement();
