@@ -298,8 +298,9 @@ declare function chatWords(): ChatMessages;
 declare function speak(el: Element): void;
 /**
  * follow draws el's words again, with redraw, whenever the UI module's
- * setMessages changes the table, until unfollow; it also calls speak, now
- * and at each change. The elements of both modules (the UI's and the
+ * setMessages changes the table, until unfollow, and when it follows again
+ * after the table changed meanwhile; it also calls speak, now and at each
+ * change. The elements of both modules (the UI's and the
  * chat's) follow through the page's one registry.
  */
 declare function follow(el: Element, redraw: () => void): void;

@@ -144,17 +144,25 @@ const following = new WeakMap<Element, () => void>();
 
 /**
  * follow draws el's words again, with redraw, whenever the UI module's
- * setMessages changes the table, until unfollow; it also calls speak, now
- * and at each change. The elements of both modules (the UI's and the
+ * setMessages changes the table, until unfollow, and when it follows again
+ * after the table changed meanwhile; it also calls speak, now and at each
+ * change. The elements of both modules (the UI's and the
  * chat's) follow through the page's one registry.
  */
 export function follow(el: Element, redraw: () => void): void {
   unfollow(el);
-  const again = () => (speak(el), redraw());
+  const registry = messagesRegistry();
+  const again = (): void => void (speak(el), redraw(), drawnIn.set(el, registry.current));
   following.set(el, again);
-  messagesRegistry().redraws.add(again);
+  registry.redraws.add(again);
+  // Back in the page after setMessages changed the table while it was out: its words are the old table's.
+  if (drawnIn.has(el) && drawnIn.get(el) !== registry.current) return again();
   speak(el);
+  drawnIn.set(el, registry.current);
 }
+
+/** The table each following element last drew its words in (undefined: English without the UI module). */
+const drawnIn = new WeakMap<Element, MessagesRegistry["current"]>();
 
 /** unfollow stops follow's redraws of el. */
 export function unfollow(el: Element): void {

@@ -106,9 +106,11 @@ test("<tabrelay-chat> draws its words again at setMessages while in the page, an
     assert.equal(send(), "Senden", "out of the page it follows nothing");
     doc.body.append(el);
     el.connectedCallback();
+    assert.equal(send(), "Send", "put back after the table changed, it draws in the table of now");
+    assert.equal(el.getAttribute("lang"), "en");
     ui.setMessages(de);
+    assert.equal(send(), "Senden", "and follows the table again");
     ui.setMessages(ui.en);
-    assert.equal(send(), "Send", "put back, it follows the table again");
     c.instructions = "Be brief.";
     c.setModel("scripted");
     assert.equal(instructions(), "Be brief.", "the field shows the chat's instructions");
