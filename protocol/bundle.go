@@ -293,7 +293,8 @@ func (b *Bundle) check() error {
 		}
 	}
 	names := make(map[string]bool, len(b.Tools))
-	for i, t := range b.Tools {
+	for i := range b.Tools {
+		t := &b.Tools[i] // check compiles the tool's inputSchema into it
 		if err := t.check(uris); err != nil {
 			return fmt.Errorf("tools[%d].%w", i, err)
 		}
