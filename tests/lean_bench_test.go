@@ -281,6 +281,27 @@ func (r *benchRelay) cpuSplit() (user, system int64) {
 	return user, system
 }
 
+// syscalls is how many read and write system calls the relay made so
+// far (/proc/PID/io's syscr and syscw: reads and writes of its sockets,
+// whether they moved bytes or found none).
+func (r *benchRelay) syscalls() (reads, writes float64) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", r.cmd.Process.Pid))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, value, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes
+}
+
 // rssKiB is the relay's resident set.
 func (r *benchRelay) rssKiB() float64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
@@ -505,16 +526,18 @@ func throughput(b *testing.B, r *benchRelay) {
 	reused := func(k int) string { return r.tokens[k%pairings].Access }
 	run(50, reused) // every pairing active, connections warm
 	m0, a0, t0, w0 := r.metric("go_memstats_mallocs_total"), r.metric("go_memstats_alloc_bytes_total"), r.cpuTicks(), time.Now()
+	r0, wr0 := r.syscalls()
 	run(perCaller, reused)
 	wall, ticks := time.Since(w0), r.cpuTicks()-t0
+	r1, wr1 := r.syscalls()
 	m1, a1 := r.metric("go_memstats_mallocs_total"), r.metric("go_memstats_alloc_bytes_total")
 	calls := float64(callers * perCaller)
 	cps := calls / (float64(ticks) / 100)
 	b.ReportMetric(cps, "calls/cpu-s")
 	b.ReportMetric((m1-m0)/calls, "allocs/call")
 	b.ReportMetric((a1-a0)/calls, "B/call")
-	b.Logf("load: %d calls by %d callers over %d pairings in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call), %.0f allocations and %.1f KiB per call",
-		int(calls), callers, pairings, wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls, (m1-m0)/calls, (a1-a0)/calls/1024)
+	b.Logf("load: %d calls by %d callers over %d pairings in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call), %.0f allocations and %.1f KiB per call, %.1f reads and %.1f writes (system calls) per call",
+		int(calls), callers, pairings, wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls, (m1-m0)/calls, (a1-a0)/calls/1024, (r1-r0)/calls, (wr1-wr0)/calls)
 
 	if path := os.Getenv("LEAN_CALLS_PROFILE"); path != "" {
 		// A CPU profile of the relay under the same load, after the
