@@ -19,17 +19,10 @@ import (
 // closing it, or a notifications/cancelled naming the call (cancel.go),
 // cancels the call (the tab is told). A result that comes first is answered
 // as JSON (issue 13: most calls, to an instant tab).
-func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, e era, g protocol.Grant) {
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, p *paramsMeta, e era, g protocol.Grant) {
 	started := time.Now()
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      struct {
-			ProgressToken json.RawMessage `json:"progressToken"`
-			LogLevel      string          `json:"io.modelcontextprotocol/logLevel"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" {
+	var logLevel string
+	if raw, ok := p.Meta[metaLogLevel]; (ok && json.Unmarshal(raw, &logLevel) != nil) || p.Name == "" {
 		writeError(w, req.ID, protocol.ErrInvalidParams.With("tools/call needs a tool name."))
 		return
 	}
@@ -69,7 +62,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		writeResult(w, req.ID, outcome(o))
 		return
 	}
-	n := &notifier{tag: s.cfg.Bundle.Tag(), token: p.Meta.ProgressToken, logLevel: logThreshold(e, p.Meta.LogLevel)}
+	n := &notifier{tag: s.cfg.Bundle.Tag(), token: p.Meta["progressToken"], logLevel: logThreshold(e, logLevel)}
 	beat := func(st *stream) bool { // each keep-alive checks the grant again, then beats
 		grant.recheck()
 		return n.heartbeat(st)

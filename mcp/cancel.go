@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -39,13 +38,13 @@ type calls struct {
 // runningCall is one call's cancel.
 type runningCall struct{ cancel context.CancelFunc }
 
-// cancelKey names a call: its connection and its request id, compacted.
+// cancelKey names a call: its connection and its request id, as the
+// decoder kept it (a string or a number: no space in it to compact).
 func cancelKey(connection string, id json.RawMessage) (string, bool) {
-	var b bytes.Buffer
-	if !validID(id) || json.Compact(&b, id) != nil || b.Len()+len(connection)+1 > maxCancelKey {
+	if !validID(id) || len(id)+len(connection)+1 > maxCancelKey {
 		return "", false
 	}
-	return connection + " " + b.String(), true
+	return connection + " " + string(id), true
 }
 
 // start registers a call of connection with request id; the returned

@@ -26,6 +26,7 @@ const (
 	metaCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaServerInfo   = "io.modelcontextprotocol/serverInfo"
 	metaSubscription = "io.modelcontextprotocol/subscriptionId"
+	metaLogLevel     = "io.modelcontextprotocol/logLevel"
 )
 
 // era is how a request is served: the handshake era, or the stateless
@@ -35,18 +36,21 @@ type era struct {
 	version string
 }
 
-// paramsMeta is what every request's params may carry.
+// paramsMeta is what every request's params may carry, and a
+// tools/call's arguments: the params are decoded once (eraOf), and the
+// call takes them from here.
 type paramsMeta struct {
-	Meta map[string]json.RawMessage `json:"_meta"`
-	Name string                     `json:"name"` // tools/call, prompts/get
-	URI  string                     `json:"uri"`  // resources/read
+	Meta      map[string]json.RawMessage `json:"_meta"`
+	Name      string                     `json:"name"`      // tools/call, prompts/get
+	URI       string                     `json:"uri"`       // resources/read
+	Arguments json.RawMessage            `json:"arguments"` // tools/call
 }
 
 // eraOf decides the era of a request and checks the modern era's headers
-// against the body (basic/transports/streamable-http, 2026-07-28).
-func eraOf(r *http.Request, req *request) (era, *protocol.RelayError) {
-	var p paramsMeta
-	if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) != nil {
+// against the body (basic/transports/streamable-http, 2026-07-28); p is
+// the request's params, decoded.
+func eraOf(r *http.Request, req *request, p *paramsMeta) (era, *protocol.RelayError) {
+	if len(req.Params) > 0 && json.Unmarshal(req.Params, p) != nil {
 		return era{}, protocol.ErrMalformedParams
 	}
 	rawVersion, hasMeta := p.Meta[metaVersion]
@@ -77,7 +81,7 @@ func eraOf(r *http.Request, req *request) (era, *protocol.RelayError) {
 	if m := headerValue(r, "Mcp-Method"); m != req.Method {
 		return era{}, protocol.ErrHeaderMismatch.With("The Mcp-Method header must equal the request's method.")
 	}
-	if want, named := nameOf(req.Method, p); named && headerValue(r, "Mcp-Name") != want {
+	if want, named := nameOf(req.Method, *p); named && headerValue(r, "Mcp-Name") != want {
 		return era{}, protocol.ErrHeaderMismatch.With("The Mcp-Name header must equal the request's tool, prompt or resource.")
 	}
 	return era{modern: true, version: version}, nil

@@ -40,18 +40,13 @@ type notification struct {
 	Params  any    `json:"params,omitempty"`
 }
 
-// validID accepts the ids JSON-RPC allows: a string or a number.
+// validID accepts the ids JSON-RPC allows: a string or a number. id is
+// a JSON value as a decoder kept it (json.RawMessage: valid JSON, no space
+// around it), so its first byte says which it is.
 func validID(id json.RawMessage) bool {
 	if len(id) == 0 {
 		return false
 	}
-	switch id[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(id, &s) == nil
-	case 'n':
-		return false
-	}
-	var n json.Number
-	return json.Unmarshal(id, &n) == nil
+	c := id[0]
+	return c == '"' || c == '-' || '0' <= c && c <= '9'
 }

@@ -31,11 +31,12 @@ func (m eras) serve(e era) bool {
 
 // rpc is one request being served: what a method's handler gets.
 type rpc struct {
-	w     http.ResponseWriter
-	r     *http.Request
-	req   *request
-	era   era
-	grant protocol.Grant
+	w      http.ResponseWriter
+	r      *http.Request
+	req    *request
+	params *paramsMeta // req's params, decoded
+	era    era
+	grant  protocol.Grant
 }
 
 // methodInfo is the relay's whole rule for one MCP method (as go-sdk's
@@ -68,7 +69,7 @@ func init() {
 		// handshake era, which has no other stream, that stream also
 		// carries the tool list's changes (listchanged.go).
 		"tools/call": {eras: bothEras, capabilities: []string{"tools", "logging", "tools.listChanged"}, mcpName: "name",
-			handle: func(s *Server, x *rpc) { s.callTool(x.w, x.r, x.req, x.era, x.grant) }},
+			handle: func(s *Server, x *rpc) { s.callTool(x.w, x.r, x.req, x.params, x.era, x.grant) }},
 		"resources/list": {eras: bothEras, capabilities: []string{"resources"},
 			handle: list("resources", func(s *Server, _ *rpc) any { return s.resources() })},
 		"resources/templates/list": {eras: bothEras, capabilities: []string{"resources"},
@@ -112,7 +113,8 @@ func list(key string, items func(*Server, *rpc) any) func(*Server, *rpc) {
 // handle serves one request of grant: the method's row of serverMethods,
 // in the eras that serve it.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, grant protocol.Grant) {
-	e, rerr := eraOf(r, req)
+	var p paramsMeta
+	e, rerr := eraOf(r, req, &p)
 	if rerr != nil {
 		writeError(w, req.ID, rerr)
 		return
@@ -122,7 +124,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, req *request, gr
 		s.notFound(w, req, e)
 		return
 	}
-	m.handle(s, &rpc{w: w, r: r, req: req, era: e, grant: grant})
+	m.handle(s, &rpc{w: w, r: r, req: req, params: &p, era: e, grant: grant})
 }
 
 // notFound answers an unknown method: 404 in the modern era, where the

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,19 +175,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, nil, rerr)
 		return
 	}
-	if trimmed := strings.TrimSpace(string(body)); strings.HasPrefix(trimmed, "[") {
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
 		writeError(w, nil, protocol.ErrBadRequest.With("One JSON-RPC message per request: batches are not served."))
 		return
 	}
-	if !json.Valid(body) {
+	// Unmarshal checks the whole body is JSON before it decodes any of it
+	// (a syntax error: a parse error). Valid JSON that is wrong makes an
+	// invalid request, not a parse error (JSON-RPC 2.0 §5.1), and its id
+	// is echoed only when it is one JSON-RPC allows (else null).
+	var req request
+	err := json.Unmarshal(body, &req)
+	if _, syntax := err.(*json.SyntaxError); syntax {
 		writeError(w, nil, protocol.ErrParse)
 		return
 	}
-	// Valid JSON from here on: what is wrong with it makes an invalid
-	// request, not a parse error (JSON-RPC 2.0 §5.1), and its id is echoed
-	// only when it is one JSON-RPC allows (else null).
-	var req request
-	err := json.Unmarshal(body, &req)
 	if err != nil || req.JSONRPC != "2.0" || (req.Method == "" && !req.isResponse()) || (len(req.ID) > 0 && !validID(req.ID)) {
 		var id json.RawMessage
 		if validID(req.ID) {
