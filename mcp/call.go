@@ -47,7 +47,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	ctx, grant := s.watchGrant(ctx, r, g.PairingID, tool.Name, action)
 	// outcome is the call's answer for the host, unless its grant ended or
 	// narrowed while it ran (withdraw.go).
-	outcome := func(o protocol.Outcome) map[string]any {
+	outcome := func(o protocol.Outcome) callResult {
 		if why := grant.withdrawn(r.Context()); why != grantHolds {
 			protocol.LogOutcome(s.cfg.Logger, protocol.Withdrawn, o.CallID, g.ConnectionID, p.Name, time.Since(started))
 			return s.finishCall(e, s.withdrawal(why, tool.Name, action))
@@ -232,10 +232,21 @@ func logThreshold(e era, requested string) int {
 	return levelRank("info")
 }
 
-func (s *Server) finishCall(e era, res protocol.ToolResult) map[string]any {
-	out := map[string]any{"content": res.Content}
-	if res.IsError {
-		out["isError"] = true
+// callResult is a tools/call's result as the host reads it, with what
+// finish adds in the modern era: a struct, not a map (issue 27: the
+// encoding of a map sorted its keys and boxed each value on every call).
+// The fields are in the order a map's keys were encoded in.
+type callResult struct {
+	Meta       map[string]any     `json:"_meta,omitempty"`
+	Content    []protocol.Content `json:"content"`
+	IsError    bool               `json:"isError,omitempty"`
+	ResultType string             `json:"resultType,omitempty"`
+}
+
+func (s *Server) finishCall(e era, res protocol.ToolResult) callResult {
+	out := callResult{Content: res.Content, IsError: res.IsError}
+	if e.modern {
+		out.ResultType, out.Meta = resultComplete, s.resultMeta()
 	}
-	return s.finish(e, out, false)
+	return out
 }

@@ -197,13 +197,21 @@ func (s *Server) finish(e era, result map[string]any, cacheable bool) map[string
 	if !e.modern {
 		return result
 	}
-	result["resultType"] = "complete"
-	result["_meta"] = map[string]any{metaServerInfo: s.serverInfo()}
+	result["resultType"] = resultComplete
+	result["_meta"] = s.resultMeta()
 	if cacheable {
 		result["ttlMs"] = listTTL
 		result["cacheScope"] = "private"
 	}
 	return result
+}
+
+// resultComplete is the modern era's resultType of a whole result.
+const resultComplete = "complete"
+
+// resultMeta is the _meta of a modern era's result: the server's info.
+func (s *Server) resultMeta() map[string]any {
+	return map[string]any{metaServerInfo: s.serverInfo()}
 }
 
 // toolList is the catalogue as MCP tools (SPEC §4), each description
