@@ -71,7 +71,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	n.st = st
 	defer st.stop()
 	if !e.modern {
-		defer s.relayListChanges(st, g.PairingID)()
+		grant.relayListChanges(st)
 	}
 	out := outcome(s.cfg.Caller.Call(ctx, call, n.event))
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {

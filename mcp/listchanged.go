@@ -14,16 +14,19 @@ import "github.com/tabrelay/tabrelay/events"
 // logs (its listen stream carries the rest).
 
 // relayListChanges sends notifications/tools/list_changed on st while a
-// handshake-era call of pairing runs, once per event that may change the
-// tool list; stop ends it (before the call's answer is written). It is a
-// function of the events hub, not a goroutine per call: each notification
+// handshake-era call runs, once per event of its browser that may change
+// the tool list, until the call ends (before its answer is written). The
+// call's grant watch hears the events (withdraw.go: one subscription to
+// the events hub per call), not a goroutine per call: each notification
 // is written from a goroutine of its own, so that a slow host's stream
 // never holds up the hub's delivery, and one that comes after the answer
 // is dropped by the stream.
-func (s *Server) relayListChanges(st *stream, pairing string) (stop func()) {
-	return s.cfg.Events.Subscribe(pairing, func(kind events.Kind) {
+func (w *grantWatch) relayListChanges(st *stream) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.listChanged = func(kind events.Kind) {
 		if kind&(events.ToolsChanged|events.ConnectionsChanged) != 0 {
 			go st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
 		}
-	})
+	}
 }

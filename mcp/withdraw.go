@@ -43,9 +43,12 @@ type grantWatch struct {
 	unsubscribe  func()
 	cancel       context.CancelFunc
 
-	mu   sync.Mutex // guards why, seen
+	mu   sync.Mutex // guards why, seen, listChanged
 	why  int
 	seen bool // an event of the browser came during the call
+	// listChanged hears the browser's events too, for a handshake-era
+	// call's stream (relayListChanges); nil: none.
+	listChanged func(events.Kind)
 }
 
 // watchGrant returns ctx, ended when the grant of the call of tool and
@@ -60,13 +63,17 @@ func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool,
 // heard notes an event of the browser (in the deliverer's goroutine, which
 // it must not hold up); one that may have changed the grant is checked.
 func (w *grantWatch) heard(kind events.Kind) {
-	if kind&(events.TokenRevoked|events.ConnectionsChanged) == 0 {
-		return
-	}
+	grant := kind&(events.TokenRevoked|events.ConnectionsChanged) != 0
 	w.mu.Lock()
-	w.seen = true
+	w.seen = w.seen || grant
+	listChanged := w.listChanged
 	w.mu.Unlock()
-	go w.recheck()
+	if listChanged != nil {
+		listChanged(kind)
+	}
+	if grant {
+		go w.recheck()
+	}
 }
 
 // recheck checks the grant again while the call runs (an event, the
