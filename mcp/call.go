@@ -42,9 +42,9 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		return
 	}
 	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}
-	ctx, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
+	ctx, cancel, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
-	ctx, grant := s.watchGrant(ctx, r, g.PairingID, tool.Name, action)
+	grant := s.watchGrant(ctx, cancel, r, g.PairingID, tool.Name, action)
 	// outcome is the call's answer for the host, unless its grant ended or
 	// narrowed while it ran (withdraw.go).
 	outcome := func(o protocol.Outcome) callResult {

@@ -48,13 +48,14 @@ func cancelKey(connection string, id json.RawMessage) (string, bool) {
 }
 
 // start registers a call of connection with request id; the returned
-// context ends when the host cancels it, and done must be called when it
-// ends.
-func (c *calls) start(ctx context.Context, connection string, id json.RawMessage) (context.Context, func()) {
+// context ends when the host cancels it or cancel is called (the call's
+// grant watch ends it too: one context per call), and done must be called
+// when it ends.
+func (c *calls) start(ctx context.Context, connection string, id json.RawMessage) (_ context.Context, cancel context.CancelFunc, done func()) {
 	key, ok := cancelKey(connection, id)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel = context.WithCancel(ctx)
 	if !ok {
-		return ctx, cancel
+		return ctx, cancel, cancel
 	}
 	rc := &runningCall{cancel: cancel}
 	c.mu.Lock()
@@ -63,7 +64,7 @@ func (c *calls) start(ctx context.Context, connection string, id json.RawMessage
 	}
 	c.running[key] = append(c.running[key], rc)
 	c.mu.Unlock()
-	return ctx, func() {
+	return ctx, cancel, func() {
 		c.mu.Lock()
 		rest := slices.DeleteFunc(c.running[key], func(o *runningCall) bool { return o == rc })
 		if len(rest) == 0 {

@@ -123,8 +123,8 @@ func TestACancelNamingTwoCallsEndsNeither(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := []byte(`7`)
-	first, doneFirst := srv.calls.start(context.Background(), "c1", id)
-	second, doneSecond := srv.calls.start(context.Background(), "c1", id)
+	first, _, doneFirst := srv.calls.start(context.Background(), "c1", id)
+	second, _, doneSecond := srv.calls.start(context.Background(), "c1", id)
 	defer doneSecond()
 	srv.cancelled(protocol.Grant{ConnectionID: "c1"}, []byte(`{"requestId":7}`))
 	if first.Err() != nil || second.Err() != nil {

@@ -51,13 +51,13 @@ type grantWatch struct {
 	listChanged func(events.Kind)
 }
 
-// watchGrant returns ctx, ended when the grant of the call of tool and
-// action (the request r's token) ends or stops allowing it, and its watch.
-func (s *Server) watchGrant(ctx context.Context, r *http.Request, pairing, tool, action string) (context.Context, *grantWatch) {
-	ctx, cancel := context.WithCancel(ctx)
+// watchGrant watches the grant of the call of tool and action (the
+// request r's token), whose context is ctx: once the grant ends or stops
+// allowing the call, cancel ends ctx.
+func (s *Server) watchGrant(ctx context.Context, cancel context.CancelFunc, r *http.Request, pairing, tool, action string) *grantWatch {
 	w := &grantWatch{s: s, r: r, ctx: ctx, tool: tool, action: action, started: time.Now(), cancel: cancel}
 	w.unsubscribe = s.cfg.Events.Subscribe(pairing, w.heard)
-	return ctx, w
+	return w
 }
 
 // heard notes an event of the browser (in the deliverer's goroutine, which

@@ -65,7 +65,8 @@ import (
 // LEAN_PHASES=tabs,idle (no latency, throughput or restart); LEAN_IDLE_ROUNDS
 // (default 1) measures the idle CPU that many times in a row, reporting
 // their mean; LEAN_CALLS_PROFILE=FILE writes a 5 s CPU profile of the relay
-// under the calls' load (after the measured run); LEAN_PROFILE=FILE writes a 30 s CPU profile of the idle
+// under the calls' load (after the measured run), LEAN_CALLS_ALLOCS=FILE
+// a profile of the allocations it made in 5 s of that load; LEAN_PROFILE=FILE writes a 30 s CPU profile of the idle
 // relay, taken from its admin listener after the measured rounds;
 // LEAN_ADMIT_PROFILE=FILE one of the relay while the step up to
 // LEAN_ADMIT_PROFILE_STEP tabs is admitted (profileAdmission).
@@ -539,15 +540,20 @@ func throughput(b *testing.B, r *benchRelay) {
 	b.Logf("load: %d calls by %d callers over %d pairings in %v: %.0f calls per relay CPU-second (%.0f µs CPU per call), %.0f allocations and %.1f KiB per call, %.1f reads and %.1f writes (system calls) per call",
 		int(calls), callers, pairings, wall.Round(time.Millisecond), cps, float64(ticks)*1e4/calls, (m1-m0)/calls, (a1-a0)/calls/1024, (r1-r0)/calls, (wr1-wr0)/calls)
 
-	if path := os.Getenv("LEAN_CALLS_PROFILE"); path != "" {
-		// A CPU profile of the relay under the same load, after the
-		// measured run (the profile's own cost stays out of it).
+	// Profiles of the relay under the same load, after the measured run
+	// (their own cost stays out of it): CPU, and the allocations made
+	// meanwhile.
+	for env, profile := range map[string]string{"LEAN_CALLS_PROFILE": "profile?seconds=5", "LEAN_CALLS_ALLOCS": "allocs?seconds=5"} {
+		path := os.Getenv(env)
+		if path == "" {
+			continue
+		}
 		done := make(chan struct{})
-		go func() { defer close(done); r.saveProfile("profile?seconds=5", path, time.Minute) }()
+		go func() { defer close(done); r.saveProfile(profile, path, time.Minute) }()
 		for {
 			select {
 			case <-done:
-				b.Logf("CPU profile of the relay under the calls' load: %s", path)
+				b.Logf("%s of the relay under the calls' load: %s", profile, path)
 			default:
 				run(50, reused)
 				continue
