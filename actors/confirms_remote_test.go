@@ -66,6 +66,7 @@ func (r remoteRouter) Pairing(ctx context.Context, id string, stale *actor.PID) 
 // pairings).
 type twoNodes struct {
 	a        *actor.ActorSystem
+	acfg     Config // the pairings' (their clock, their metrics)
 	pairings *LocalRouter
 	counted  *countedConfirms
 	rig      *rig
@@ -79,7 +80,7 @@ func startTwoNodes(t testing.TB, nTabs, nPairings int) *twoNodes {
 	t.Helper()
 	a, b := remoteSystem(t), remoteSystem(t)
 	acfg := Config{Clock: clock.NewFake(epoch), Metrics: NewMetrics(nil)}.withDefaults()
-	n := &twoNodes{a: a, counted: &countedConfirms{confirms: &confirms{system: a}}}
+	n := &twoNodes{a: a, acfg: acfg, counted: &countedConfirms{confirms: &confirms{system: a}}}
 	if _, ok := a.ProcessRegistry.Add(n.counted, confirmsName); !ok {
 		t.Fatal("a's confirms registered already")
 	}

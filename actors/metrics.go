@@ -17,6 +17,7 @@ type Metrics struct {
 	LateAnswers    prometheus.Counter
 	Redeliveries   prometheus.Counter
 	TabsTakenBack  prometheus.Counter
+	TabAsksCut     prometheus.Counter
 	Moves          *prometheus.CounterVec // by result: moved, stayed
 	Confirms       *prometheus.CounterVec // by way: node, tab
 
@@ -49,6 +50,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		TabsTakenBack: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tabrelay_tabs_taken_back_total",
 			Help: "Tabs a pairing dropped because protoactor reported the link to their node lost, and took back when they answered that they live."}),
+		TabAsksCut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tabrelay_tab_asks_cut_total",
+			Help: "Times the link to a tab's node was cut again while the pairing asked the tab whether it lives (after a lost link took it away): the asks until then did not count against the tab."}),
 		Moves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tabrelay_pairing_moves_total",
 			Help: "Pairings with calls in flight that a draining node moved to another (moved), or kept because no other took them (stayed)."},
@@ -66,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.callsBy[k] = m.Calls.WithLabelValues(k.String())
 	}
 	if reg != nil {
-		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.TabsTakenBack, m.Moves, m.Confirms)
+		reg.MustRegister(m.TabsConnected, m.PairingsActive, m.Calls, m.CallSeconds, m.Detaches, m.LateAnswers, m.Redeliveries, m.TabsTakenBack, m.TabAsksCut, m.Moves, m.Confirms)
 	}
 	return m
 }

@@ -1,12 +1,9 @@
 package actors
 
 import (
-	"time"
-
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/tabrelay/tabrelay/actors/wire"
-	"github.com/tabrelay/tabrelay/internal/clock"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
@@ -126,11 +123,15 @@ func (p *pairing) onFocus(ctx actor.Context, m *wire.TabFocus) {
 }
 
 // onTerminated handles a watched actor that stopped: a tab (its socket
-// closed, or its node died) or a waiter (its front end went away).
+// closed, or its node died), a tab a lost link took away (pairing_lost.go)
+// or a waiter (its front end went away).
 func (p *pairing) onTerminated(ctx actor.Context, m *actor.Terminated) {
 	who := m.Who
 	if p.tabIndex(who) >= 0 {
 		ctx.Send(ctx.Self(), &tabGone{Tab: who, LinkLost: m.Why == actor.TerminatedReason_AddressTerminated})
+		return
+	}
+	if p.lostEnded(who, m.Why) {
 		return
 	}
 	p.waiterGone(ctx, who)
@@ -144,117 +145,6 @@ func (p *pairing) onTabGone(ctx actor.Context, m *tabGone) {
 	p.removeTab(ctx, m.Tab, false)
 	p.armIdle(ctx)
 }
-
-// A Terminated that protoactor sends because the link to the watched
-// actor's node was lost (AddressTerminated) says nothing of the actor
-// itself. protoactor sends it to every watcher here of every actor at that
-// address when its connection there breaks, and when a member that left
-// had that address, even though a node restarted on the same address holds
-// it now, with tabs registered here (issue 17: a live tab dropped until
-// its node's 20 s confirm, confirms.go). The pairing drops such a tab as any other, so that its
-// calls do not wait on a node that may be dead, and asks it whether it
-// lives: protoactor's Touch, which every actor answers by itself (so a
-// node of any build does). A tab that answers is taken back at once.
-//
-// The first ask waits askLostAfter: each connection protoactor ends there
-// is then reported lost once more, which ends the next one if it was
-// opened meanwhile (by the ask, say). An ask lost that way, or on a link
-// that is still down, is asked again, lostAsks in all.
-
-// askLostAfter is the time before each ask of a tab that a lost link took
-// away.
-const askLostAfter = 500 * time.Millisecond
-
-// lostAsks is how often such a tab is asked before the pairing gives up.
-const lostAsks = 3
-
-// lostTab is a tab a lost link took away.
-type lostTab struct {
-	entry tabEntry
-	asks  int
-	timer clock.Timer
-}
-
-// askLater remembers t, which a lost link took away, and arms its first ask.
-func (p *pairing) askLater(ctx actor.Context, t tabEntry) {
-	if p.lost == nil {
-		p.lost = map[pidKey]*lostTab{}
-	}
-	key := keyOf(t.pid)
-	if l, ok := p.lost[key]; ok {
-		l.timer.Stop()
-	}
-	l := &lostTab{entry: t}
-	p.lost[key] = l
-	p.armAsk(ctx, l)
-}
-
-func (p *pairing) armAsk(ctx actor.Context, l *lostTab) {
-	self, root, tab := ctx.Self(), ctx.ActorSystem().Root, l.entry.pid
-	l.timer = p.cfg.Clock.AfterFunc(askLostAfter, func() { root.Send(self, &askLost{Tab: tab}) })
-}
-
-// onAskLost asks a tab a lost link took away whether it lives (its actor's
-// Touched comes back to this pairing), or forgets it when it answered none
-// of the asks.
-func (p *pairing) onAskLost(ctx actor.Context, tab *actor.PID) {
-	key := keyOf(tab)
-	l, ok := p.lost[key]
-	if !ok {
-		return
-	}
-	if l.asks == lostAsks {
-		delete(p.lost, key)
-		return
-	}
-	l.asks++
-	ctx.Request(tab, &actor.Touch{})
-	p.armAsk(ctx, l)
-}
-
-// onTouched takes back a tab that a lost link took away and that answered
-// that it lives, and hands it the calls that wait for a tab. One that came
-// back by itself meanwhile is held already; one whose tab came back on
-// another socket is done.
-func (p *pairing) onTouched(ctx actor.Context, who *actor.PID) {
-	key := keyOf(who)
-	l, ok := p.lost[key]
-	if !ok {
-		return
-	}
-	l.timer.Stop()
-	delete(p.lost, key)
-	if p.tabIndex(who) >= 0 {
-		return
-	}
-	for _, t := range p.tabs {
-		if t.tabID == l.entry.tabID {
-			ctx.Send(who, &wire.CloseTab{Code: int32(protocol.CloseReplaced)})
-			return
-		}
-	}
-	if len(p.tabs) >= p.cfg.MaxTabs {
-		return
-	}
-	p.cfg.Metrics.TabsTakenBack.Inc()
-	p.logger().Debug("tab taken back after its node's link was lost", "tab", l.entry.tabID)
-	t := l.entry
-	p.addTab(ctx, &t)
-	p.deliverWaiting(ctx)
-}
-
-// forgetLost stops asking the tabs a lost link took away.
-func (p *pairing) forgetLost() {
-	for _, l := range p.lost {
-		l.timer.Stop()
-	}
-	p.lost = nil
-}
-
-// pidKey is a pid as a map key (pids are pointers).
-type pidKey struct{ address, id string }
-
-func keyOf(pid *actor.PID) pidKey { return pidKey{pid.GetAddress(), pid.GetId()} }
 
 // removeTab forgets a tab; its calls in flight go to the tab focused
 // before it, or wait for the next tab to register. They keep their ids,
@@ -384,3 +274,8 @@ func (p *pairing) onAsking(ctx actor.Context, m *wire.TabAsking) {
 	}
 	p.onEvent(ctx, protocol.CallEvent{CallID: m.GetId(), Kind: kind})
 }
+
+// pidKey is a pid as a map key (pids are pointers).
+type pidKey struct{ address, id string }
+
+func keyOf(pid *actor.PID) pidKey { return pidKey{pid.GetAddress(), pid.GetId()} }

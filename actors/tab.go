@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,7 +205,9 @@ func (t *Tab) SendSystemMessage(pid *actor.PID, message any) {
 	case *actor.Watch:
 		t.mu.Lock()
 		if !t.closed.Load() {
-			t.watchers = append(t.watchers, m.Watcher)
+			if !slices.ContainsFunc(t.watchers, m.Watcher.Equal) { // a pairing asking whether the tab lives watches again
+				t.watchers = append(t.watchers, m.Watcher)
+			}
 			t.mu.Unlock()
 			return
 		}
