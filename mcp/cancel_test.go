@@ -11,13 +11,21 @@ import (
 	"time"
 
 	"github.com/tabrelay/tabrelay/events"
+	"github.com/tabrelay/tabrelay/internal/testwait"
 	"github.com/tabrelay/tabrelay/protocol"
 )
 
-// blockingCaller runs each call until its context ends, and says so.
-type blockingCaller struct{ ended chan string }
+// blockingCaller runs each call until its context ends, and says so; it
+// hands each call's context to started, when set.
+type blockingCaller struct {
+	ended   chan string
+	started chan context.Context
+}
 
 func (c blockingCaller) Call(ctx context.Context, call protocol.CallRequest, _ func(protocol.CallEvent)) protocol.Outcome {
+	if c.started != nil {
+		c.started <- ctx
+	}
 	<-ctx.Done()
 	c.ended <- call.Connection.ID
 	return protocol.Outcome{Kind: protocol.Cancelled}
@@ -43,7 +51,7 @@ func (tokenConnections) Verify(_ context.Context, token string) (protocol.Grant,
 // nothing; on a cluster, a call that runs elsewhere is hinted to the
 // other nodes.
 func TestNotificationsCancelledEndTheCall(t *testing.T) {
-	c := blockingCaller{ended: make(chan string, 1)}
+	c := blockingCaller{ended: make(chan string, 1), started: make(chan context.Context, 1)}
 	bus := &hints{}
 	ts := httptest.NewUnstartedServer(nil)
 	srv, err := NewServer(Config{PublicURL: "http://" + ts.Listener.Addr().String(), Bundle: protocol.ProbeBundle(),
@@ -72,8 +80,11 @@ func TestNotificationsCancelledEndTheCall(t *testing.T) {
 		done <- post("c1", `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"counter","arguments":{"action":"get"}}}`)
 	}()
 	// Wait until the call runs, then cancel as others would first.
-	for srv.calls.count() == 0 {
-		time.Sleep(time.Millisecond)
+	var call context.Context
+	select {
+	case call = <-c.started:
+	case <-time.After(testwait.Patience):
+		t.Fatal("the call did not start")
 	}
 	cancel := func(token, id string) int {
 		return post(token, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"stop"}}`)
@@ -87,10 +98,10 @@ func TestNotificationsCancelledEndTheCall(t *testing.T) {
 	if s := cancel("c1", `{"x":1}`); s != http.StatusAccepted {
 		t.Fatalf("a cancel naming no id: %d, want 202", s)
 	}
-	select {
-	case who := <-c.ended:
-		t.Fatalf("the call of %s ended on a cancel that did not name it", who)
-	case <-time.After(50 * time.Millisecond):
+	// A cancel is acted on before it is answered 202: one that ended the
+	// call has ended its context by now.
+	if call.Err() != nil {
+		t.Fatal("the call ended on a cancel that did not name it")
 	}
 	elsewhere := bus.cancelled()
 	if len(elsewhere) != 2 || elsewhere[0] != `c2 "call-7"` || elsewhere[1] != `c1 "call-8"` {
