@@ -19,13 +19,24 @@ const Patience = 30 * time.Second
 // of Redis), and fails t with what (formatted with args) after Patience.
 func Eventually(t testing.TB, cond func() bool, what string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(Patience)
+	if !Within(Patience, cond) {
+		t.Fatalf("timed out waiting: "+what, args...)
+	}
+}
+
+// Within polls cond as Eventually does for at most d, and reports whether
+// it held. It stands in for a timeout of the code under test when that
+// runs on a fake clock (what has not come within d is taken as not
+// coming, and the test moves the clock on); it never asserts anything.
+func Within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
 	pause := time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: "+what, args...)
+			return false
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
 	}
+	return true
 }
