@@ -207,3 +207,23 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 		t.Errorf("%s is used in %s but the relay serves no such metric", n, strings.Join(missing[n], ", "))
 	}
 }
+
+// TestEveryRelayMetricIsOnTheDashboard: the converse of the test above —
+// every tabrelay_… metric a running relay serves is queried by a panel of
+// the dashboard, so on call sees what the code counts (a new counter
+// without a panel fails here).
+func TestEveryRelayMetricIsOnTheDashboard(t *testing.T) {
+	served := servedMetrics(t)
+	text := strings.ReplaceAll(readFile(t, "grafana/tabrelay-dashboard.json"), `\"`, `"`)
+	shown := map[string]bool{}
+	for _, name := range usedMetric.FindAllString(text, -1) {
+		if base, ok := family(served, name); ok {
+			shown[base] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(served)) {
+		if strings.HasPrefix(name, "tabrelay_") && !shown[name] {
+			t.Errorf("%s is served at /metrics but no panel of grafana/tabrelay-dashboard.json shows it", name)
+		}
+	}
+}
