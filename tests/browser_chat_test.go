@@ -117,6 +117,7 @@ func allowChatCall(t *testing.T, page engineTab, resetsBefore int, closing strin
 }
 
 func TestBrowserChatScripted(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	e := startChromium(t)
 	listen, admin := freePort(t), freePort(t)
 	relayURL := "http://" + listen
@@ -284,6 +285,7 @@ func newAnthropicServer(t *testing.T) *anthropicServer {
 }
 
 func TestBrowserChatAnthropicAtABaseURL(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	e := startChromium(t)
 	api := newAnthropicServer(t)
 	listen, admin := freePort(t), freePort(t)

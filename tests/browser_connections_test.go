@@ -40,6 +40,7 @@ func panelRows(ctx context.Context) ([]string, error) {
 // gets 401, and the second tab's panel drops it without a reload — the
 // relay's pushed connections (docs/tab-protocol.md §7).
 func TestChromiumConnectionsPanelFollowsPushes(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	listen, admin := freePort(t), freePort(t)
 	relayURL := "http://" + listen
@@ -132,6 +133,7 @@ func TestChromiumConnectionsPanelFollowsPushes(t *testing.T) {
 // row apart (a short id beside the same name and host), in the words its
 // buttons are labelled with.
 func TestChromiumConnectionsPanelGroupsSubAgents(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	listen, admin := freePort(t), freePort(t)
 	relayURL := "http://" + listen

@@ -165,6 +165,7 @@ func approveByLink(t *testing.T, browser, app context.Context) (context.Context,
 }
 
 func TestConsentPhishingAcrossBrowsers(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	relayURL, _ := consentRelay(t)
 	attacker, person := chromium(t), chromium(t) // two profiles: two cookie jars
 
@@ -244,6 +245,7 @@ func typeAndAsk(t *testing.T, app context.Context, code string) {
 }
 
 func TestTypedCodeAcrossBrowsers(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	relayURL, appURL := consentRelay(t)
 	attacker, person := chromium(t), chromium(t)
 	waiting, code, _ := openWaitingPage(t, attacker, relayURL)
@@ -273,6 +275,7 @@ func TestTypedCodeAcrossBrowsers(t *testing.T) {
 }
 
 func TestTypedCodeRefusedWithCrossDeviceOff(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	relayURL, appURL := consentRelay(t, "RELAY_CONNECT_CROSS_DEVICE=false")
 	attacker, person := chromium(t), chromium(t)
 	_, code, _ := openWaitingPage(t, attacker, relayURL)

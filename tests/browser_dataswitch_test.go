@@ -35,6 +35,7 @@ const client = connect({
 // SDK's sentence saying what was left out stands after the closing data
 // tag, not inside it.
 func TestChromiumDataSwitchLeavesOutAfterTheData(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	page := chromium(t)
 	listen, admin := freePort(t), freePort(t)
 	relayURL := "http://" + listen

@@ -61,8 +61,10 @@ var engines = []struct {
 }
 
 // inEachEngine runs test once per engine, as a subtest named after it,
-// with a browser of its own.
+// with a browser of its own. The test is parallel, as every browser test
+// (browser_test.go).
 func inEachEngine(t *testing.T, test func(t *testing.T, e *engine)) {
+	t.Parallel()
 	for _, en := range engines {
 		t.Run(en.name, func(t *testing.T) {
 			start := time.Now()

@@ -17,6 +17,7 @@ import (
 // page, and the next call is answered by the handler of the next render,
 // which sees the component's new state.
 func TestReactExampleAnswersACall(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	dir := filepath.Join("..", "web", "examples", "react")
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))

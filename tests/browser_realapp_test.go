@@ -23,6 +23,7 @@ import (
 // elements' former inline <style>s every one was blocked: the elements
 // stayed inline, unpadded, and six violations were reported.
 func TestDemoStyledUnderAStrictCSP(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	_, url := demoServe(t)
 	resp, err := http.Get(url)
@@ -178,6 +179,7 @@ import { app } from "./tools.js";
 // The static import from the relay the README showed before leaves the
 // app's script unrun: no todos.
 func TestAppRunsWithTheRelayDown(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	listen, admin := freePort(t), freePort(t)
 	relay := "http://" + listen // nothing listens there yet

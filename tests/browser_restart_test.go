@@ -99,6 +99,7 @@ func (r *restartCalls) answeredByPage() int {
 // restarting sentence; calls while nothing listens are refused a
 // connection. The page runs each call once.
 func TestChromiumPageOutlivesItsRelaysRestart(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	ctx := chromium(t)
 	listen, admin, data := freePort(t), freePort(t), t.TempDir()
 	relayURL := "http://" + listen

@@ -61,6 +61,7 @@ document.querySelector("tabrelay-data-switch").permissions = permissions;
 // refuses the cells tool with a sentence while a summaries tool runs, and
 // the host's tools/list says the cells tool is refused.
 func TestChromiumPermissionSettings(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	page := chromium(t)
 	listen, admin := freePort(t), freePort(t)
 	relayURL := "http://" + listen

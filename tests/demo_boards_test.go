@@ -17,6 +17,7 @@ import (
 // still on when the person comes back to the first; showing another board
 // withdraws the question waiting about this one, and the host reads why.
 func TestDemoBoardsAreDocuments(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "read_note", "write_note", "delete_note"}, nil)

@@ -46,6 +46,7 @@ func cardHostScript(t *testing.T) string {
 // with its token) and shows the new board, and Open in the app asks the
 // host to open the demo's page.
 func TestDemoViewCardInAnAppsHost(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, demoURL := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"board_picture", "write_note"}, nil)

@@ -14,6 +14,7 @@ import (
 // English page, the status line follows, and a confirm card asks in
 // German while what the agent reads stays English.
 func TestDemoLanguageChoice(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"write_note", "delete_note", "list_notes"}, nil)

@@ -18,6 +18,7 @@ import (
 // board back as it was: the added note gone, the edit and the deletion
 // taken back. The line then says undone and offers Undo turn no more.
 func TestDemoUndoTurn(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "read_note", "write_note", "delete_note"}, nil)
@@ -87,6 +88,7 @@ func TestDemoUndoTurn(t *testing.T) {
 // card left open past the call's wait (15 s here) answers the host that the person is
 // being asked (the relay's detach rule), as a card before the handler does.
 func TestDemoExportAsksWithItsSize(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t, "TAB_CALL_WAIT=15s")
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "export_notes"}, nil)
@@ -140,6 +142,7 @@ func TestDemoExportAsksWithItsSize(t *testing.T) {
 // on and off; one verb of it leaves the row on, partly ("1/3"); what is
 // saved is what the rows show.
 func TestDemoScopePanel(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	eval := func(ctx context.Context, js string) string {
@@ -209,6 +212,7 @@ func TestDemoScopePanel(t *testing.T) {
 // withdraws that agent's card and answers it, the other's line and card
 // stay, and its Allow once still runs its call.
 func TestDemoTwoAgentsAreTwoLines(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	scope := []string{"list_notes", "delete_note"}

@@ -192,6 +192,7 @@ func waitReply[R any](t *testing.T, ch <-chan R) R {
 // answered by the page. It takes the README's picture (docs/demo.png, with
 // -update): the demo with the Connect panel and a confirm card.
 func TestDemoConnectorFlow(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "read_note", "write_note", "delete_note"}, nil)
@@ -260,6 +261,7 @@ func screenshot(t *testing.T, ctx context.Context, path string) {
 // answers later; a card whose call the host cancelled goes; This
 // connection lets the next call run without a card.
 func TestDemoConfirmCard(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t, "TAB_CALL_WAIT=3s")
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "write_note", "delete_note"}, nil)
@@ -325,6 +327,7 @@ func TestDemoConfirmCard(t *testing.T) {
 // the data switch on, the cells tool is refused and listed as refused
 // while the summary tool runs.
 func TestDemoTabsFocusStopAndDataSwitch(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, url := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "read_note", "search_notes"}, nil)
@@ -412,6 +415,7 @@ func TestDemoTabsFocusStopAndDataSwitch(t *testing.T) {
 // Connections panel ends the connection (the client's next request gets
 // 401), and a second open tab's panel follows without a reload.
 func TestDemoRelayRestartAndForget(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	listen, admin, data := freePort(t), freePort(t), t.TempDir()
 	env := append([]string{}, demoEnv...)
@@ -463,6 +467,7 @@ func TestDemoRelayRestartAndForget(t *testing.T) {
 // nothing left to allow), the host reads that the person ended the
 // connection, and the note stays.
 func TestDemoForgetWithdrawsTheCard(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"list_notes", "write_note", "delete_note"}, nil)
@@ -502,6 +507,7 @@ func TestDemoForgetWithdrawsTheCard(t *testing.T) {
 // machine's network is closed) the chat says so in one line, and the
 // host's calls through the relay go on working.
 func TestDemoChatBesideTheConnector(t *testing.T) {
+	t.Parallel() // a browser test: see browser_test.go
 	browser := chromium(t)
 	p, _ := demoServe(t)
 	h := connectDemo(t, browser, p.url, []string{"list_notes"}, nil)

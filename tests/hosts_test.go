@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,38 +39,52 @@ func (w waitReport) messages() []string {
 // host with a 60 s limit does, and returns what it heard.
 func tsWaitingCall(t *testing.T, relayURL, token, era, tool string, args map[string]any, timeout time.Duration) waitReport {
 	t.Helper()
+	return tsStartWaitingCall(t, relayURL, token, era, tool, args, timeout)()
+}
+
+// tsStartWaitingCall starts the call of tsWaitingCall and returns what
+// waits for its end and reads what the client heard (on t's goroutine).
+func tsStartWaitingCall(t *testing.T, relayURL, token, era, tool string, args map[string]any, timeout time.Duration) func() waitReport {
+	t.Helper()
 	node, script := tsClientScript(t, "ts-client-wait.mjs")
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = filepath.Dir(script)
 	cmd.Env = append(os.Environ(), "TABRELAY_URL="+relayURL, "TABRELAY_TOKEN="+token, "TABRELAY_ERA="+era,
 		"TABRELAY_TOOL="+tool, "TABRELAY_ARGS="+string(raw), "TABRELAY_TIMEOUT_MS="+strconv.FormatInt(timeout.Milliseconds(), 10))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("the TypeScript client (%s era): %v\n%s\n%s", era, err, out, stderr.String())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the TypeScript client (%s era): %v", era, err)
 	}
-	var rep waitReport
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		var line map[string]any
-		if json.Unmarshal(sc.Bytes(), &line) != nil {
-			continue
+	return func() waitReport {
+		t.Helper()
+		err := cmd.Wait()
+		out := stdout.Bytes()
+		if err != nil {
+			t.Fatalf("the TypeScript client (%s era): %v\n%s\n%s", era, err, out, stderr.String())
 		}
-		switch line["event"] {
-		case "progress":
-			rep.progress = append(rep.progress, line)
-		case "result", "error":
-			rep.end = line
+		var rep waitReport
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			switch line["event"] {
+			case "progress":
+				rep.progress = append(rep.progress, line)
+			case "result", "error":
+				rep.end = line
+			}
 		}
+		if rep.end == nil {
+			t.Fatalf("the TypeScript client (%s era) printed no end:\n%s\n%s", era, out, stderr.String())
+		}
+		return rep
 	}
-	if rep.end == nil {
-		t.Fatalf("the TypeScript client (%s era) printed no end:\n%s\n%s", era, out, stderr.String())
-	}
-	return rep
 }
 
 // TestTypeScriptClientWithATimeoutWaitsForThePerson is issue 25 item 1 as
@@ -80,31 +95,35 @@ func tsWaitingCall(t *testing.T, relayURL, token, era, tool string, args map[str
 // both eras, and it gets the tab's result. Before, one progress came when
 // the person was asked and then nothing: the client gave up at 60 s and
 // the card was withdrawn. This test takes 90 s of real time (both eras
-// at once); TestTypeScriptClientWithATimeoutWaitsForALongTool is its
-// quick form.
+// at once), in which it only waits: it is parallel, so that the browser
+// tests (browser_test.go says why they are parallel) run meanwhile. TestTypeScriptClientWithATimeoutWaitsForALongTool
+// is its quick form.
 func TestTypeScriptClientWithATimeoutWaitsForThePerson(t *testing.T) {
-	for _, era := range []string{"legacy", "2026-07-28"} {
-		t.Run(era, func(t *testing.T) {
-			t.Parallel()
-			r := startRelay(t, nil)
-			b, _ := pairedBrowser(t, r, "--answer-after", "90s")
-			_, tokens := connect(t, r, b, newHost(t, r.url))
-			rep := tsWaitingCall(t, r.url, tokens["access_token"].(string), era, "clear_all", nil, 60*time.Second)
-			if rep.end["event"] != "result" || rep.end["isError"] == true || !strings.Contains(rep.end["text"].(string), "cleared") {
-				t.Fatalf("the client got %v after %d progress notifications %q; want the tab's result", rep.end, len(rep.progress), rep.messages())
+	t.Parallel() // beside the browser tests: see browser_test.go
+	eras := []string{"legacy", "2026-07-28"}
+	waits := make([]func() waitReport, len(eras))
+	for i, era := range eras { // both calls wait at once
+		r := startRelay(t, nil)
+		b, _ := pairedBrowser(t, r, "--answer-after", "90s")
+		_, tokens := connect(t, r, b, newHost(t, r.url))
+		waits[i] = tsStartWaitingCall(t, r.url, tokens["access_token"].(string), era, "clear_all", nil, 60*time.Second)
+	}
+	for i, era := range eras {
+		rep := waits[i]()
+		if rep.end["event"] != "result" || rep.end["isError"] == true || !strings.Contains(fmt.Sprint(rep.end["text"]), "cleared") {
+			t.Fatalf("%s era: the client got %v after %d progress notifications %q; want the tab's result", era, rep.end, len(rep.progress), rep.messages())
+		}
+		stills := 0
+		for _, m := range rep.messages() {
+			if strings.Contains(m, "Still waiting for the person to answer") {
+				stills++
 			}
-			stills := 0
-			for _, m := range rep.messages() {
-				if strings.Contains(m, "Still waiting for the person to answer") {
-					stills++
-				}
-			}
-			if stills == 0 {
-				t.Fatalf("no progress said the relay still waits for the person: %q", rep.messages())
-			}
-			t.Logf("%s era: the result after %v ms, %d progress notifications (%d while waiting for the person)",
-				era, rep.end["atMs"], len(rep.progress), stills)
-		})
+		}
+		if stills == 0 {
+			t.Fatalf("%s era: no progress said the relay still waits for the person: %q", era, rep.messages())
+		}
+		t.Logf("%s era: the result after %v ms, %d progress notifications (%d while waiting for the person)",
+			era, rep.end["atMs"], len(rep.progress), stills)
 	}
 }
 
