@@ -23,15 +23,17 @@ import (
 // own, which the relay allows; they load the tab SDK from the relay's
 // /sdk/ path as an app would.
 //
-// Every browser test is parallel (t.Parallel; inEachEngine calls it): go
-// test runs the parallel tests after the others, at most -parallel of
-// them at once (GOMAXPROCS by default: two on a machine of two cores). A
-// browser test spends most of its time waiting (on the browser, on a
-// relay's timer, on a moment of its scenario) and has its own browser,
-// profile, relay and ports, so two of them share the machine without
-// sharing anything else. A test that measures the whole process
-// (goroutines, heap: hostile_test.go), changes its environment, or asserts
-// how long something took is not parallel, and so never runs beside one.
+// Every browser test is parallel (t.Parallel; inEachEngine calls it), as
+// are the few other tests that mostly wait on a real timer (the person's
+// late answer, a server's timeout): go test runs the parallel tests after
+// the others, at most -parallel of them at once (GOMAXPROCS by default:
+// two on a machine of two cores). Such a test spends most of its time
+// waiting (on the browser, on a relay's timer, on a moment of its
+// scenario) and has its own browser, profile, relay and ports, so two of
+// them share the machine without sharing anything else. A test that
+// measures the whole process (goroutines, heap: hostile_test.go), changes
+// its environment, or asserts how long something took is not parallel,
+// and so never runs beside one.
 
 // chromium starts a headless Chromium and returns the context of its
 // first page. It ends with the test.

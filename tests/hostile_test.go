@@ -530,6 +530,7 @@ func readClose(c *websocket.Conn) websocket.StatusCode {
 // and stops is disconnected by the server's read-header timeout. The
 // timeouts are the node's own (real time); the test waits for them.
 func TestSlowHTTPClientsAreCutOff(t *testing.T) {
+	t.Parallel() // it waits out the server's timer: see browser_test.go
 	r := startRelay(t, nil)
 	c, err := net.Dial("tcp", strings.TrimPrefix(r.url, "http://"))
 	if err != nil {

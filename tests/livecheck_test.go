@@ -93,6 +93,7 @@ func lines(out string, status livecheck.Status) []string {
 // the relay is down, when the page's origin is not allowed, and when an
 // answer is wrong.
 func TestLiveCheck(t *testing.T) {
+	t.Parallel() // a browser test (live-check drives Chromium): see browser_test.go
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Fatal("chromium is missing: make test installs it (scripts/ensure-deps.sh), or apt-get install chromium")
 	}

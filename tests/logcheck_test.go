@@ -199,6 +199,7 @@ func wrongCode() string {
 // duration, and holding none of the call's arguments or results. A call
 // the tab answered logs nothing at info.
 func TestEveryCallOutcomeButAResultIsOneInfoLine(t *testing.T) {
+	t.Parallel() // it waits for the person's late answer: see browser_test.go
 	r := startRelay(t, func(c *node.Config) { c.CallWait = 2 * time.Second })
 	// The person answers 12 s after being asked: after the (fake) call
 	// wait, which the test moves past at once.
