@@ -101,6 +101,7 @@ func (n *Node) watchRedis() {
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	var master string // the master's run id(s) as last read
+	unread := false   // the last read of the master failed while Redis answered
 	for beat := 0; ; beat++ {
 		ctx, cancel := context.WithTimeout(n.stopCtx, 400*time.Millisecond)
 		err := ping(ctx, n.redis)
@@ -109,8 +110,11 @@ func (n *Node) watchRedis() {
 			return
 		}
 		up := err == nil
-		if up && (!n.redisUp.Load() || beat%10 == 0) {
-			master = n.checkMaster(master)
+		// Read again at every beat until a read succeeds: a Redis Cluster
+		// answers a ping before its replica is promoted, and the read of
+		// every master fails until it is.
+		if up && (!n.redisUp.Load() || beat%10 == 0 || unread) {
+			master, unread = n.checkMaster(master)
 		}
 		if was := n.redisUp.Swap(up); was != up {
 			if up {
@@ -131,20 +135,20 @@ func (n *Node) watchRedis() {
 
 // checkMaster reads which master answers (every 5 s, and when Redis is
 // back) and counts a change from last, the one read before: a failover
-// promoted a replica, or the server restarted. It returns what it read
-// (last when the read failed).
-func (n *Node) checkMaster(last string) string {
+// promoted a replica, or the server restarted. It returns what it read,
+// or last and unread when the read failed.
+func (n *Node) checkMaster(last string) (read string, unread bool) {
 	ctx, cancel := context.WithTimeout(n.stopCtx, 400*time.Millisecond)
 	defer cancel()
 	now, err := masterID(ctx, n.redis)
 	if err != nil || now == "" {
-		return last
+		return last, true
 	}
 	if last != "" && now != last {
 		n.cluster.Metrics.RedisMasterChanges.Inc()
 		n.log.Warn("another Redis master answers than before: a failover, or a restart of the server")
 	}
-	return now
+	return now, false
 }
 
 // masterID is the run id of the Redis master that answers, or of every
