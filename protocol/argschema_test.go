@@ -173,7 +173,14 @@ func TestLoadBundleKeepsEachToolsCompiledSchema(t *testing.T) {
 		t.Fatal("the probe bundle has no echo tool")
 	}
 	args := json.RawMessage(`{"value":"hi"}`)
+	if err := echo.CheckArguments(args); err != nil {
+		t.Fatalf("a loaded echo refuses %s: %v", args, err)
+	}
 	if n := testing.AllocsPerRun(20, func() { _ = echo.CheckArguments(args) }); n > 40 {
 		t.Errorf("a check of %s allocates %.0f times: is its schema compiled for the call?", args, n)
+	}
+	unloaded := Tool{Name: "echo", InputSchema: echo.InputSchema}
+	if err := unloaded.CheckArguments(args); err == nil {
+		t.Error("a tool LoadBundle never checked passed the argument check: its schema would be compiled per call")
 	}
 }
