@@ -137,9 +137,9 @@ func (s *Server) notFound(w http.ResponseWriter, req *request, e era) {
 	writeError(w, req.ID, err.With("Method not found: "+protocol.Clip(req.Method, 100)))
 }
 
-func (s *Server) serverInfo() map[string]any {
-	return map[string]any{"name": "tabrelay", "title": s.cfg.Bundle.App.Title + " (tabrelay)", "version": s.cfg.Version}
-}
+// serverInfo is the relay's name, title and version, made once (NewServer):
+// every modern-era result carries it. Nothing may change it.
+func (s *Server) serverInfo() map[string]any { return s.info }
 
 // capabilities is what the relay announces in era e: each capability of
 // a method served in e (serverMethods), a "key.flag" one as {"flag": true}

@@ -95,6 +95,7 @@ type Server struct {
 	publicHost string // as RELAY_PUBLIC_URL names it, for the refusal
 	calls      calls  // the tools/calls running here, for cancellation
 	streams    streamCounts
+	info       map[string]any // serverInfo, read only
 }
 
 // NewServer checks cfg and returns the front end.
@@ -128,7 +129,8 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, errors.New("mcp: the public URL must be an origin")
 	}
 	s := &Server{cfg: cfg, origins: map[string]bool{strings.ToLower(pub.Scheme + "://" + pub.Host): true},
-		hosts: map[string]bool{strings.ToLower(pub.Host): true}, publicHost: pub.Host}
+		hosts: map[string]bool{strings.ToLower(pub.Host): true}, publicHost: pub.Host,
+		info: map[string]any{"name": "tabrelay", "title": cfg.Bundle.App.Title + " (tabrelay)", "version": cfg.Version}}
 	for _, o := range cfg.AllowedOrigins {
 		s.origins[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
