@@ -24,9 +24,13 @@ import "github.com/tabrelay/tabrelay/events"
 func (w *grantWatch) relayListChanges(st *stream) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.listChanged = func(kind events.Kind) {
-		if kind&(events.ToolsChanged|events.ConnectionsChanged) != 0 {
-			go st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
-		}
+	w.changes = st
+}
+
+// relayListChange sends one notification for an event that may change
+// the tool list.
+func relayListChange(st *stream, kind events.Kind) {
+	if kind&(events.ToolsChanged|events.ConnectionsChanged) != 0 {
+		go st.send(notification{JSONRPC: "2.0", Method: "notifications/tools/list_changed"})
 	}
 }

@@ -43,12 +43,12 @@ type grantWatch struct {
 	unsubscribe  func()
 	cancel       context.CancelFunc
 
-	mu   sync.Mutex // guards why, seen, listChanged
+	mu   sync.Mutex // guards why, seen, changes
 	why  int
 	seen bool // an event of the browser came during the call
-	// listChanged hears the browser's events too, for a handshake-era
-	// call's stream (relayListChanges); nil: none.
-	listChanged func(events.Kind)
+	// changes is a handshake-era call's stream, which hears of the
+	// browser's list changes too (relayListChanges); nil: none.
+	changes *stream
 }
 
 // watchGrant watches the grant of the call of tool and action (the
@@ -66,10 +66,10 @@ func (w *grantWatch) heard(kind events.Kind) {
 	grant := kind&(events.TokenRevoked|events.ConnectionsChanged) != 0
 	w.mu.Lock()
 	w.seen = w.seen || grant
-	listChanged := w.listChanged
+	changes := w.changes
 	w.mu.Unlock()
-	if listChanged != nil {
-		listChanged(kind)
+	if changes != nil {
+		relayListChange(changes, kind)
 	}
 	if grant {
 		go w.recheck()
