@@ -129,10 +129,14 @@ func (d *DataScope) check(props map[string]json.RawMessage) error {
 	if d == nil {
 		return nil
 	}
-	for name, fields := range map[string][]string{"singleCell": d.SingleCell, "pictures": d.Pictures} {
-		for _, f := range fields {
+	// In this order, so that the same bundle always reads the same complaint.
+	for _, list := range []struct {
+		name   string
+		fields []string
+	}{{"singleCell", d.SingleCell}, {"pictures", d.Pictures}} {
+		for _, f := range list.fields {
 			if !dataField.MatchString(f) {
-				return fmt.Errorf("dataScope.%s: %q is not a field (\"a.b\", \"*\" for every item)", name, f)
+				return fmt.Errorf("dataScope.%s: %q is not a field (\"a.b\", \"*\" for every item)", list.name, f)
 			}
 		}
 	}
