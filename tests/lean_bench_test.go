@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,6 +41,10 @@ import (
 //
 //   - p50-relay-us, p50-gosdk-us, ratio: a host's tools/call of echo to an
 //     instant tab, the two servers called in turn in one loop;
+//     p50-in-tab-us: of the relay's, the headless tab's own time, from its
+//     socket's read of the call to its write of the result (the rest is the
+//     relay's and the two hops'; LEAN_LATENCY_TRACE=PREFIX writes execution
+//     traces of both processes over these calls);
 //   - calls/cpu-s, allocs/call, B/call: 32 callers over 1,000 pairings,
 //     the relay's CPU from /proc/PID/stat, its allocations from its own
 //     Go metrics; cold-calls/cpu-s: 4,000 more, each with an access token
@@ -161,6 +167,7 @@ type benchRelay struct {
 	exited             chan struct{}
 	tokens             []tokens
 	tabs               []*headless.Tab
+	stamps             *stamps // when set, the tabs' sockets record when they read and write
 	stopTabs           []func()
 	idleErrs           *errorList // what the idle phases' tabs failed on (leanTab)
 }
@@ -351,7 +358,19 @@ func (r *benchRelay) addTabs(n, inflight int) float64 {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: sourceDialer(),
+			dialer := sourceDialer()
+			if st := r.stamps; st != nil {
+				t := dialer.Transport.(*http.Transport)
+				dial := t.DialContext
+				t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+					c, err := dial(ctx, network, addr)
+					if err != nil {
+						return nil, err
+					}
+					return &stampedConn{Conn: c, s: st}, nil
+				}
+			}
+			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: dialer,
 				Bundle: bundle})
 			if err != nil {
 				errs.add("%v", err)
@@ -472,18 +491,30 @@ func p50(d []time.Duration) time.Duration {
 
 // latency calls the relay and the go-sdk peer in turn, one caller.
 func latency(b *testing.B, r *benchRelay, peer *benchPeer) {
+	legs := &stamps{}
+	r.stamps = legs
 	r.addTabs(1, 1)
+	r.stamps = nil
 	r.connectHosts(1)
 	ctx := context.Background()
 	tok := r.tokens[0].Access
 	const warm, n = 300, 3000
 	var rel, sdk []time.Duration
+	var toTab, inTab, fromTab []time.Duration // a relay call's three legs, by the tab's socket
+	stopTrace := func() {}
 	for i := 0; i < warm+n; i++ {
+		if i == warm {
+			stopTrace = r.traceLatency()
+		}
+		legs.reset()
 		t0 := time.Now()
 		if err := benchCall(ctx, r.http, r.url, tok, i); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
+		if read, wrote, ok := legs.legs(); ok && i >= warm {
+			toTab, inTab, fromTab = append(toTab, read.Sub(t0)), append(inTab, wrote.Sub(read)), append(fromTab, t1.Sub(wrote))
+		}
 		if err := benchCall(ctx, peer.http, peer.url, "", i); err != nil {
 			b.Fatal(err)
 		}
@@ -491,11 +522,17 @@ func latency(b *testing.B, r *benchRelay, peer *benchPeer) {
 			rel, sdk = append(rel, t1.Sub(t0)), append(sdk, time.Since(t1))
 		}
 	}
+	stopTrace()
 	pr, ps := p50(rel), p50(sdk)
 	b.ReportMetric(float64(pr.Microseconds()), "p50-relay-us")
 	b.ReportMetric(float64(ps.Microseconds()), "p50-gosdk-us")
 	b.ReportMetric(float64(pr)/float64(ps), "ratio")
 	b.Logf("tools/call p50: relay %v, go-sdk %v, ratio %.2f (%d calls each, interleaved)", pr, ps, float64(pr)/float64(ps), n)
+	if len(toTab) > 0 {
+		b.Logf("a relay call's legs, p50 of %d: host to the tab's socket %v, in the tab (its read to its write) %v, the tab's socket to the host %v",
+			len(toTab), p50(toTab), p50(inTab), p50(fromTab))
+		b.ReportMetric(float64(p50(inTab).Microseconds()), "p50-in-tab-us")
+	}
 }
 
 // throughput runs 32 callers over 1,000 pairings.
@@ -692,6 +729,79 @@ func (r *benchRelay) idleCPU(n int) {
 	pct := sum / float64(rounds)
 	r.b.ReportMetric(pct, "idle-cpu%")
 	r.b.ReportMetric(pct*1e4/pingsPerSec, "idle-cpu-us/ping")
+}
+
+// stamps records when a tab's socket first read after reset and when it
+// last wrote: one caller's call splits into the way to the tab, the tab's
+// own time, and the way back.
+type stamps struct {
+	read, wrote atomic.Int64 // UnixNano; 0: not yet
+}
+
+func (s *stamps) reset() {
+	s.read.Store(0)
+	s.wrote.Store(0)
+}
+
+// legs returns the first read and the last write since reset, when both
+// happened in that order.
+func (s *stamps) legs() (read, wrote time.Time, ok bool) {
+	r, w := s.read.Load(), s.wrote.Load()
+	return time.Unix(0, r), time.Unix(0, w), r != 0 && w > r
+}
+
+type stampedConn struct {
+	net.Conn
+	s *stamps
+}
+
+func (c *stampedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.s.read.CompareAndSwap(0, time.Now().UnixNano())
+	}
+	return n, err
+}
+
+func (c *stampedConn) Write(p []byte) (int, error) {
+	c.s.wrote.Store(time.Now().UnixNano())
+	return c.Conn.Write(p)
+}
+
+// traceLatency starts, when LEAN_LATENCY_TRACE=PREFIX is set, an execution
+// trace of the relay (PREFIX.relay, 2 s from its admin listener) and one of
+// this process, the host and the tab (PREFIX.bench, until the returned
+// function is called): where one caller's tools/call waits (go tool trace
+// -pprof=sched PREFIX.relay).
+func (r *benchRelay) traceLatency() (stop func()) {
+	prefix := os.Getenv("LEAN_LATENCY_TRACE")
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + ".bench")
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		r.b.Fatal(err)
+	}
+	cpu, err := os.Create(prefix + ".bench.cpu")
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		r.b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); r.saveProfile("trace?seconds=2", prefix+".relay", time.Minute) }()
+	return func() {
+		<-done
+		pprof.StopCPUProfile()
+		cpu.Close()
+		trace.Stop()
+		f.Close()
+		r.b.Logf("execution traces over the latency calls: %s.relay, %s.bench", prefix, prefix)
+	}
 }
 
 // profile writes a CPU profile of the relay over d to path, from its
