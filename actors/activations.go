@@ -91,7 +91,7 @@ func (a *Activations) Adopt(state *wire.PairingState) (*actor.PID, error) {
 }
 
 func (a *Activations) spawn(id string, producer actor.Producer) (*actor.PID, error) {
-	props := actor.PropsFromProducer(producer, actor.WithGuardian(a.stop))
+	props := actor.PropsFromProducer(producer, actor.WithGuardian(a.stop), actor.WithMailbox(newPairingMailbox))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed.Load() {

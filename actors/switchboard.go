@@ -111,10 +111,14 @@ func (sb *switchboard) start(pairing *actor.PID, id string, req any, events bool
 	}
 	self := sb.pidLocked()
 	sb.mu.Unlock()
+	// The call first: to an idle pairing in this process it is handled in
+	// this goroutine (pairingMailbox), and a watch sent before would have
+	// started a run of the mailbox's own. A pairing gone before the watch
+	// arrives is reported by it all the same (Terminated).
+	sb.system.Root.RequestWithCustomSender(pairing, req, self)
 	if watch {
 		sb.systemMessage(pairing, &actor.Watch{Watcher: self})
 	}
-	sb.system.Root.RequestWithCustomSender(pairing, req, self)
 	return w
 }
 

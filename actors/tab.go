@@ -66,6 +66,13 @@ type Tab struct {
 	out  Outbox
 	info TabInfo // FocusedAt is read under mu
 
+	// sends orders what the tab sends its pairing: a registration goes
+	// before what the socket reads after it, and that before the tab's
+	// end (Close). A user message to an idle pairing runs its handling in
+	// the sender's goroutine (pairingMailbox), so none is sent under mu,
+	// which that handling takes (a watch, a close); it never takes sends.
+	sends sync.Mutex
+
 	mu       sync.Mutex // guards the fields below
 	pairing  *actor.PID // the pairing actor it registered with; nil while it looks one up
 	failures int        // lookups in a row that did not end registered
@@ -111,15 +118,18 @@ func (t *Tab) Forward(msg protocol.FromTab) { t.forward(msg) }
 // (the last one went away) it is dropped: the actor it was for is gone,
 // and with it the calls it was about.
 func (t *Tab) forward(m any) {
+	t.sends.Lock()
+	defer t.sends.Unlock() // a registration (also sent under it) keeps its place
 	t.mu.Lock()
-	defer t.mu.Unlock() // sent under the lock, so that a registration (also sent under it) keeps its place
-	if t.pairing == nil || t.closed.Load() {
+	pairing := t.pairing
+	t.mu.Unlock()
+	if pairing == nil || t.closed.Load() {
 		return
 	}
-	if msg, ok := m.(protocol.FromTab); ok && t.pairing.Address != t.hub.system.Address() {
+	if msg, ok := m.(protocol.FromTab); ok && pairing.Address != t.hub.system.Address() {
 		m = fromTab(msg)
 	}
-	t.hub.system.Root.RequestWithCustomSender(t.pairing, m, t.pid)
+	t.hub.system.Root.RequestWithCustomSender(pairing, m, t.pid)
 }
 
 // Close ends the tab: its socket is closed, and its pairing hears that it
@@ -137,12 +147,28 @@ func (t *Tab) Close() {
 	t.unconfirmLocked()
 	t.mu.Unlock()
 	t.hub.system.ProcessRegistry.Remove(t.pid)
-	if pairing != nil {
-		t.systemMessage(pairing, &actor.Unwatch{Watcher: t.pid})
+	tell := func() {
+		if pairing != nil {
+			t.systemMessage(pairing, &actor.Unwatch{Watcher: t.pid})
+		}
+		for _, w := range watchers {
+			t.systemMessage(w, &actor.Terminated{Who: t.pid, Why: actor.TerminatedReason_Stopped})
+		}
 	}
-	for _, w := range watchers {
-		t.systemMessage(w, &actor.Terminated{Who: t.pid, Why: actor.TerminatedReason_Stopped})
+	// After what the socket forwards now (a result read as the tab
+	// closed): its pairing hears the tab said it before it stopped. A
+	// close can come from a pairing's handling run within this tab's own
+	// forward (sends held): then its end is told once that forward is done.
+	if t.sends.TryLock() {
+		tell()
+		t.sends.Unlock()
+		return
 	}
+	go func() {
+		t.sends.Lock()
+		defer t.sends.Unlock()
+		tell()
+	}()
 }
 
 // SendUserMessage takes a message for the tab (actor.Process), in the
@@ -295,24 +321,25 @@ func (t *Tab) lookUp(stale *actor.PID) {
 		t.out.Close(protocol.CloseUnavailable)
 		return
 	}
+	t.sends.Lock()
 	t.mu.Lock()
 	if t.closed.Load() {
 		t.mu.Unlock()
+		t.sends.Unlock()
 		return
 	}
 	t.pairing = pid
-	f := t.requestLocked(pid, true)
+	reg := t.registrationLocked(true)
 	t.mu.Unlock()
+	f := t.hub.system.Root.RequestFuture(pid, reg, registerWait)
+	t.sends.Unlock()
 	t.systemMessage(pid, &actor.Watch{Watcher: t.pid}) // unlocked: a pid that is gone answers at once
 	go t.answered(pid, f)
 }
 
-// requestLocked asks pid to hold this tab. lookedUp: the tab looked the
-// pairing up, rather than confirming its registration.
-func (t *Tab) requestLocked(pid *actor.PID, lookedUp bool) *actor.Future {
-	return t.hub.system.Root.RequestFuture(pid, t.registrationLocked(lookedUp), registerWait)
-}
-
+// registrationLocked is the TabRegister that asks a pairing to hold this
+// tab. lookedUp: the tab looked the pairing up, rather than confirming
+// its registration.
 func (t *Tab) registrationLocked(lookedUp bool) *wire.TabRegister {
 	return &wire.TabRegister{TabId: t.info.TabID, FocusedAtUnixNano: unixNano(t.info.FocusedAt),
 		TabAddress: t.pid.Address, TabActor: t.pid.Id, LookedUp: lookedUp}
@@ -408,12 +435,16 @@ func (t *Tab) confirmation() (*actor.PID, *wire.TabRegister, bool) {
 // the tab, if the tab is still its: the confirm of a pairing whose node
 // does not take TabConfirms.
 func (t *Tab) confirmNow(pid *actor.PID) {
+	t.sends.Lock()
 	t.mu.Lock()
 	if t.closed.Load() || !pid.Equal(t.pairing) {
 		t.mu.Unlock()
+		t.sends.Unlock()
 		return
 	}
-	f := t.requestLocked(pid, false)
+	reg := t.registrationLocked(false)
 	t.mu.Unlock()
+	f := t.hub.system.Root.RequestFuture(pid, reg, registerWait)
+	t.sends.Unlock()
 	t.answered(pid, f)
 }
