@@ -16,6 +16,8 @@ type echoTab struct {
 	tab *Tab
 }
 
+func (e *echoTab) SendHeld(msg protocol.ToTab) (func(bool), bool) { return nil, e.Send(msg) }
+
 func (e *echoTab) Send(msg protocol.ToTab) bool {
 	if c, ok := msg.(protocol.Call); ok {
 		e.tab.Forward(resultOf(e.t, c.ID, protocol.TabResult{Data: c.Arguments}))

@@ -86,11 +86,18 @@ func (c *Caller) InFlight() int64 { return c.inflight.Load() }
 // await sends the call to pid and waits on the switchboard for its end.
 // retry is true when the pairing was gone before it took the call.
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req protocol.CallRequest, events func(protocol.CallEvent)) (o protocol.Outcome, retry bool) {
-	var msg any = &callRequest{id: id, req: req} // to a pairing in this process, as it is
-	if pid.Address != c.system.Address() {
+	var hand *handover
+	var msg any
+	if pid.Address == c.system.Address() {
+		hand = &handover{}
+		msg = &callRequest{id: id, req: req, hand: hand} // to a pairing in this process, as it is
+	} else {
 		msg = toWireCall(id, req)
 	}
 	w := c.sb.start(pid, id, msg, events != nil)
+	if hand != nil {
+		hand.take() // the call's frame, when the pairing delivered it meanwhile to a tab here
+	}
 	for {
 		select {
 		case <-w.signal: // nil without events: never ready

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -91,8 +92,53 @@ func fromWireEvent(e *wire.Event) protocol.CallEvent {
 // the front end made it (never crosses nodes: a pairing elsewhere gets a
 // wire.CallRequest, toWireCall).
 type callRequest struct {
-	id  string
-	req protocol.CallRequest
+	id   string
+	req  protocol.CallRequest
+	hand *handover // the caller's offer to write the call's frame itself
+}
+
+// handover lets the goroutine of a call's caller write the call's frame
+// to its tab, instead of waking a writer of its own: a pairing's handling
+// runs in its sender's goroutine (pairingMailbox), so when the caller
+// found the pairing idle, the pairing delivered the call before the
+// caller's send returned, and the caller, which only waits from then on,
+// writes. Whichever side comes second does the writing: the caller
+// (take) when the socket's writer was handed over (give) before, or the
+// socket in a goroutine of its own when the caller had gone on waiting
+// (the pairing was busy, and handled the call later in another goroutine).
+type handover struct {
+	state atomic.Int32      // handOpen, then handGiven or handLeft
+	start func(inline bool) // the socket's writer, set before handGiven
+}
+
+const (
+	handOpen = iota
+	handGiven
+	handLeft
+)
+
+// give hands the caller the socket writer's start, or starts it in a
+// goroutine of its own when the caller has gone on waiting.
+func (h *handover) give(start func(inline bool)) {
+	h.start = start
+	if !h.state.CompareAndSwap(handOpen, handGiven) {
+		start(false)
+	}
+}
+
+// take runs the writer handed over, in the caller's goroutine; after it
+// nothing more is taken (a later give starts its own).
+func (h *handover) take() {
+	if !h.state.CompareAndSwap(handOpen, handLeft) {
+		h.start(true)
+	}
+}
+
+// heldCall is a call for a tab in this process whose frame's writing goes
+// to the call's caller (handover).
+type heldCall struct {
+	call protocol.Call
+	hand *handover
 }
 
 // toWireCall is the call id of req as it crosses nodes.

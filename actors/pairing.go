@@ -143,10 +143,10 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.stopTimers()
 		p.released(p.id, ctx.Self(), p.handingOff)
 	case *callRequest:
-		p.onCall(ctx, m.id, m.req)
+		p.onCall(ctx, m.id, m.req, m.hand)
 	case *wire.CallRequest:
 		p.onCall(ctx, m.GetId(), protocol.CallRequest{Tool: m.GetTool(), Arguments: m.GetArguments(),
-			Connection: fromWireConnection(m.GetConnection())})
+			Connection: fromWireConnection(m.GetConnection())}, nil)
 	case *wire.CancelCall:
 		p.onCancel(ctx, m.GetId(), true)
 	case *wire.CallProbe:
@@ -213,7 +213,7 @@ func (p *pairing) onHandOff(ctx actor.Context, m *handOff) {
 	p.stopWhenIdle(ctx)
 }
 
-func (p *pairing) onCall(ctx actor.Context, id string, req protocol.CallRequest) {
+func (p *pairing) onCall(ctx actor.Context, id string, req protocol.CallRequest, hand *handover) {
 	waiter := ctx.Sender()
 	if waiter == nil {
 		return
@@ -238,7 +238,7 @@ func (p *pairing) onCall(ctx actor.Context, id string, req protocol.CallRequest)
 	p.holdWaiter(ctx, waiter)
 	p.armDeadline(ctx, c, deadline)
 	ctx.Send(waiter, &wire.CallAccepted{Id: c.msg.ID, Turn: c.msg.Turn})
-	p.deliver(ctx, c)
+	p.deliverHeld(ctx, c, hand)
 	switch {
 	case c.tab != nil:
 	case now.Before(p.tabsBackBy):
@@ -353,13 +353,21 @@ func (p *pairing) lastTurn() (string, *turn) {
 }
 
 // deliver sends c to the tab focused last (SPEC §3).
-func (p *pairing) deliver(ctx actor.Context, c *call) {
+func (p *pairing) deliver(ctx actor.Context, c *call) { p.deliverHeld(ctx, c, nil) }
+
+// deliverHeld delivers c; a tab in this process leaves the writing of its
+// frame to c's caller when hand is set (handover).
+func (p *pairing) deliverHeld(ctx actor.Context, c *call, hand *handover) {
 	if len(p.tabs) == 0 {
 		c.tab = nil // waits for a tab to register, until its deadline
 		return
 	}
 	c.tab, c.sent = p.tabs[0].pid, true
 	p.stopGrace(c) // a tab has it: should that tab go, it waits until its deadline
+	if hand != nil && c.tab.Address == ctx.Self().Address {
+		ctx.Send(c.tab, &heldCall{call: c.msg, hand: hand})
+		return
+	}
 	sendTab(ctx, c.tab, c.msg)
 }
 

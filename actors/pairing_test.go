@@ -64,6 +64,8 @@ type testTab struct {
 
 func (tt *testTab) Send(msg protocol.ToTab) bool { tt.in <- msg; return true }
 
+func (tt *testTab) SendHeld(msg protocol.ToTab) (func(bool), bool) { return nil, tt.Send(msg) }
+
 func (tt *testTab) Close(code protocol.CloseCode) {
 	select {
 	case tt.closed <- code:

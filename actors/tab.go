@@ -19,6 +19,11 @@ type Outbox interface {
 	// when the tab is gone or too slow to read (the socket then closes
 	// itself with CloseSlow).
 	Send(msg protocol.ToTab) bool
+	// SendHeld queues msg as Send does, but starts no writer: when the
+	// socket had none running, start is the writer's, which the caller
+	// must run (inline: in its own goroutine, which then writes what is
+	// queued; else in a new one). A nil start: a writer runs already.
+	SendHeld(msg protocol.ToTab) (start func(inline bool), ok bool)
 	// Close ends the socket with code.
 	Close(code protocol.CloseCode)
 }
@@ -186,6 +191,10 @@ func (t *Tab) SendUserMessage(pid *actor.PID, message any) {
 		t.send(m)
 	case protocol.ToTab:
 		t.out.Send(m) // from a pairing in this process: nothing to decode
+	case *heldCall:
+		if start, _ := t.out.SendHeld(m.call); start != nil {
+			m.hand.give(start)
+		}
 	case *wire.CloseTab:
 		t.out.Close(protocol.CloseCode(m.GetCode()))
 	case *wire.PairingMoved:

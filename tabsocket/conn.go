@@ -105,6 +105,48 @@ func (c *conn) Send(msg protocol.ToTab) bool {
 	return c.put(outgoing{msg: msg}, asks(msg))
 }
 
+// SendHeld queues msg as Send does, without starting the writer: when
+// none runs, it returns the writer's start (Outbox). The call path hands
+// it to the goroutine of the call's caller, which writes the call's frame
+// itself instead of waking another (docs/BENCHMARKS.md, "A call without a
+// hand-off"); like any write, it is ended as slow after WriteTimeout.
+func (c *conn) SendHeld(msg protocol.ToTab) (start func(inline bool), ok bool) {
+	if c.ending.Load() {
+		return nil, false
+	}
+	if asks(msg) {
+		c.credits.Add(1) // before the frame can go: its answer may come at once
+	}
+	queued, writer := c.queue1(outgoing{msg: msg})
+	if !queued {
+		if asks(msg) {
+			c.credits.Add(-1)
+		}
+		return nil, false
+	}
+	if !writer {
+		return nil, true
+	}
+	return c.startWriter, true
+}
+
+// startWriter runs the writer a held send left to its caller. Inline,
+// the caller writes one frame (the first queued: its call's, unless the
+// writer was handed over in another goroutine meanwhile) and leaves what
+// was queued since to a writer of its own: a caller waits for one write
+// at most, never for other calls' frames.
+func (c *conn) startWriter(inline bool) {
+	if !inline {
+		go c.write()
+		return
+	}
+	if c.writeFrames(1) {
+		go c.write()
+		return
+	}
+	c.writers.Done()
+}
+
 // asks reports whether msg is a question the tab answers: a call (its
 // result) or a permissions query (its permissions). Its answer is paid
 // for by the question, never by the tab's rate limit (SPEC §6, issue 23
@@ -139,27 +181,35 @@ func (c *conn) Close(code protocol.CloseCode) { c.closeAfterQueue(code) }
 // enqueue queues o, and starts the writer if none runs. A full queue
 // closes the socket with CloseSlow.
 func (c *conn) enqueue(o outgoing) bool {
+	queued, writer := c.queue1(o)
+	if writer {
+		go c.write()
+	}
+	return queued
+}
+
+// queue1 queues o; writer is true when no writer ran, and whoever called
+// must now start one (the role is taken: writing is set). A full queue
+// closes the socket with CloseSlow.
+func (c *conn) queue1(o outgoing) (queued, writer bool) {
 	c.qmu.Lock()
 	if c.qclosed {
 		c.qmu.Unlock()
-		return false
+		return false, false
 	}
 	if len(c.queue) >= c.s.cfg.SendQueue {
 		c.qmu.Unlock()
 		c.close(protocol.CloseSlow)
-		return false
+		return false, false
 	}
 	c.queue = append(c.queue, o)
-	start := !c.writing
-	if start {
+	writer = !c.writing
+	if writer {
 		c.writing = true
 		c.writers.Add(1) // before the end can begin: end takes qmu to set qclosed
 	}
 	c.qmu.Unlock()
-	if start {
-		go c.write()
-	}
-	return true
+	return true, writer
 }
 
 // next takes the first queued frame; when none is left (or the end
@@ -175,6 +225,18 @@ func (c *conn) next() (outgoing, bool) {
 	c.queue[0] = outgoing{}
 	c.queue = c.queue[1:]
 	return o, true
+}
+
+// more reports whether frames wait for the writer, whose role the caller
+// holds; when none does (or the end began), the role is let go.
+func (c *conn) more() bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	if c.qclosed || len(c.queue) == 0 {
+		c.writing, c.queue = false, nil
+		return false
+	}
+	return true
 }
 
 func (c *conn) closeAfterQueue(code protocol.CloseCode) {
@@ -365,18 +427,27 @@ func isNetError(err error) bool {
 // what is queued next waits for the end instead of another try).
 func (c *conn) write() {
 	defer c.writers.Done()
+	c.writeFrames(-1)
+}
+
+// writeFrames writes at most max queued frames (below zero: until none is
+// left). more: the writer's role is still held, with frames left for it.
+func (c *conn) writeFrames(max int) (more bool) {
 	c.s.writingConns.add(c) // the write schedule watches it while it runs
 	defer c.s.writingConns.remove(c)
 	buf := frames.Get().(*bytes.Buffer)
 	defer putFrame(buf)
-	for {
+	for n := 0; ; n++ {
+		if n == max {
+			return c.more()
+		}
 		o, ok := c.next()
 		if !ok {
-			return
+			return false
 		}
 		if o.closeWith != 0 {
 			c.close(o.closeWith)
-			return
+			return false
 		}
 		frame := o.frame
 		if frame == nil {
@@ -396,7 +467,7 @@ func (c *conn) write() {
 			// tab was slow), or the library closed it (its own close
 			// frame, after a protocol error the reader will report): the
 			// end says how the socket ended.
-			return
+			return false
 		}
 	}
 }

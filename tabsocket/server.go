@@ -119,6 +119,10 @@ type Outbox interface {
 	// Send queues a message for the tab and never blocks; false: the tab
 	// is gone or too slow to read.
 	Send(msg protocol.ToTab) bool
+	// SendHeld queues msg and, when no writer runs, returns the writer's
+	// start for the caller to run (inline, in its own goroutine, or in a
+	// new one) instead of starting it.
+	SendHeld(msg protocol.ToTab) (start func(inline bool), ok bool)
 	// Close ends the socket with code.
 	Close(code protocol.CloseCode)
 }
