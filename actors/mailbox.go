@@ -26,8 +26,11 @@ import (
 //   - a system message never runs a pairing's handling in its sender's
 //     goroutine: a watch, an unwatch or a stop may be sent under a lock
 //     (the switchboard's, the activations');
-//   - the goroutine that posted is held for at most inlineBudget messages,
-//     whatever else keeps arriving (remote's reader, a socket's reader).
+//   - the goroutine that posted handles at most inlineBudget user messages,
+//     whatever else keeps arriving (remote's reader, a socket's reader);
+//     system messages that arrive meanwhile it handles too, and a pairing
+//     its handling sends to that is idle runs nested, on a budget of its
+//     own.
 type pairingMailbox struct {
 	mu     sync.Mutex // guards the queues
 	user   queue
@@ -63,11 +66,22 @@ func (q *queue) pop() (any, bool) {
 	m := q.items[q.head]
 	q.items[q.head] = nil
 	q.head++
-	if q.head == len(q.items) {
+	switch {
+	case q.head == len(q.items):
 		q.items, q.head = q.items[:0], 0
+	case q.head >= compactAfter && q.head*2 >= len(q.items):
+		// A queue that never empties (a busy pairing) moves what waits
+		// down, or its array would keep every message handled since.
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
 	}
 	return m, true
 }
+
+// compactAfter is how many handled messages a queue's array may hold
+// before what still waits is moved down.
+const compactAfter = 64
 
 func (q *queue) empty() bool { return q.head == len(q.items) }
 

@@ -162,3 +162,22 @@ func TestThePairingMailboxLosesNothingUnderConcurrentSenders(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A queue that never empties (a busy pairing fed as fast as it handles)
+// keeps an array the size of what waits, not of everything handled.
+func TestAQueueThatNeverEmptiesStaysSmall(t *testing.T) {
+	var q queue
+	q.push(0)
+	for i := 1; i <= 100_000; i++ {
+		q.push(i)
+		if m, ok := q.pop(); !ok || m.(int) != i-1 {
+			t.Fatalf("pop %d: %v %v", i, m, ok)
+		}
+	}
+	if c := cap(q.items); c > 4*compactAfter {
+		t.Fatalf("after 100,000 messages with one waiting, the array holds %d", c)
+	}
+	if m, ok := q.pop(); !ok || m.(int) != 100_000 {
+		t.Fatalf("last pop: %v %v", m, ok)
+	}
+}

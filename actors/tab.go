@@ -161,9 +161,11 @@ func (t *Tab) Close() {
 		}
 	}
 	// After what the socket forwards now (a result read as the tab
-	// closed): its pairing hears the tab said it before it stopped. A
-	// close can come from a pairing's handling run within this tab's own
-	// forward (sends held): then its end is told once that forward is done.
+	// closed) is sent: its end is not sent ahead of what the tab said (a
+	// busy pairing may still handle the end first, system messages going
+	// first in its mailbox, as with protoactor's own). A close can come
+	// from a pairing's handling run within this tab's own forward (sends
+	// held): then its end is told once that forward is done.
 	if t.sends.TryLock() {
 		tell()
 		t.sends.Unlock()
