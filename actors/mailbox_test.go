@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/tabrelay/tabrelay/internal/testwait"
 )
 
 // mailboxActor runs f for each message it receives (nil: nothing).
@@ -18,12 +20,18 @@ func (a *mailboxActor) Receive(ctx actor.Context) {
 	}
 }
 
+// spawnOnPairingMailbox spawns an actor on a pairingMailbox, and returns
+// once the mailbox is idle (Started is handled in a goroutine of its own).
 func spawnOnPairingMailbox(t *testing.T, f func(ctx actor.Context)) (*actor.ActorSystem, *actor.PID) {
 	t.Helper()
 	system := NewSystem(nil)
 	t.Cleanup(system.Shutdown)
-	props := actor.PropsFromProducer(func() actor.Actor { return &mailboxActor{f} }, actor.WithMailbox(newPairingMailbox))
-	return system, system.Root.Spawn(props)
+	var mb *pairingMailbox
+	props := actor.PropsFromProducer(func() actor.Actor { return &mailboxActor{f} },
+		actor.WithMailbox(func() actor.Mailbox { mb = &pairingMailbox{}; return mb }))
+	pid := system.Root.Spawn(props)
+	testwait.Eventually(t, func() bool { return !mb.running.Load() }, "the mailbox idle after Started")
+	return system, pid
 }
 
 type mark struct{ n int }
@@ -38,7 +46,6 @@ func TestAUserMessageToAnIdlePairingRunsInItsSendersGoroutine(t *testing.T) {
 			handled.Add(1)
 		}
 	})
-	time.Sleep(10 * time.Millisecond) // Started is handled in a goroutine of its own
 	for i := 1; i <= 100; i++ {
 		system.Root.Send(pid, &mark{i})
 		if got := handled.Load(); got != int32(i) {
@@ -89,7 +96,6 @@ func TestASendersGoroutineHandlesAtMostTheInlineBudget(t *testing.T) {
 			<-beyond // the first message's sender must not get here
 		}
 	})
-	time.Sleep(10 * time.Millisecond)
 	returned := make(chan struct{})
 	go func() { system.Root.Send(pid, &mark{0}); close(returned) }()
 	<-inFirst
