@@ -102,7 +102,7 @@ func newConn(s *Server, ws *websocket.Conn, raw net.Conn, addr string) *conn {
 func (c *conn) Send(msg protocol.ToTab) bool {
 	// The writer encodes the message: the sender (a pairing, for a call
 	// whose arguments may be large) only queues it.
-	return c.put(outgoing{msg: msg}, asks(msg))
+	return c.started(c.put(outgoing{msg: msg}, asks(msg)))
 }
 
 // SendHeld queues msg as Send does, without starting the writer: when
@@ -111,21 +111,9 @@ func (c *conn) Send(msg protocol.ToTab) bool {
 // itself instead of waking another (docs/BENCHMARKS.md, "A call without a
 // hand-off"); like any write, it is ended as slow after WriteTimeout.
 func (c *conn) SendHeld(msg protocol.ToTab) (start func(inline bool), ok bool) {
-	if c.ending.Load() {
-		return nil, false
-	}
-	if asks(msg) {
-		c.credits.Add(1) // before the frame can go: its answer may come at once
-	}
-	queued, writer := c.queue1(outgoing{msg: msg})
-	if !queued {
-		if asks(msg) {
-			c.credits.Add(-1)
-		}
-		return nil, false
-	}
+	queued, writer := c.put(outgoing{msg: msg}, asks(msg))
 	if !writer {
-		return nil, true
+		return nil, queued
 	}
 	return c.startWriter, true
 }
@@ -136,11 +124,7 @@ func (c *conn) SendHeld(msg protocol.ToTab) (start func(inline bool), ok bool) {
 // was queued since to a writer of its own: a caller waits for one write
 // at most, never for other calls' frames.
 func (c *conn) startWriter(inline bool) {
-	if !inline {
-		go c.write()
-		return
-	}
-	if c.writeFrames(1) {
+	if !inline || c.writeFrames(1) {
 		go c.write()
 		return
 	}
@@ -160,33 +144,37 @@ func asks(msg protocol.ToTab) bool {
 }
 
 // sendFrame queues a message encoded already (never a call).
-func (c *conn) sendFrame(frame []byte) bool { return c.put(outgoing{frame: frame}, false) }
+func (c *conn) sendFrame(frame []byte) bool { return c.started(c.put(outgoing{frame: frame}, false)) }
 
-// put queues o; a question (asks) counts as a credit once queued (the
-// tab may answer it outside the rate limit). While the socket ends nothing is queued: the
-// backlog of a gone tab costs nothing.
-func (c *conn) put(o outgoing, question bool) bool {
-	if c.ending.Load() || !c.enqueue(o) {
-		return false
+// put queues o (queue1); a question (asks) counts as a credit from before
+// it is queued, since its answer may come as soon as its frame goes (the
+// tab may answer it outside the rate limit). While the socket ends
+// nothing is queued: the backlog of a gone tab costs nothing.
+func (c *conn) put(o outgoing, question bool) (queued, writer bool) {
+	if c.ending.Load() {
+		return false, false
 	}
 	if question {
 		c.credits.Add(1)
 	}
-	return true
+	queued, writer = c.queue1(o)
+	if !queued && question {
+		c.credits.Add(-1)
+	}
+	return queued, writer
 }
 
-// Close ends the socket with code after what is queued (Outbox).
-func (c *conn) Close(code protocol.CloseCode) { c.closeAfterQueue(code) }
-
-// enqueue queues o, and starts the writer if none runs. A full queue
-// closes the socket with CloseSlow.
-func (c *conn) enqueue(o outgoing) bool {
-	queued, writer := c.queue1(o)
+// started starts the writer whose role a queueing took (queue1), in a
+// goroutine of its own; it returns whether the frame was queued.
+func (c *conn) started(queued, writer bool) bool {
 	if writer {
 		go c.write()
 	}
 	return queued
 }
+
+// Close ends the socket with code after what is queued (Outbox).
+func (c *conn) Close(code protocol.CloseCode) { c.closeAfterQueue(code) }
 
 // queue1 queues o; writer is true when no writer ran, and whoever called
 // must now start one (the role is taken: writing is set). A full queue
@@ -217,8 +205,7 @@ func (c *conn) queue1(o outgoing) (queued, writer bool) {
 func (c *conn) next() (outgoing, bool) {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
-	if c.qclosed || len(c.queue) == 0 {
-		c.writing, c.queue = false, nil
+	if c.idleLocked() {
 		return outgoing{}, false
 	}
 	o := c.queue[0]
@@ -232,15 +219,21 @@ func (c *conn) next() (outgoing, bool) {
 func (c *conn) more() bool {
 	c.qmu.Lock()
 	defer c.qmu.Unlock()
+	return !c.idleLocked()
+}
+
+// idleLocked lets the writer's role go when nothing is queued (or the end
+// began), and the queue's array with it; true: it did. qmu is held.
+func (c *conn) idleLocked() bool {
 	if c.qclosed || len(c.queue) == 0 {
 		c.writing, c.queue = false, nil
-		return false
+		return true
 	}
-	return true
+	return false
 }
 
 func (c *conn) closeAfterQueue(code protocol.CloseCode) {
-	if !c.enqueue(outgoing{closeWith: code}) {
+	if !c.started(c.queue1(outgoing{closeWith: code})) {
 		c.close(code)
 	}
 }
@@ -423,8 +416,9 @@ func isNetError(err error) bool {
 // write sends queued frames until none is left, each within WriteTimeout
 // (never under the socket's context). A tab that does not take a frame in
 // time is as slow as one whose queue is full. Only one writer runs at a
-// time (enqueue starts it; writing stays set after a failed write, so that
-// what is queued next waits for the end instead of another try).
+// time (whoever queued into an idle socket starts it; writing stays set
+// after a failed write, so that what is queued next waits for the end
+// instead of another try).
 func (c *conn) write() {
 	defer c.writers.Done()
 	c.writeFrames(-1)
