@@ -86,17 +86,17 @@ func (c *Caller) InFlight() int64 { return c.inflight.Load() }
 // await sends the call to pid and waits on the switchboard for its end.
 // retry is true when the pairing was gone before it took the call.
 func (c *Caller) await(ctx context.Context, pid *actor.PID, id string, req protocol.CallRequest, events func(protocol.CallEvent)) (o protocol.Outcome, retry bool) {
-	var hand *handover
+	var local *callRequest // to a pairing in this process, as it is
 	var msg any
 	if pid.Address == c.system.Address() {
-		hand = &handover{}
-		msg = &callRequest{id: id, req: req, hand: hand} // to a pairing in this process, as it is
+		local = &callRequest{id: id, req: req}
+		msg = local
 	} else {
 		msg = toWireCall(id, req)
 	}
 	w := c.sb.start(pid, id, msg, events != nil)
-	if hand != nil {
-		hand.take() // the call's frame, when the pairing delivered it meanwhile to a tab here
+	if local != nil {
+		local.hand.take() // the call's frame, when the pairing delivered it meanwhile to a tab here
 	}
 	for {
 		select {

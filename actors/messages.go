@@ -94,7 +94,7 @@ func fromWireEvent(e *wire.Event) protocol.CallEvent {
 type callRequest struct {
 	id   string
 	req  protocol.CallRequest
-	hand *handover // the caller's offer to write the call's frame itself
+	hand handover // the caller's offer to write the call's frame itself
 }
 
 // handover lets the goroutine of a call's caller write the call's frame
@@ -106,9 +106,13 @@ type callRequest struct {
 // (take) when the socket's writer was handed over (give) before, or the
 // socket in a goroutine of its own when the caller had gone on waiting
 // (the pairing was busy, and handled the call later in another goroutine).
+//
+// The pairing sends the handover itself to a tab in this process, with
+// the call it delivers (call).
 type handover struct {
 	state atomic.Int32      // handOpen, then handGiven or handLeft
 	start func(inline bool) // the socket's writer, set before handGiven
+	call  protocol.Call     // set by the pairing as it delivers it
 }
 
 const (
@@ -132,13 +136,6 @@ func (h *handover) take() {
 	if !h.state.CompareAndSwap(handOpen, handLeft) {
 		h.start(true)
 	}
-}
-
-// heldCall is a call for a tab in this process whose frame's writing goes
-// to the call's caller (handover).
-type heldCall struct {
-	call protocol.Call
-	hand *handover
 }
 
 // toWireCall is the call id of req as it crosses nodes.

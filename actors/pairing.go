@@ -143,7 +143,7 @@ func (p *pairing) Receive(ctx actor.Context) {
 		p.stopTimers()
 		p.released(p.id, ctx.Self(), p.handingOff)
 	case *callRequest:
-		p.onCall(ctx, m.id, m.req, m.hand)
+		p.onCall(ctx, m.id, m.req, &m.hand)
 	case *wire.CallRequest:
 		p.onCall(ctx, m.GetId(), protocol.CallRequest{Tool: m.GetTool(), Arguments: m.GetArguments(),
 			Connection: fromWireConnection(m.GetConnection())}, nil)
@@ -365,7 +365,8 @@ func (p *pairing) deliverHeld(ctx actor.Context, c *call, hand *handover) {
 	c.tab, c.sent = p.tabs[0].pid, true
 	p.stopGrace(c) // a tab has it: should that tab go, it waits until its deadline
 	if hand != nil && c.tab.Address == ctx.Self().Address {
-		ctx.Send(c.tab, &heldCall{call: c.msg, hand: hand})
+		hand.call = c.msg
+		ctx.Send(c.tab, hand)
 		return
 	}
 	sendTab(ctx, c.tab, c.msg)

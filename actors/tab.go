@@ -193,9 +193,9 @@ func (t *Tab) SendUserMessage(pid *actor.PID, message any) {
 		t.send(m)
 	case protocol.ToTab:
 		t.out.Send(m) // from a pairing in this process: nothing to decode
-	case *heldCall:
+	case *handover:
 		if start, _ := t.out.SendHeld(m.call); start != nil {
-			m.hand.give(start)
+			m.give(start)
 		}
 	case *wire.CloseTab:
 		t.out.Close(protocol.CloseCode(m.GetCode()))
