@@ -332,25 +332,38 @@ func (t *Tab) lookUp(stale *actor.PID) {
 		t.out.Close(protocol.CloseUnavailable)
 		return
 	}
-	t.sends.Lock()
-	t.mu.Lock()
-	if t.closed.Load() {
-		t.mu.Unlock()
-		t.sends.Unlock()
+	f := t.request(pid, true, func() bool {
+		if t.closed.Load() {
+			return false
+		}
+		t.pairing = pid
+		return true
+	})
+	if f == nil {
 		return
 	}
-	t.pairing = pid
-	reg := t.registrationLocked(true)
-	t.mu.Unlock()
-	f := t.hub.system.Root.RequestFuture(pid, reg, registerWait)
-	t.sends.Unlock()
 	t.systemMessage(pid, &actor.Watch{Watcher: t.pid}) // unlocked: a pid that is gone answers at once
 	go t.answered(pid, f)
 }
 
+// request asks pid to hold this tab, in the order of the tab's sends,
+// when still (run under mu) holds; nil when it does not. lookedUp: the tab
+// looked the pairing up, rather than confirming its registration.
+func (t *Tab) request(pid *actor.PID, lookedUp bool, still func() bool) *actor.Future {
+	t.sends.Lock()
+	defer t.sends.Unlock()
+	t.mu.Lock()
+	if !still() {
+		t.mu.Unlock()
+		return nil
+	}
+	reg := t.registrationLocked(lookedUp)
+	t.mu.Unlock()
+	return t.hub.system.Root.RequestFuture(pid, reg, registerWait) // unlocked: a pairing here handles it in this goroutine
+}
+
 // registrationLocked is the TabRegister that asks a pairing to hold this
-// tab. lookedUp: the tab looked the pairing up, rather than confirming
-// its registration.
+// tab.
 func (t *Tab) registrationLocked(lookedUp bool) *wire.TabRegister {
 	return &wire.TabRegister{TabId: t.info.TabID, FocusedAtUnixNano: unixNano(t.info.FocusedAt),
 		TabAddress: t.pid.Address, TabActor: t.pid.Id, LookedUp: lookedUp}
@@ -446,16 +459,8 @@ func (t *Tab) confirmation() (*actor.PID, *wire.TabRegister, bool) {
 // the tab, if the tab is still its: the confirm of a pairing whose node
 // does not take TabConfirms.
 func (t *Tab) confirmNow(pid *actor.PID) {
-	t.sends.Lock()
-	t.mu.Lock()
-	if t.closed.Load() || !pid.Equal(t.pairing) {
-		t.mu.Unlock()
-		t.sends.Unlock()
-		return
+	f := t.request(pid, false, func() bool { return !t.closed.Load() && pid.Equal(t.pairing) })
+	if f != nil {
+		t.answered(pid, f)
 	}
-	reg := t.registrationLocked(false)
-	t.mu.Unlock()
-	f := t.hub.system.Root.RequestFuture(pid, reg, registerWait)
-	t.sends.Unlock()
-	t.answered(pid, f)
 }
