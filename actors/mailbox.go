@@ -131,8 +131,8 @@ func (m *pairingMailbox) UserMessageCount() int {
 }
 
 // process runs the mailbox, which this goroutine holds (running is set):
-// at most budget user messages (below zero: no limit), then the rest in a
-// goroutine of its own. It lets the mailbox go once nothing is left, and
+// at most budget user messages (below zero: no limit), then the rest, if
+// any, in a goroutine of its own. It lets the mailbox go once nothing is left, and
 // takes it back when a message came meanwhile (a post that found it
 // running left the message to this run).
 func (m *pairingMailbox) process(budget int) {
@@ -149,8 +149,8 @@ func (m *pairingMailbox) process(budget int) {
 }
 
 // run handles system messages first, then user messages unless
-// suspended, until none is left (true) or the budget is spent with user
-// messages left (false). A panic of the actor is its supervisor's to
+// suspended, until none is left (true) or the budget is spent (false:
+// what may be left goes on elsewhere). A panic of the actor is its supervisor's to
 // handle (EscalateFailure), as in protoactor's own mailbox.
 func (m *pairingMailbox) run(budget *int) (done bool) {
 	var msg any
@@ -180,10 +180,7 @@ func (m *pairingMailbox) run(budget *int) (done bool) {
 			return true
 		}
 		if *budget == 0 {
-			m.mu.Lock()
-			left := !m.user.empty()
-			m.mu.Unlock()
-			return !left
+			return false
 		}
 		if msg, ok = m.take(&m.user); !ok {
 			return true

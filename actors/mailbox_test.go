@@ -109,13 +109,7 @@ func TestASendersGoroutineHandlesAtMostTheInlineBudget(t *testing.T) {
 		t.Fatal("the first sender went on past the inline budget")
 	}
 	close(beyond)
-	deadline := time.Now().Add(patience)
-	for count.Load() != 2*inlineBudget+1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages handled", count.Load(), 2*inlineBudget+1)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Eventually(t, func() bool { return count.Load() == 2*inlineBudget+1 }, "%d messages handled", 2*inlineBudget+1)
 }
 
 // Many senders at once, with system messages among them: every message is
@@ -160,13 +154,7 @@ func TestThePairingMailboxLosesNothingUnderConcurrentSenders(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(patience)
-	for total.Load() != senders*each {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages handled", total.Load(), senders*each)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Eventually(t, func() bool { return total.Load() == senders*each }, "%d messages handled", senders*each)
 }
 
 // A queue that never empties (a busy pairing fed as fast as it handles)
