@@ -44,7 +44,7 @@ import (
 //     p50-in-tab-us: of the relay's, the headless tab's own time, from its
 //     socket's read of the call to its write of the result (the rest is the
 //     relay's and the two hops'; LEAN_LATENCY_TRACE=PREFIX writes execution
-//     traces of both processes over these calls);
+//     traces of both processes over these calls, traceLatency);
 //   - calls/cpu-s, allocs/call, B/call: 32 callers over 1,000 pairings,
 //     the relay's CPU from /proc/PID/stat, its allocations from its own
 //     Go metrics; cold-calls/cpu-s: 4,000 more, each with an access token
@@ -167,7 +167,6 @@ type benchRelay struct {
 	exited             chan struct{}
 	tokens             []tokens
 	tabs               []*headless.Tab
-	stamps             *stamps // when set, the tabs' sockets record when they read and write
 	stopTabs           []func()
 	idleErrs           *errorList // what the idle phases' tabs failed on (leanTab)
 }
@@ -329,19 +328,33 @@ func (r *benchRelay) rssKiB() float64 {
 
 var benchSource atomic.Int64
 
-// sourceDialer dials from 127.0.0.x, x going round 2..254.
-func sourceDialer() *http.Client {
+// sourceDialer dials from 127.0.0.x, x going round 2..254; with st, its
+// connections record in st when they read and write.
+func sourceDialer(st *stamps) *http.Client {
 	k := benchSource.Add(1)
 	ip := net.IPv4(127, 0, 0, byte(2+k%253))
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 10 * time.Second}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = d.DialContext
+	if st != nil {
+		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &stampedConn{Conn: c, s: st}, nil
+		}
+	}
 	return &http.Client{Transport: t}
 }
 
 // addTabs connects n more headless tabs, each a new browser, with at
 // most inflight connecting at once; it returns the seconds it took.
-func (r *benchRelay) addTabs(n, inflight int) float64 {
+func (r *benchRelay) addTabs(n, inflight int) float64 { return r.addStampedTabs(n, inflight, nil) }
+
+// addStampedTabs is addTabs, the tabs' sockets recording in st (nil:
+// nowhere).
+func (r *benchRelay) addStampedTabs(n, inflight int, st *stamps) float64 {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// One bundle for every tab: each would otherwise decode and check its
 	// own, which cost the benchmark's process a quarter of its CPU (a tab's
@@ -358,19 +371,7 @@ func (r *benchRelay) addTabs(n, inflight int) float64 {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			dialer := sourceDialer()
-			if st := r.stamps; st != nil {
-				t := dialer.Transport.(*http.Transport)
-				dial := t.DialContext
-				t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-					c, err := dial(ctx, network, addr)
-					if err != nil {
-						return nil, err
-					}
-					return &stampedConn{Conn: c, s: st}, nil
-				}
-			}
-			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: dialer,
+			tab, err := headless.New(headless.Options{Relay: r.url, Origin: origin, Name: "idle", Logger: quiet, Dialer: sourceDialer(st),
 				Bundle: bundle})
 			if err != nil {
 				errs.add("%v", err)
@@ -492,9 +493,7 @@ func p50(d []time.Duration) time.Duration {
 // latency calls the relay and the go-sdk peer in turn, one caller.
 func latency(b *testing.B, r *benchRelay, peer *benchPeer) {
 	legs := &stamps{}
-	r.stamps = legs
-	r.addTabs(1, 1)
-	r.stamps = nil
+	r.addStampedTabs(1, 1, legs)
 	r.connectHosts(1)
 	ctx := context.Background()
 	tok := r.tokens[0].Access
@@ -769,10 +768,10 @@ func (c *stampedConn) Write(p []byte) (int, error) {
 }
 
 // traceLatency starts, when LEAN_LATENCY_TRACE=PREFIX is set, an execution
-// trace of the relay (PREFIX.relay, 2 s from its admin listener) and one of
-// this process, the host and the tab (PREFIX.bench, until the returned
-// function is called): where one caller's tools/call waits (go tool trace
-// -pprof=sched PREFIX.relay).
+// trace of the relay (PREFIX.relay, 2 s from its admin listener) and, until
+// the returned function is called, one of this process, the host and the
+// tab (PREFIX.bench), with its CPU profile (PREFIX.bench.cpu): where one
+// caller's tools/call waits (go tool trace -pprof=sched PREFIX.relay).
 func (r *benchRelay) traceLatency() (stop func()) {
 	prefix := os.Getenv("LEAN_LATENCY_TRACE")
 	if prefix == "" {
