@@ -210,7 +210,7 @@ func toolViewPicture(t *Tab, _ context.Context, _ protocol.Call, a args) protoco
 		return failure("view_picture: the picture could not be drawn.")
 	}
 	res := data(map[string]int64{"width": w, "height": pictureHeight})
-	res.Images = []protocol.Image{{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(pic)}}
+	res.Images = []protocol.Media{{MimeType: "image/png", Data: base64.StdEncoding.EncodeToString(pic)}}
 	return res
 }
 

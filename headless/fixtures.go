@@ -42,13 +42,13 @@ func fixtureSimpleText(_ *Tab, _ context.Context, _ protocol.Call, _ args) proto
 
 func fixtureImage(_ *Tab, _ context.Context, _ protocol.Call, _ args) protocol.TabResult {
 	res := data("Image content")
-	res.Images = []protocol.Image{{MimeType: "image/png", Data: fixturePNG}}
+	res.Images = []protocol.Media{{MimeType: "image/png", Data: fixturePNG}}
 	return res
 }
 
 func fixtureAudio(_ *Tab, _ context.Context, _ protocol.Call, _ args) protocol.TabResult {
 	res := data("Audio content")
-	res.Audio = []protocol.Image{{MimeType: "audio/wav", Data: fixtureWAV}}
+	res.Audio = []protocol.Media{{MimeType: "audio/wav", Data: fixtureWAV}}
 	return res
 }
 
@@ -61,7 +61,7 @@ func fixtureEmbeddedResource(_ *Tab, _ context.Context, _ protocol.Call, _ args)
 
 func fixtureMultipleContentTypes(_ *Tab, _ context.Context, _ protocol.Call, _ args) protocol.TabResult {
 	res := data("Multiple content types test:")
-	res.Images = []protocol.Image{{MimeType: "image/png", Data: fixturePNG}}
+	res.Images = []protocol.Media{{MimeType: "image/png", Data: fixturePNG}}
 	res.Resources = []protocol.EmbeddedResource{{URI: "test://mixed-content-resource", MimeType: "application/json",
 		Text: `{"test":"data","value":123}`}}
 	return res

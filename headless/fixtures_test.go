@@ -60,7 +60,7 @@ func TestConformanceFixtures(t *testing.T) {
 	if s.hello.Bundle != "conformance-1" {
 		t.Fatalf("hello bundle %q, want conformance-1", s.hello.Bundle)
 	}
-	png := []protocol.Image{{MimeType: "image/png", Data: fixturePNG}}
+	png := []protocol.Media{{MimeType: "image/png", Data: fixturePNG}}
 	tests := []struct {
 		tool, args string
 		want       protocol.TabResult
@@ -69,7 +69,7 @@ func TestConformanceFixtures(t *testing.T) {
 		{tool: "test_simple_text", want: protocol.TabResult{Data: json.RawMessage(`"This is a simple text response for testing."`)}},
 		{tool: "test_image_content", args: `{}`, want: protocol.TabResult{Data: json.RawMessage(`"Image content"`), Images: png}},
 		{tool: "test_audio_content", args: `{}`, want: protocol.TabResult{Data: json.RawMessage(`"Audio content"`),
-			Audio: []protocol.Image{{MimeType: "audio/wav", Data: fixtureWAV}}}},
+			Audio: []protocol.Media{{MimeType: "audio/wav", Data: fixtureWAV}}}},
 		{tool: "test_embedded_resource", args: `{}`, want: protocol.TabResult{Data: json.RawMessage(`"Embedded resource content"`),
 			Resources: []protocol.EmbeddedResource{{URI: "test://embedded-resource", MimeType: "text/plain",
 				Text: "This is an embedded resource content."}}}},

@@ -24,8 +24,9 @@ const (
 	DefaultDataTag = "tabrelay-data"
 )
 
-// Image is a picture a tab returns: base64 data and its MIME type.
-type Image struct {
+// Media is one picture or sound clip of a result: its standard base64
+// bytes and their MIME type.
+type Media struct {
 	MimeType string `json:"mimeType"`
 	Data     string `json:"data"`
 }
@@ -33,18 +34,18 @@ type Image struct {
 // TabResult is what a tab answers a call with (the `result` message's body).
 type TabResult struct {
 	Data   json.RawMessage `json:"data,omitempty"` // any JSON value the tool returns
-	Images []Image         `json:"images,omitempty"`
+	Images []Media         `json:"images,omitempty"`
 	Error  string          `json:"error,omitempty"` // set when the call failed in the tab: the app's own sentence
 	// Audio are sound clips (base64, audio/* types), held to the image
 	// byte limit.
-	Audio []Image `json:"audio,omitempty"`
+	Audio []Media `json:"audio,omitempty"`
 	// Resources are embedded resources (MCP "resource" content): a uri and
 	// its text or base64 blob.
 	Resources []EmbeddedResource `json:"resources,omitempty"`
 	// Notes are the app's own sentences, written after the closing data
-	// tag with the names they quote marked (notes.go).
+	// tag with the names they quote marked (protocol/notes.go).
 	Notes []Note `json:"notes,omitempty"`
-	// IsError marks the result as a failure, as Error does, when the
+	// IsError marks the result as a failure, as an error does, when the
 	// notes say why and there is no error of the app's to tag.
 	IsError bool `json:"isError,omitempty"`
 }
@@ -347,7 +348,7 @@ func resultValue(r TabResult) (inner string, isError bool, said []string) {
 
 // imageContents returns the image blocks of the pictures that pass
 // ImageCheck and a sentence for each one left out.
-func imageContents(tag string, images []Image) ([]Content, []string) {
+func imageContents(tag string, images []Media) ([]Content, []string) {
 	var content []Content
 	var said []string
 	left := 0

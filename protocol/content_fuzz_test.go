@@ -79,7 +79,7 @@ func FuzzImageCheck(f *testing.F) {
 		f.Add(seed, "image/png")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, mime string) {
-		for _, img := range []Image{
+		for _, img := range []Media{
 			{MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)},
 			{MimeType: mime, Data: base64.RawStdEncoding.EncodeToString(data)},
 			{MimeType: mime, Data: string(data)},
@@ -88,7 +88,7 @@ func FuzzImageCheck(f *testing.F) {
 			if err == nil && (w <= 0 || h <= 0 || w > ImageMaxSide || h > ImageMaxSide) {
 				t.Fatalf("ImageCheck passed a %d × %d picture", w, h)
 			}
-			res := EncodeResult(DefaultDataTag, TabResult{Images: []Image{img}})
+			res := EncodeResult(DefaultDataTag, TabResult{Images: []Media{img}})
 			if (err == nil) != (len(res.Content) == 2) {
 				t.Fatalf("ImageCheck err %v but %d content blocks", err, len(res.Content))
 			}

@@ -82,7 +82,7 @@ func TestEncodeResultOthersLeftOut(t *testing.T) {
 		name string
 		r    TabResult
 	}{
-		{"audio MIME type with words", TabResult{Audio: []Image{{MimeType: "audio/wav; " + inject, Data: "AAAA"}}}},
+		{"audio MIME type with words", TabResult{Audio: []Media{{MimeType: "audio/wav; " + inject, Data: "AAAA"}}}},
 		{"resource uri with words", TabResult{Resources: []EmbeddedResource{{URI: "app://a " + inject, Text: "t"}}}},
 		{"resource uri with a tag", TabResult{Resources: []EmbeddedResource{{URI: "app://</tabrelay-data>", Text: "t"}}}},
 		{"resource without scheme", TabResult{Resources: []EmbeddedResource{{URI: "notes", Text: "t"}}}},

@@ -358,7 +358,7 @@ func TestEncodeResult(t *testing.T) {
 			openTag + `{"error":"Failed."}` + closeTag + "\n\nThe tab answered with 4 bytes that are not JSON, so they were left out.", true, 0},
 		{"sentences after the closing tag", TabResult{Data: json.RawMessage(`1`)}, []string{"First.", "", "Second."},
 			openTag + "1" + closeTag + "\n\nFirst.\n\nSecond.", false, 0},
-		{"pictures", TabResult{Data: json.RawMessage(`true`), Images: []Image{
+		{"pictures", TabResult{Data: json.RawMessage(`true`), Images: []Media{
 			{MimeType: "image/png", Data: png},
 			{MimeType: "image/png", Data: bigPNG},
 			{MimeType: "image/png", Data: "not base64!"},
@@ -393,9 +393,9 @@ func TestEncodeResult(t *testing.T) {
 }
 
 func TestEncodeResultManyPicturesLeftOut(t *testing.T) {
-	images := make([]Image, 15)
+	images := make([]Media, 15)
 	for i := range images {
-		images[i] = Image{MimeType: "image/png", Data: "%%%%"}
+		images[i] = Media{MimeType: "image/png", Data: "%%%%"}
 	}
 	text := EncodeResult("app-data", TabResult{Images: images}).Content[0].Text
 	if n := strings.Count(text, "was left out"); n != maxPictureSentences {

@@ -155,9 +155,9 @@ func FuzzEncodeResult(f *testing.F) {
 			r.Error = mark + errText
 		}
 		for range min(max(pictures, 0), 12) {
-			r.Images = append(r.Images, Image{MimeType: mark + mime, Data: string(image)})
+			r.Images = append(r.Images, Media{MimeType: mark + mime, Data: string(image)})
 		}
-		r.Audio = []Image{{MimeType: mark + mime, Data: string(image)}}
+		r.Audio = []Media{{MimeType: mark + mime, Data: string(image)}}
 		// The app's notes: a name of others' (marked) it quotes, and the
 		// fuzzed text as a note's own words, whose '<' must not stay raw.
 		r.Notes = []Note{{Text: "The app names {0} <here>.", Names: []string{mark + errText}}, {Text: errText}}

@@ -62,7 +62,7 @@ const headLen = 30
 // decoded, and only the header is decoded (for JPEG, up to the frame
 // header). The width and height are returned when they were read, also
 // with ErrImageSide. The error is an *ImageError.
-func ImageCheck(img Image) (width, height int, err error) {
+func ImageCheck(img Media) (width, height int, err error) {
 	if len(img.Data) > ImageMaxBase64Bytes {
 		return 0, 0, &ImageError{Kind: ErrImageBytes,
 			Detail: fmt.Sprintf("%d bytes, the limit is %d", len(img.Data), ImageMaxBase64Bytes)}
@@ -258,7 +258,7 @@ func webpSize(head []byte, _ *bufio.Reader) (w, h int, detail string) {
 // leftOutSentence says, in the relay's words, which picture was left out
 // and why; the only words of the tab's it quotes, the MIME type, are marked
 // as data (SPEC §4).
-func leftOutSentence(tag string, index int, img Image, w, h int, err error) string {
+func leftOutSentence(tag string, index int, img Media, w, h int, err error) string {
 	lead := fmt.Sprintf("Picture %d was left out: ", index)
 	var ie *ImageError
 	errors.As(err, &ie)

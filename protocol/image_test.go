@@ -131,7 +131,7 @@ func webpVP8X(w, h uint32) string {
 // imageCase is a picture and what ImageCheck must say of it.
 type imageCase struct {
 	name       string
-	img        Image
+	img        Media
 	wantW      int
 	wantH      int
 	wantErr    error
@@ -143,50 +143,50 @@ func pngGIFCases(t testing.TB) []imageCase {
 	padded := encodedPNG(t, 3, 2)
 	exactLimit := padded[:len(padded)-len(padded)%4-4] + strings.Repeat("A", ImageMaxBase64Bytes-(len(padded)-len(padded)%4-4))
 	return []imageCase{
-		{"png", Image{"image/png", padded}, 3, 2, nil, ""},
-		{"png without padding", Image{"image/png", strings.TrimRight(padded, "=")}, 3, 2, nil, ""},
-		{"png mime in capitals", Image{" Image/PNG ", padded}, 3, 2, nil, ""},
-		{"png at the side limit", Image{"image/png", patchedPNG(t, 8000, 8000)}, 8000, 8000, nil, ""},
-		{"png too wide", Image{"image/png", patchedPNG(t, 8001, 10)}, 8001, 10, ErrImageSide, "PNG"},
-		{"png too tall", Image{"image/png", patchedPNG(t, 10, 9000)}, 10, 9000, ErrImageSide, "PNG"},
-		{"png of zero pixels", Image{"image/png", patchedPNG(t, 0, 10)}, 0, 0, ErrImageHeader, "PNG"},
-		{"png size past 2^31", Image{"image/png", patchedPNG(t, 1<<31, 1)}, 0, 0, ErrImageHeader, "PNG"},
-		{"png without IHDR", Image{"image/png", b64([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIDAT0123456789"))}, 0, 0, ErrImageHeader, "PNG"},
-		{"png cut short", Image{"image/png", b64([]byte("\x89PNG\r\n\x1a\n\x00\x00"))}, 0, 0, ErrImageHeader, "PNG"},
-		{"base64 at the byte limit", Image{"image/png", exactLimit}, 3, 2, nil, ""},
-		{"one byte over", Image{"image/png", exactLimit + "A"}, 0, 0, ErrImageBytes, ""},
-		{"gif", Image{"image/gif", b64(gifBytes(t, 5, 4))}, 5, 4, nil, ""},
-		{"gif too large", Image{"image/gif", patchedGIF(t, 65535, 2)}, 65535, 2, ErrImageSide, "GIF"},
-		{"gif cut short", Image{"image/gif", b64([]byte("GIF89a\x01"))}, 0, 0, ErrImageHeader, "GIF"},
-		{"png called gif", Image{"image/gif", padded}, 0, 0, ErrImageMimeType, "PNG"},
+		{"png", Media{"image/png", padded}, 3, 2, nil, ""},
+		{"png without padding", Media{"image/png", strings.TrimRight(padded, "=")}, 3, 2, nil, ""},
+		{"png mime in capitals", Media{" Image/PNG ", padded}, 3, 2, nil, ""},
+		{"png at the side limit", Media{"image/png", patchedPNG(t, 8000, 8000)}, 8000, 8000, nil, ""},
+		{"png too wide", Media{"image/png", patchedPNG(t, 8001, 10)}, 8001, 10, ErrImageSide, "PNG"},
+		{"png too tall", Media{"image/png", patchedPNG(t, 10, 9000)}, 10, 9000, ErrImageSide, "PNG"},
+		{"png of zero pixels", Media{"image/png", patchedPNG(t, 0, 10)}, 0, 0, ErrImageHeader, "PNG"},
+		{"png size past 2^31", Media{"image/png", patchedPNG(t, 1<<31, 1)}, 0, 0, ErrImageHeader, "PNG"},
+		{"png without IHDR", Media{"image/png", b64([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIDAT0123456789"))}, 0, 0, ErrImageHeader, "PNG"},
+		{"png cut short", Media{"image/png", b64([]byte("\x89PNG\r\n\x1a\n\x00\x00"))}, 0, 0, ErrImageHeader, "PNG"},
+		{"base64 at the byte limit", Media{"image/png", exactLimit}, 3, 2, nil, ""},
+		{"one byte over", Media{"image/png", exactLimit + "A"}, 0, 0, ErrImageBytes, ""},
+		{"gif", Media{"image/gif", b64(gifBytes(t, 5, 4))}, 5, 4, nil, ""},
+		{"gif too large", Media{"image/gif", patchedGIF(t, 65535, 2)}, 65535, 2, ErrImageSide, "GIF"},
+		{"gif cut short", Media{"image/gif", b64([]byte("GIF89a\x01"))}, 0, 0, ErrImageHeader, "GIF"},
+		{"png called gif", Media{"image/gif", padded}, 0, 0, ErrImageMimeType, "PNG"},
 	}
 }
 
 // jpegWebPCases are JPEG and WebP pictures.
 func jpegWebPCases(t testing.TB) []imageCase {
 	return []imageCase{
-		{"jpeg", Image{"image/jpeg", b64(jpegBytes(t, 7, 5))}, 7, 5, nil, ""},
-		{"jpeg too large", Image{"image/jpeg", patchedJPEG(t, 9000, 100, 0xc0, nil)}, 9000, 100, ErrImageSide, "JPEG"},
-		{"jpeg progressive after a big APP1 and fill bytes", Image{"image/jpeg", patchedJPEG(t, 640, 480, 0xc2,
+		{"jpeg", Media{"image/jpeg", b64(jpegBytes(t, 7, 5))}, 7, 5, nil, ""},
+		{"jpeg too large", Media{"image/jpeg", patchedJPEG(t, 9000, 100, 0xc0, nil)}, 9000, 100, ErrImageSide, "JPEG"},
+		{"jpeg progressive after a big APP1 and fill bytes", Media{"image/jpeg", patchedJPEG(t, 640, 480, 0xc2,
 			append(append(jpegSegment(0xe1, 60_000), 0xff, 0xff), jpegSegment(0xfe, 10)...))}, 640, 480, nil, ""},
-		{"jpeg DHT DAC and JPG are not frames", Image{"image/jpeg", patchedJPEG(t, 30, 20, 0xc1,
+		{"jpeg DHT DAC and JPG are not frames", Media{"image/jpeg", patchedJPEG(t, 30, 20, 0xc1,
 			append(append(jpegSegment(0xc4, 20), jpegSegment(0xcc, 2)...), jpegSegment(0xc8, 3)...))}, 30, 20, nil, ""},
-		{"jpeg height given later", Image{"image/jpeg", patchedJPEG(t, 30, 0, 0xc0, nil)}, 0, 0, ErrImageHeader, "JPEG"},
-		{"jpeg without a frame", Image{"image/jpeg", b64([]byte{0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xda, 0, 2})}, 0, 0, ErrImageHeader, "JPEG"},
-		{"jpeg segment past the end", Image{"image/jpeg", b64(append([]byte{0xff, 0xd8}, jpegSegment(0xe1, 100)[:50]...))}, 0, 0, ErrImageHeader, "JPEG"},
-		{"jpeg bad segment length", Image{"image/jpeg", b64([]byte{0xff, 0xd8, 0xff, 0xe0, 0, 1})}, 0, 0, ErrImageHeader, "JPEG"},
-		{"jpeg garbage between segments", Image{"image/jpeg", b64([]byte{0xff, 0xd8, 0xff, 0xe0, 0, 2, 0x12})}, 0, 0, ErrImageHeader, "JPEG"},
-		{"webp lossy", Image{"image/webp", webpVP8(320, 240)}, 320, 240, nil, ""},
-		{"webp lossy too large", Image{"image/webp", webpVP8(16383, 2)}, 16383, 2, ErrImageSide, "WebP"},
-		{"webp lossless", Image{"image/webp", webpVP8L(8000, 1)}, 8000, 1, nil, ""},
-		{"webp lossless too large", Image{"image/webp", webpVP8L(16384, 16384)}, 16384, 16384, ErrImageSide, "WebP"},
-		{"webp extended", Image{"image/webp", webpVP8X(1, 7999)}, 1, 7999, nil, ""},
-		{"webp extended too large", Image{"image/webp", webpVP8X(1<<24, 3)}, 1 << 24, 3, ErrImageSide, "WebP"},
-		{"webp lossy not a key frame", Image{"image/webp", b64(webp("VP8 ", []byte{0x51, 1, 0, 0x9d, 1, 0x2a, 1, 0, 1, 0}))}, 0, 0, ErrImageHeader, "WebP"},
-		{"webp lossless wrong signature", Image{"image/webp", b64(webp("VP8L", []byte{0x2e, 0, 0, 0, 0, 0, 0, 0, 0, 0}))}, 0, 0, ErrImageHeader, "WebP"},
-		{"webp unknown chunk", Image{"image/webp", b64(webp("ALPH", make([]byte, 10)))}, 0, 0, ErrImageHeader, "WebP"},
-		{"webp cut short", Image{"image/webp", b64([]byte("RIFF\x00\x00\x00\x00WEBPVP8X"))}, 0, 0, ErrImageHeader, "WebP"},
-		{"jpeg called jpg", Image{"image/jpg", b64(jpegBytes(t, 1, 1))}, 0, 0, ErrImageMimeType, "JPEG"},
+		{"jpeg height given later", Media{"image/jpeg", patchedJPEG(t, 30, 0, 0xc0, nil)}, 0, 0, ErrImageHeader, "JPEG"},
+		{"jpeg without a frame", Media{"image/jpeg", b64([]byte{0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0, 0xff, 0xda, 0, 2})}, 0, 0, ErrImageHeader, "JPEG"},
+		{"jpeg segment past the end", Media{"image/jpeg", b64(append([]byte{0xff, 0xd8}, jpegSegment(0xe1, 100)[:50]...))}, 0, 0, ErrImageHeader, "JPEG"},
+		{"jpeg bad segment length", Media{"image/jpeg", b64([]byte{0xff, 0xd8, 0xff, 0xe0, 0, 1})}, 0, 0, ErrImageHeader, "JPEG"},
+		{"jpeg garbage between segments", Media{"image/jpeg", b64([]byte{0xff, 0xd8, 0xff, 0xe0, 0, 2, 0x12})}, 0, 0, ErrImageHeader, "JPEG"},
+		{"webp lossy", Media{"image/webp", webpVP8(320, 240)}, 320, 240, nil, ""},
+		{"webp lossy too large", Media{"image/webp", webpVP8(16383, 2)}, 16383, 2, ErrImageSide, "WebP"},
+		{"webp lossless", Media{"image/webp", webpVP8L(8000, 1)}, 8000, 1, nil, ""},
+		{"webp lossless too large", Media{"image/webp", webpVP8L(16384, 16384)}, 16384, 16384, ErrImageSide, "WebP"},
+		{"webp extended", Media{"image/webp", webpVP8X(1, 7999)}, 1, 7999, nil, ""},
+		{"webp extended too large", Media{"image/webp", webpVP8X(1<<24, 3)}, 1 << 24, 3, ErrImageSide, "WebP"},
+		{"webp lossy not a key frame", Media{"image/webp", b64(webp("VP8 ", []byte{0x51, 1, 0, 0x9d, 1, 0x2a, 1, 0, 1, 0}))}, 0, 0, ErrImageHeader, "WebP"},
+		{"webp lossless wrong signature", Media{"image/webp", b64(webp("VP8L", []byte{0x2e, 0, 0, 0, 0, 0, 0, 0, 0, 0}))}, 0, 0, ErrImageHeader, "WebP"},
+		{"webp unknown chunk", Media{"image/webp", b64(webp("ALPH", make([]byte, 10)))}, 0, 0, ErrImageHeader, "WebP"},
+		{"webp cut short", Media{"image/webp", b64([]byte("RIFF\x00\x00\x00\x00WEBPVP8X"))}, 0, 0, ErrImageHeader, "WebP"},
+		{"jpeg called jpg", Media{"image/jpg", b64(jpegBytes(t, 1, 1))}, 0, 0, ErrImageMimeType, "JPEG"},
 	}
 }
 
@@ -194,15 +194,15 @@ func jpegWebPCases(t testing.TB) []imageCase {
 func encodingCases(t testing.TB) []imageCase {
 	padded := encodedPNG(t, 3, 2)
 	return []imageCase{
-		{"empty mime", Image{"", padded}, 0, 0, ErrImageMimeType, "PNG"},
-		{"unknown format", Image{"image/png", b64([]byte("<svg xmlns='http://www.w3.org/2000/svg'/>"))}, 0, 0, ErrImageFormat, ""},
-		{"empty data", Image{"image/png", ""}, 0, 0, ErrImageFormat, ""},
-		{"url-safe alphabet", Image{"image/png", "iVBO-_=="}, 0, 0, ErrImageBase64, ""},
-		{"newline inside", Image{"image/png", padded[:8] + "\n" + padded[8:]}, 0, 0, ErrImageBase64, ""},
-		{"padding in the middle", Image{"image/png", "iVBO=Rw0"}, 0, 0, ErrImageBase64, ""},
-		{"wrong padding", Image{"image/png", "iVBORw0K="}, 0, 0, ErrImageBase64, ""},
-		{"length one past a quantum", Image{"image/png", "iVBORw0KG"}, 0, 0, ErrImageBase64, ""},
-		{"data URL", Image{"image/png", "data:image/png;base64," + padded}, 0, 0, ErrImageBase64, ""},
+		{"empty mime", Media{"", padded}, 0, 0, ErrImageMimeType, "PNG"},
+		{"unknown format", Media{"image/png", b64([]byte("<svg xmlns='http://www.w3.org/2000/svg'/>"))}, 0, 0, ErrImageFormat, ""},
+		{"empty data", Media{"image/png", ""}, 0, 0, ErrImageFormat, ""},
+		{"url-safe alphabet", Media{"image/png", "iVBO-_=="}, 0, 0, ErrImageBase64, ""},
+		{"newline inside", Media{"image/png", padded[:8] + "\n" + padded[8:]}, 0, 0, ErrImageBase64, ""},
+		{"padding in the middle", Media{"image/png", "iVBO=Rw0"}, 0, 0, ErrImageBase64, ""},
+		{"wrong padding", Media{"image/png", "iVBORw0K="}, 0, 0, ErrImageBase64, ""},
+		{"length one past a quantum", Media{"image/png", "iVBORw0KG"}, 0, 0, ErrImageBase64, ""},
+		{"data URL", Media{"image/png", "data:image/png;base64," + padded}, 0, 0, ErrImageBase64, ""},
 	}
 }
 
@@ -235,18 +235,18 @@ func TestLeftOutSentence(t *testing.T) {
 	long := "image/" + strings.Repeat("x", 100)
 	tests := []struct {
 		name string
-		img  Image
+		img  Media
 		want string
 	}{
-		{"too many bytes", Image{"image/png", strings.Repeat("A", ImageMaxBase64Bytes+4)},
+		{"too many bytes", Media{"image/png", strings.Repeat("A", ImageMaxBase64Bytes+4)},
 			"Picture 1 was left out: it has 10,485,764 bytes of base64; the limit is 10,485,760 (10 MiB)."},
-		{"too large", Image{"image/webp", webpVP8X(9000, 300)},
+		{"too large", Media{"image/webp", webpVP8X(9000, 300)},
 			"Picture 1 was left out: it is 9,000 × 300 pixels; the limit is 8,000 pixels a side."},
-		{"header", Image{"image/gif", b64([]byte("GIF87a"))},
+		{"header", Media{"image/gif", b64([]byte("GIF87a"))},
 			"Picture 1 was left out: its bytes start like a GIF picture but its size cannot be read."},
-		{"unknown", Image{"image/bmp", b64([]byte("BM......"))},
+		{"unknown", Media{"image/bmp", b64([]byte("BM......"))},
 			"Picture 1 was left out: its bytes are not a PNG, GIF, JPEG or WebP picture."},
-		{"long mime clipped", Image{long, webpVP8(1, 1)},
+		{"long mime clipped", Media{long, webpVP8(1, 1)},
 			"Picture 1 was left out: its type is given as " + QuoteName(DefaultDataTag, long[:64]+"…") + " but its bytes are a WebP picture."},
 	}
 	for _, tt := range tests {
@@ -263,7 +263,7 @@ func TestLeftOutSentence(t *testing.T) {
 }
 
 func BenchmarkImageCheckJPEG(b *testing.B) {
-	img := Image{"image/jpeg", patchedJPEG(b, 640, 480, 0xc0, jpegSegment(0xe1, 60_000))}
+	img := Media{"image/jpeg", patchedJPEG(b, 640, 480, 0xc0, jpegSegment(0xe1, 60_000))}
 	for b.Loop() {
 		if _, _, err := ImageCheck(img); err != nil {
 			b.Fatal(err)
