@@ -57,8 +57,6 @@ type closeInfo struct {
 // closeTable is every close code, written once. docs/tab-protocol.md §16
 // and the SDK's web/sdk/src/close-codes.ts are checked against it (the
 // latter is generated from it: go generate ./protocol).
-//
-//go:generate go test . -run TestSDKCloseCodesAreGenerated -update
 var closeTable = []closeInfo{
 	{CloseShutdown, "shutdown", "relay node going away; reconnect", true},
 	{CloseSlow, "slow", "tab too slow to read; reconnect", true},

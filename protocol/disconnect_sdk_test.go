@@ -19,19 +19,25 @@ const sdkCloseCodes = "../web/sdk/src/close-codes.ts"
 // code, name and reconnect-or-stop, as generated from it; a stale file
 // fails (go generate ./protocol rewrites it).
 func TestSDKCloseCodesAreGenerated(t *testing.T) {
-	want := closeCodesTS()
+	generated(t, sdkCloseCodes, closeCodesTS(), "protocol/disconnect.go's table")
+}
+
+// generated fails when the file at path is not want, what from makes;
+// with -update (go generate ./protocol) it writes want there instead.
+func generated(t *testing.T, path string, want []byte, from string) {
+	t.Helper()
 	if *update {
-		if err := os.WriteFile(sdkCloseCodes, want, 0o644); err != nil {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	got, err := os.ReadFile(sdkCloseCodes)
+	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is not what protocol/disconnect.go's table makes: run go generate ./protocol and commit it (then rebuild web/sdk/dist)", sdkCloseCodes)
+		t.Fatalf("%s is not what %s makes: run go generate ./protocol and commit it (then rebuild web/sdk/dist)", path, from)
 	}
 }
 

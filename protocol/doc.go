@@ -10,4 +10,10 @@
 //
 // Every other package may import protocol; protocol imports nothing of ours
 // and holds no state, no I/O beyond decoding, and no clock.
+//
+// The SDK's close codes (web/sdk/src/close-codes.ts, from closeTable) and
+// its types of the messages (web/sdk/src/wire.ts, from the message types
+// and structs) are generated from this package: go generate ./protocol.
 package protocol
+
+//go:generate go test . -run ^TestSDK(CloseCodes|WireTypes)AreGenerated$ -update

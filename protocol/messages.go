@@ -55,10 +55,12 @@ const (
 
 // FromTab is a message a tab sends: one of the types fromTab lists, or
 // Unknown. Adding one is its type here (a Type constant, the struct, its
-// fromTab method, its fromTab entry), its handler, and its line in
-// docs/tab-protocol.md: what tabsocket does not handle itself (the socket,
-// the connection requests) goes to the browser's pairing actor, which may
-// be on another node (actors/wire carries it as the JSON it is).
+// fromTab method, its fromTab entry), its handler, its heading in
+// docs/tab-protocol.md, and the SDK's code that sends it, typed by the
+// SDK's web/sdk/src/wire.ts, which go generate ./protocol makes from
+// this file. What tabsocket does not handle itself (the socket, the
+// connection requests) goes to the browser's pairing actor, which may be
+// on another node (actors/wire carries it as the JSON it is).
 type FromTab interface{ fromTab() }
 
 // ToTab is a message the relay sends a tab: one of the types toTab lists.
@@ -143,7 +145,7 @@ func (Focus) fromTab() {}
 type Result struct {
 	Envelope
 	ID      string          `json:"id"`
-	Result  json.RawMessage `json:"result"`
+	Result  json.RawMessage `json:"result" ts:"TabResult"`
 	Decoded *TabResult      `json:"-"`
 }
 
@@ -189,7 +191,7 @@ func (m *Progress) check() error { return needID(m.ID) }
 type Log struct {
 	Envelope
 	ID    string          `json:"id"`
-	Level string          `json:"level"`
+	Level string          `json:"level" ts:"LogLevel"`
 	Data  json.RawMessage `json:"data"`
 }
 
@@ -218,7 +220,7 @@ func (PermissionsQuery) toTab() {}
 type Permissions struct {
 	Envelope
 	ID    string            `json:"id"`
-	Tools map[string]string `json:"tools"`
+	Tools map[string]string `json:"tools" ts:"Record<string, Permission>"`
 }
 
 func (Permissions) fromTab()        {}
@@ -257,8 +259,9 @@ func (m *Step) check() error {
 // StepByPerson is Step.By for the person's own steps.
 const StepByPerson = "person"
 
-// ScopeEntry grants one tool, and of it the named actions (AllActions: all
-// of them, including actions added later); scope.go holds the rule (SPEC §8).
+// ScopeEntry grants one tool, and of it the named actions ("*", AllActions:
+// all of them, including actions added later); scope.go holds the rule
+// (SPEC §8).
 type ScopeEntry struct {
 	Tool    string   `json:"tool"`
 	Actions []string `json:"actions"`
@@ -270,10 +273,10 @@ type Approve struct {
 	Envelope
 	Code  string       `json:"code"`
 	Scope []ScopeEntry `json:"scope,omitempty"`
-	// Via is how the code reached the tab: ViaLink (the approval link's
-	// fragment) or ViaTyped (the person typed it; also when left out). A
-	// link approval is released only once the approving browser proved
-	// it opened the waiting page (Done.Confirm).
+	// Via is how the code reached the tab: "link" (ViaLink: the approval
+	// link's fragment) or "typed" (ViaTyped: the person typed it; also
+	// when left out). A link approval is released only once the approving
+	// browser proved it opened the waiting page (the done's confirm).
 	Via string `json:"via,omitempty"`
 }
 
@@ -299,12 +302,13 @@ func (ConnectInfoRequest) fromTab() {}
 type ConnectInfo struct {
 	Envelope
 	Client string `json:"client"` // the client's name, as it registered
-	// ClientKind is ClientMetadataDocument when the client_id is an https
-	// URL whose metadata document the relay fetched and checked (the
-	// name is what that site says), ClientRegistered when the client
-	// registered itself (anyone can pick any name).
+	// ClientKind is "metadata-document" (ClientMetadataDocument) when the
+	// client_id is an https URL whose metadata document the relay fetched
+	// and checked (the name is what that site says), "registered"
+	// (ClientRegistered) when the client registered itself (anyone can
+	// pick any name).
 	ClientKind string `json:"clientKind"`
-	ClientURL  string `json:"clientUrl,omitempty"` // the metadata document's URL (ClientMetadataDocument only)
+	ClientURL  string `json:"clientUrl,omitempty"` // the metadata document's URL ("metadata-document" only)
 	// RedirectHost is where the authorization says it goes back to, in
 	// ASCII (an internationalized name in punycode): not a proof of who
 	// gets the connection, which is whoever holds the waiting page.
@@ -330,7 +334,7 @@ type ConnectInfo struct {
 	// State is "pending" for a code the person may still decide; for
 	// a request this browser decided, where it stands: "confirming" (a
 	// link approval waits for the relay window's proof), "approved",
-	// "declined" (Reason "other-browser": the proof failed) or "expired".
+	// "declined" (reason "other-browser": the proof failed) or "expired".
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
 	// Connection is the connection made, with state "approved" (a link
@@ -419,9 +423,9 @@ func (Welcome) toTab() {}
 // Connection is who a call comes from: one approved grant of one host.
 type Connection struct {
 	ID     string `json:"id"`
-	Kind   string `json:"kind"`   // "connector"
-	Client string `json:"client"` // the OAuth client's name
-	Host   string `json:"host"`   // the client's redirect host
+	Kind   string `json:"kind" ts:"ConnectionKind"` // "connector": an agent host through the relay
+	Client string `json:"client"`                   // the OAuth client's name
+	Host   string `json:"host"`                     // the client's redirect host
 }
 
 // Call asks the tab to run one tool. The same ID may arrive again after a
@@ -444,7 +448,7 @@ func (Call) toTab() {}
 type Cancel struct {
 	Envelope
 	ID     string `json:"id"`
-	Reason string `json:"reason"` // "cancelled" (the host went away) | "timeout"
+	Reason string `json:"reason" ts:"CancelReason"` // "cancelled" (the host went away) | "timeout"
 }
 
 func (Cancel) toTab() {}

@@ -6,11 +6,12 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 // src/protocol.ts
-var PROTOCOL_VERSION = 1;
-var MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 function isRecord(v) {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+// src/wire.ts
+var PROTOCOL_VERSION = 1;
 
 // src/tools.ts
 var PERMISSION_KINDS = [

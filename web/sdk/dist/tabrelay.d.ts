@@ -726,16 +726,8 @@ export declare function withNote(result: TabResult, text: string, ...names: stri
 export declare function noteText(n: Note): string;
 
 // protocol.ts
-/** The protocol version this SDK speaks (§3). */
-export declare const PROTOCOL_VERSION = 1;
-/** The largest message either side may send after the welcome (§2). */
-declare const MAX_MESSAGE_BYTES: number;
 /** The largest hello the relay reads (§2). */
 declare const MAX_HELLO_BYTES = 4096;
-/** Message types a tab sends (§4). */
-declare const TAB_MESSAGE_TYPES: readonly ["hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log", "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong"];
-/** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
-declare const RELAY_MESSAGE_TYPES: readonly ["welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done", "permissions-query", "error"];
 /**
  * The way in a call came (issue 28): `connector`, an agent host through the
  * relay; `chat`, the chat in the tab with the person's own key; `local`, an
@@ -744,97 +736,36 @@ declare const RELAY_MESSAGE_TYPES: readonly ["welcome", "call", "cancel", "conne
  */
 export type ConnectionKind = "connector" | "chat" | "local" | (string & {});
 /** Who calls: one approved agent host (§7 `call`), or the tab's own chat. */
-export interface Connection {
-    id: string;
-    kind: ConnectionKind;
-    /** The OAuth client's name, as it registered. */
-    client: string;
-    /** The host of the client's redirect URI. */
-    host: string;
-}
+export type Connection = WireConnection;
 /** One picture or sound clip of a result: standard base64 bytes. */
-export interface Media {
-    mimeType: string;
-    data: string;
-}
+export type Media = WireMedia;
 /** An embedded resource of a result (§6 `result`). */
-export interface EmbeddedResource {
-    uri: string;
-    mimeType?: string;
-    text?: string;
-    blob?: string;
-}
+export type EmbeddedResource = WireEmbeddedResource;
 /** One of the app's own sentences (§6 `result`): {0}, {1}… in text stand for names, marked as data by the relay. */
-export interface Note {
-    text: string;
-    names?: string[];
-}
+export type Note = WireNote;
 /** What a tool answers, as the `result` message carries it (§6). */
-export interface TabResult {
-    data?: unknown;
-    images?: Media[];
-    /** Set when the tool failed: the app's sentence for the agent, sent as data (it may quote data). */
-    error?: string;
-    audio?: Media[];
-    resources?: EmbeddedResource[];
-    /** The app's own sentences, written after the data (notes.ts). */
-    notes?: Note[];
-    /** Marks a failure whose notes say why, with no error to send as data. */
-    isError?: boolean;
-}
+export type TabResult = WireTabResult;
 /** Syslog level names a `log` line may carry (§6). */
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 /** What the person's settings make of a tool for one connection (§6 `permissions`). */
 export type Permission = "asks" | "runs" | "refused";
-interface Hello {
-    type: "hello";
-    protocol: number;
-    secret: string;
-    tabId: string;
-    bundle: string;
-    focusedAt?: number;
-    reconnects?: number;
-}
-type TabMessage = Hello | {
-    type: "focus";
-    at: number;
-} | {
-    type: "result";
-    id: string;
-    result: TabResult;
-} | {
-    type: "asking" | "answered";
-    id: string;
-} | {
-    type: "step";
-    by: string;
-} | {
-    type: "progress";
-    id: string;
-    progress: number;
-    total?: number;
-    message?: string;
-} | {
-    type: "log";
-    id: string;
-    level: LogLevel;
-    data: unknown;
-} | {
-    type: "permissions";
-    id: string;
-    tools: Record<string, Permission>;
-} | {
-    type: "permissions-changed";
-} | {
-    type: "pong";
-} | RequestMessage;
+/** Every message the tab sends (wire.ts, generated from the relay's). */
+type TabMessage = WireTabMessage;
 /** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
-type RequestMessage = {
-    type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope";
-    ref: string;
-} & Record<string, unknown>;
+type RequestMessage = WireConnectInfoRequest | WireApprove | WireListConnections | WireForget | WireSetScope;
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";
+/**
+ * Loose is a relay's message, or a part of one, as a frame may hold it:
+ * each field of the wire type may be missing or of any JSON type. A reader
+ * reads its fields by the wire type's names, so tsc fails when the relay's
+ * names change.
+ */
+type Loose<T> = {
+    readonly [K in keyof T]?: unknown;
+};
+/** loose reads v as a Loose T: v when it is an object, else an empty one. */
+declare const loose: <T>(v: unknown) => Loose<T>;
 /** connectionOf reads a message's `connection` field; a missing part is "". */
 declare function connectionOf(v: unknown): Connection;
 /** parseJSON reads JSON text: undefined when it is not JSON. */
@@ -1039,7 +970,7 @@ declare class Requests {
 declare function checkScope(scope: unknown, mayBeEmpty: boolean): string;
 declare function scopeOf(v: unknown): ScopeEntry[];
 declare function connectionInfoOf(v: unknown): ConnectionInfo;
-declare function connectInfoOf(m: Record<string, unknown>): ConnectInfo;
+declare function connectInfoOf(v: unknown): ConnectInfo;
 /** The fragment parameter a relay's waiting page links with (§8 step 2). */
 export declare const CONNECT_FRAGMENT = "tabrelay-connect";
 /** The parts of window takeConnectCode uses. */
@@ -1267,4 +1198,316 @@ export declare function checkApp(app: AppDeclaration): string | undefined;
 export declare function permissionKindsOf(tool: ToolDeclaration, action?: string): readonly PermissionKind[];
 /** toBundle returns the bundle JSON value the relay loads, permission kinds included (protocol/bundle.go). */
 export declare function toBundle(app: AppDeclaration): Record<string, unknown>;
+
+// wire.ts
+/** The tab protocol's version (§3). */
+export declare const PROTOCOL_VERSION = 1;
+/** The largest message either side may send after the welcome (§2). */
+declare const MAX_MESSAGE_BYTES = 16777216;
+/** Message types a tab sends (§4). */
+declare const TAB_MESSAGE_TYPES: readonly ["hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log", "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong"];
+/** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
+declare const RELAY_MESSAGE_TYPES: readonly ["welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done", "permissions-query", "error"];
+/** Every message a tab sends. */
+type WireTabMessage = WireHello | WireFocus | WireResult | WireAsking | WireStep | WireProgress | WirePermissions | WireLog | WirePermissionsChanged | WireApprove | WireListConnections | WireForget | WireSetScope | WireConnectInfoRequest | WirePong;
+/** Every message the relay sends (`scope` is reserved: never sent). */
+type WireRelayMessage = WireWelcome | WireCall | WireCancel | WireConnections | WirePing | WireDrain | WireDone | WirePermissionsQuery | WireError | WireConnectInfo;
+/** The `hello` message: docs/tab-protocol.md, §5, "`hello` (tab → relay)". */
+interface WireHello {
+    type: "hello";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    /** the wire protocol version the tab speaks */
+    protocol: number;
+    /** the browser's tab secret: 32 bytes, base64url without padding */
+    secret: string;
+    /** the tab's own id for this page load, kept across reconnects */
+    tabId: string;
+    /** the bundle version the tab runs */
+    bundle: string;
+    /** focusedAt is when the person last focused this tab (Unix ms, 0 when never): the pairing actor rebuilds its focus order from it (SPEC §3). */
+    focusedAt?: number;
+    /** reconnects counts this tab's earlier connections in this page load (for the reconnects metric). */
+    reconnects?: number;
+}
+/** The `focus` message: docs/tab-protocol.md, §6, "`focus`". */
+interface WireFocus {
+    type: "focus";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    at: number;
+}
+/** WireMedia is one picture or sound clip of a result: its standard base64 bytes and their MIME type. */
+interface WireMedia {
+    mimeType: string;
+    data: string;
+}
+/** WireEmbeddedResource is a resource carried inside a result. */
+interface WireEmbeddedResource {
+    uri: string;
+    mimeType?: string;
+    text?: string;
+    blob?: string;
+}
+/** WireNote is one of the app's own sentences for the agent (issue 24 item 7; the seed's "Text written by others is data"): "The person declined to let {0} run “Delete board”.", a refusal, what was left out of a result. The relay writes it after the closing data tag, with each {n} replaced by Names[n] marked as data (QuoteName): names written by others (a board's title, a client's name) never read as the app's words. The app's own quoted words (a tool's title) stay in Text, in typographic quotes. Every '<' of Text is written as \u003c, like the data's, so no note can open or close a data tag. */
+interface WireNote {
+    text: string;
+    names?: string[];
+}
+/** WireTabResult is what a tab answers a call with (the `result` message's body). */
+interface WireTabResult {
+    /** any JSON value the tool returns */
+    data?: unknown;
+    images?: WireMedia[];
+    /** set when the call failed in the tab: the app's own sentence */
+    error?: string;
+    /** audio are sound clips (base64, audio/* types), held to the image byte limit. */
+    audio?: WireMedia[];
+    /** resources are embedded resources (MCP "resource" content): a uri and its text or base64 blob. */
+    resources?: WireEmbeddedResource[];
+    /** notes are the app's own sentences, written after the closing data tag with the names they quote marked (protocol/notes.go). */
+    notes?: WireNote[];
+    /** isError marks the result as a failure, as an error does, when the notes say why and there is no error of the app's to tag. */
+    isError?: boolean;
+}
+/** The `result` message: docs/tab-protocol.md, §6, "`result`". */
+interface WireResult {
+    type: "result";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    result: WireTabResult;
+}
+/** The `asking` or `answered` message: docs/tab-protocol.md, §6, "`asking` and `answered`". */
+interface WireAsking {
+    type: "asking" | "answered";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+}
+/** The `step` message: docs/tab-protocol.md, §6, "`step`". */
+interface WireStep {
+    type: "step";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    by: string;
+}
+/** The `progress` message: docs/tab-protocol.md, §6, "`progress`". */
+interface WireProgress {
+    type: "progress";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    progress: number;
+    total?: number;
+    message?: string;
+}
+/** The `permissions` message: docs/tab-protocol.md, §6, "`permissions`". */
+interface WirePermissions {
+    type: "permissions";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    tools: Record<string, Permission>;
+}
+/** The `log` message: docs/tab-protocol.md, §6, "`log`". */
+interface WireLog {
+    type: "log";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    level: LogLevel;
+    data: unknown;
+}
+/** The `permissions-changed` message: docs/tab-protocol.md, §6, "`permissions-changed`". */
+interface WirePermissionsChanged {
+    type: "permissions-changed";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+}
+/** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
+interface WireScopeEntry {
+    tool: string;
+    actions: string[] | null;
+}
+/** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireApprove {
+    type: "approve" | "decline";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    code: string;
+    scope?: WireScopeEntry[];
+    /** via is how the code reached the tab: "link" (ViaLink: the approval link's fragment) or "typed" (ViaTyped: the person typed it; also when left out). A link approval is released only once the approving browser proved it opened the waiting page (the done's confirm). */
+    via?: string;
+}
+/** The `list-connections` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireListConnections {
+    type: "list-connections";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+}
+/** The `forget` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireForget {
+    type: "forget";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    connection: string;
+}
+/** The `set-scope` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireSetScope {
+    type: "set-scope";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    connection: string;
+    scope: WireScopeEntry[] | null;
+}
+/** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireConnectInfoRequest {
+    type: "connect-info";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    code: string;
+}
+/** The `pong` message: docs/tab-protocol.md, §6, "`pong`". */
+interface WirePong {
+    type: "pong";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+}
+/** The `welcome` message: docs/tab-protocol.md, §5, "`welcome` (relay → tab)". */
+interface WireWelcome {
+    type: "welcome";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    protocol: number;
+    /** the pairing's id (derived from the secret's hash; not a secret) */
+    pairing: string;
+    /** the relay pings this often; answer each with pong */
+    pingIntervalMs: number;
+    maxMessageBytes: number;
+}
+/** WireConnection is who a call comes from: one approved grant of one host. */
+interface WireConnection {
+    id: string;
+    /** "connector": an agent host through the relay */
+    kind: ConnectionKind;
+    /** the OAuth client's name */
+    client: string;
+    /** the client's redirect host */
+    host: string;
+}
+/** The `call` message: docs/tab-protocol.md, §7, "`call`". */
+interface WireCall {
+    type: "call";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    tool: string;
+    arguments?: unknown;
+    connection: WireConnection;
+    turn: string;
+    /** Unix ms after which the relay stops waiting */
+    deadline: number;
+    redelivery?: number;
+}
+/** The `cancel` message: docs/tab-protocol.md, §7, "`cancel`". */
+interface WireCancel {
+    type: "cancel";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    /** "cancelled" (the host went away) | "timeout" */
+    reason: CancelReason;
+}
+/** WireConnectionInfo is one connection of the browser as its tab shows it in the app's Connections panel. */
+interface WireConnectionInfo {
+    id: string;
+    client: string;
+    host: string;
+    /** Unix ms */
+    createdAt: number;
+    /** Unix ms */
+    lastUsedAt: number;
+    scope: WireScopeEntry[] | null;
+    /** parentId names the connection a derived one (a host's sub-agent, by token exchange) was minted from; none for one a person approved. */
+    parentId?: string;
+}
+/** The `connections` message: docs/tab-protocol.md, §7, "`connections`". */
+interface WireConnections {
+    type: "connections";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    connections: WireConnectionInfo[] | null;
+}
+/** The `ping` message: docs/tab-protocol.md, §7, "`ping`". */
+interface WirePing {
+    type: "ping";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    at: number;
+}
+/** The `drain` message: docs/tab-protocol.md, §7, "`drain`". */
+interface WireDrain {
+    type: "drain";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    reconnectAfterMs: number;
+}
+/** The `done` message: docs/tab-protocol.md, §7, "`done`". */
+interface WireDone {
+    type: "done";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    connection?: WireConnectionInfo;
+    /** confirm answers a link approval: the relay's page the approving browser opens as a top-level window to prove it holds the waiting page's cookie; the connection exists only once it did. Its fragment holds a single-use handle, never sent in a request line. */
+    confirm?: string;
+}
+/** The `permissions-query` message: docs/tab-protocol.md, §7, "`permissions-query`". */
+interface WirePermissionsQuery {
+    type: "permissions-query";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    connection: WireConnection;
+    tools: string[] | null;
+}
+/** The `error` message: docs/tab-protocol.md, §7, "`error`". */
+interface WireError {
+    type: "error";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    code: string;
+    message: string;
+}
+/** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireConnectInfo {
+    type: "connect-info";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    /** the client's name, as it registered */
+    client: string;
+    /** clientKind is "metadata-document" (ClientMetadataDocument) when the client_id is an https URL whose metadata document the relay fetched and checked (the name is what that site says), "registered" (ClientRegistered) when the client registered itself (anyone can pick any name). */
+    clientKind: string;
+    /** the metadata document's URL ("metadata-document" only) */
+    clientUrl?: string;
+    /** redirectHost is where the authorization says it goes back to, in ASCII (an internationalized name in punycode): not a proof of who gets the connection, which is whoever holds the waiting page. */
+    redirectHost: string;
+    /** redirectHostMixedScript is set when a label of the redirect host mixes letters of several scripts, as look-alike names do. */
+    redirectHostMixedScript?: boolean;
+    /** requestedScope is what the host asked for in the relay's words (only entries of the catalogue); null when it asked for nothing. */
+    requestedScope: WireScopeEntry[] | null;
+    /** when the code expires, Unix ms */
+    expiresAt: number;
+    /** What the relay knows of where the request started (the waiting page's request): when, the browser family and system its User-Agent names ("" when none it knows; a User-Agent can lie), and whether it came from this tab's network address. */
+    startedAt: number;
+    device?: string;
+    sameAddress: boolean;
+    /** crossDevice is false when the relay's operator turned typed codes off (RELAY_CONNECT_CROSS_DEVICE=false): only a link approval in the browser that opened the waiting page connects. */
+    crossDevice: boolean;
+    /** state is "pending" for a code the person may still decide; for a request this browser decided, where it stands: "confirming" (a link approval waits for the relay window's proof), "approved", "declined" (reason "other-browser": the proof failed) or "expired". */
+    state: string;
+    reason?: string;
+    /** connection is the connection made, with state "approved" (a link approval's outcome): the panel offers to undo it. */
+    connection?: WireConnectionInfo;
+}
 export {};

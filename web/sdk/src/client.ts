@@ -10,7 +10,8 @@ import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
 import { parseFrame, type DoneMessage, type PermissionsQueryMessage, type WelcomeMessage } from "./frames.js";
-import { MAX_MESSAGE_BYTES, overBytes, PROTOCOL_VERSION, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from "./wire.js";
+import { overBytes, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
   checkScope, RelayError, Requests,

@@ -4,8 +4,9 @@
 // a field reads as Unreadable, with the sentence the client warns with.
 // Nothing after parseFrame reads the raw JSON.
 
-import { connectionOf, isRecord, num, parseJSON, text, type CancelReason, type Connection } from "./protocol.js";
+import { connectionOf, isRecord, loose, num, parseJSON, text, type CancelReason, type Connection } from "./protocol.js";
 import { connectInfoOf, connectionInfoOf, type ConnectInfo, type ConnectionInfo } from "./requests.js";
+import type { WireCall, WireCancel, WireConnections, WireDone, WireDrain, WireError, WirePermissionsQuery, WireWelcome } from "./wire.js";
 
 export interface WelcomeMessage {
   type: "welcome";
@@ -112,34 +113,43 @@ export function parseFrame(frame: string): RelayMessage {
     return unreadable(`a "${type}" without an id was ignored`);
   }
   switch (type) {
-    case "welcome":
-      return { type, pairing: text(m["pairing"]), pingIntervalMs: positive(m["pingIntervalMs"]), maxMessageBytes: positive(m["maxMessageBytes"]) };
+    case "welcome": {
+      const w = loose<WireWelcome>(m);
+      return { type, pairing: text(w.pairing), pingIntervalMs: positive(w.pingIntervalMs), maxMessageBytes: positive(w.maxMessageBytes) };
+    }
     case "ping": case "scope":
       return { type };
     case "call": {
-      const args = m["arguments"] ?? {};
+      const c = loose<WireCall>(m);
+      const args = c.arguments ?? {};
       return {
-        type, id, tool: text(m["tool"]), arguments: isRecord(args) ? args : null, connection: connectionOf(m["connection"]),
-        turn: text(m["turn"]), deadline: num(m["deadline"]), redelivery: num(m["redelivery"]),
+        type, id, tool: text(c.tool), arguments: isRecord(args) ? args : null, connection: connectionOf(c.connection),
+        turn: text(c.turn), deadline: num(c.deadline), redelivery: num(c.redelivery),
       };
     }
     case "cancel":
-      return { type, id, reason: text(m["reason"]) || "cancelled" };
+      return { type, id, reason: text(loose<WireCancel>(m).reason) || "cancelled" };
     case "permissions-query": {
-      const tools = Array.isArray(m["tools"]) ? m["tools"].filter((t): t is string => typeof t === "string") : [];
-      return { type, id, tools, connection: connectionOf(m["connection"]) };
+      const q = loose<WirePermissionsQuery>(m);
+      const tools = Array.isArray(q.tools) ? q.tools.filter((t): t is string => typeof t === "string") : [];
+      return { type, id, tools, connection: connectionOf(q.connection) };
     }
     case "drain":
-      return { type, reconnectAfterMs: positive(m["reconnectAfterMs"]) ?? 0 };
-    case "error":
-      return { type, ref: ref(m["ref"]), code: text(m["code"]) || "unknown", message: text(m["message"]) };
-    case "done":
-      return { type, ref: ref(m["ref"]), connection: connectionInfoOf(m["connection"]), confirm: text(m["confirm"]) };
+      return { type, reconnectAfterMs: positive(loose<WireDrain>(m).reconnectAfterMs) ?? 0 };
+    case "error": {
+      const e = loose<WireError>(m);
+      return { type, ref: ref(e.ref), code: text(e.code) || "unknown", message: text(e.message) };
+    }
+    case "done": {
+      const d = loose<WireDone>(m);
+      return { type, ref: ref(d.ref), connection: connectionInfoOf(d.connection), confirm: text(d.confirm) };
+    }
     case "connections": {
-      const list = m["connections"];
+      const c = loose<WireConnections>(m);
+      const list = c.connections;
       // An item that is no connection with an id is left out: the panel could neither name nor forget it.
       const each = Array.isArray(list) ? list.map(connectionInfoOf).filter((c, i) => isRecord(list[i]) && c.id) : undefined;
-      return { type, ref: ref(m["ref"]), connections: each };
+      return { type, ref: ref(c.ref), connections: each };
     }
     case "connect-info":
       return { type, ref: ref(m["ref"]), info: connectInfoOf(m) };

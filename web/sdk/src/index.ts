@@ -17,8 +17,8 @@ export {
   type ActionDeclaration, type AppDeclaration, type ConfirmAt, type DataScope, type PermissionKind, type ResultClass,
   type ToolAnnotations, type ToolDeclaration, type ToolName,
 } from "./tools.js";
+export { PROTOCOL_VERSION } from "./wire.js";
 export {
-  PROTOCOL_VERSION,
   type CancelReason, type Connection, type ConnectionKind, type EmbeddedResource, type LogLevel, type Media, type Note, type Permission, type TabResult,
 } from "./protocol.js";
 export { note, noteText, refusal, withNote } from "./notes.js";

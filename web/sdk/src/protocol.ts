@@ -1,27 +1,15 @@
-// The tab wire protocol's vocabulary (docs/tab-protocol.md), written once.
-// It mirrors protocol/messages.go; test/protocol-agreement.test.ts fails
-// when the two lists of message types drift apart.
+// The tab wire protocol's vocabulary (docs/tab-protocol.md). The messages,
+// their types and what they carry are protocol/messages.go's, generated
+// into wire.ts (go generate ./protocol); this file names the SDK's narrower
+// words for some of their fields and the names the SDK's users see.
 
-/** The protocol version this SDK speaks (§3). */
-export const PROTOCOL_VERSION = 1;
-
-/** The largest message either side may send after the welcome (§2). */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+import type {
+  WireApprove, WireConnection, WireConnectInfoRequest, WireEmbeddedResource, WireForget, WireListConnections, WireMedia, WireNote,
+  WireSetScope, WireTabMessage, WireTabResult,
+} from "./wire.js";
 
 /** The largest hello the relay reads (§2). */
 export const MAX_HELLO_BYTES = 4096;
-
-/** Message types a tab sends (§4). */
-export const TAB_MESSAGE_TYPES = [
-  "hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log",
-  "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong",
-] as const;
-
-/** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
-export const RELAY_MESSAGE_TYPES = [
-  "welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done",
-  "permissions-query", "error",
-] as const;
 
 /**
  * The way in a call came (issue 28): `connector`, an agent host through the
@@ -32,48 +20,19 @@ export const RELAY_MESSAGE_TYPES = [
 export type ConnectionKind = "connector" | "chat" | "local" | (string & {});
 
 /** Who calls: one approved agent host (§7 `call`), or the tab's own chat. */
-export interface Connection {
-  id: string;
-  kind: ConnectionKind;
-  /** The OAuth client's name, as it registered. */
-  client: string;
-  /** The host of the client's redirect URI. */
-  host: string;
-}
+export type Connection = WireConnection;
 
 /** One picture or sound clip of a result: standard base64 bytes. */
-export interface Media {
-  mimeType: string;
-  data: string;
-}
+export type Media = WireMedia;
 
 /** An embedded resource of a result (§6 `result`). */
-export interface EmbeddedResource {
-  uri: string;
-  mimeType?: string;
-  text?: string;
-  blob?: string;
-}
+export type EmbeddedResource = WireEmbeddedResource;
 
 /** One of the app's own sentences (§6 `result`): {0}, {1}… in text stand for names, marked as data by the relay. */
-export interface Note {
-  text: string;
-  names?: string[];
-}
+export type Note = WireNote;
 
 /** What a tool answers, as the `result` message carries it (§6). */
-export interface TabResult {
-  data?: unknown;
-  images?: Media[];
-  /** Set when the tool failed: the app's sentence for the agent, sent as data (it may quote data). */
-  error?: string;
-  audio?: Media[];
-  resources?: EmbeddedResource[];
-  /** The app's own sentences, written after the data (notes.ts). */
-  notes?: Note[];
-  /** Marks a failure whose notes say why, with no error to send as data. */
-  isError?: boolean;
-}
+export type TabResult = WireTabResult;
 
 /** Syslog level names a `log` line may carry (§6). */
 export type LogLevel =
@@ -82,33 +41,11 @@ export type LogLevel =
 /** What the person's settings make of a tool for one connection (§6 `permissions`). */
 export type Permission = "asks" | "runs" | "refused";
 
-// Messages the tab sends.
-
-export interface Hello {
-  type: "hello";
-  protocol: number;
-  secret: string;
-  tabId: string;
-  bundle: string;
-  focusedAt?: number;
-  reconnects?: number;
-}
-
-export type TabMessage =
-  | Hello
-  | { type: "focus"; at: number }
-  | { type: "result"; id: string; result: TabResult }
-  | { type: "asking" | "answered"; id: string }
-  | { type: "step"; by: string }
-  | { type: "progress"; id: string; progress: number; total?: number; message?: string }
-  | { type: "log"; id: string; level: LogLevel; data: unknown }
-  | { type: "permissions"; id: string; tools: Record<string, Permission> }
-  | { type: "permissions-changed" }
-  | { type: "pong" }
-  | RequestMessage;
+/** Every message the tab sends (wire.ts, generated from the relay's). */
+export type TabMessage = WireTabMessage;
 
 /** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
-export type RequestMessage = { type: "connect-info" | "approve" | "decline" | "list-connections" | "forget" | "set-scope"; ref: string } & Record<string, unknown>;
+export type RequestMessage = WireConnectInfoRequest | WireApprove | WireListConnections | WireForget | WireSetScope;
 
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";
@@ -116,10 +53,21 @@ export type CancelReason = "cancelled" | "timeout" | "answered";
 // The messages the relay sends are frames.ts': each frame is read there
 // once, field by field, into a typed message.
 
+/**
+ * Loose is a relay's message, or a part of one, as a frame may hold it:
+ * each field of the wire type may be missing or of any JSON type. A reader
+ * reads its fields by the wire type's names, so tsc fails when the relay's
+ * names change.
+ */
+export type Loose<T> = { readonly [K in keyof T]?: unknown };
+
+/** loose reads v as a Loose T: v when it is an object, else an empty one. */
+export const loose = <T>(v: unknown): Loose<T> => record(v) as Loose<T>;
+
 /** connectionOf reads a message's `connection` field; a missing part is "". */
 export function connectionOf(v: unknown): Connection {
-  const c = record(v);
-  return { id: text(c["id"]), kind: text(c["kind"]), client: text(c["client"]), host: text(c["host"]) };
+  const c = loose<WireConnection>(v);
+  return { id: text(c.id), kind: text(c.kind), client: text(c.client), host: text(c.host) };
 }
 
 /** parseJSON reads JSON text: undefined when it is not JSON. */

@@ -7,7 +7,8 @@
 
 import type { Environment, TimerId } from "./env.js";
 import type { Answer, ConnectInfoMessage, ConnectionsMessage, DoneMessage, ErrorMessage } from "./frames.js";
-import { isRecord, num, record, text, type RequestMessage, type TabMessage } from "./protocol.js";
+import { isRecord, loose, num, text, type RequestMessage, type TabMessage } from "./protocol.js";
+import type { WireConnectInfo, WireConnectionInfo, WireScopeEntry } from "./wire.js";
 
 type RequestType = RequestMessage["type"];
 
@@ -205,32 +206,34 @@ export function checkScope(scope: unknown, mayBeEmpty: boolean): string {
 
 export function scopeOf(v: unknown): ScopeEntry[] {
   if (!Array.isArray(v)) return [];
-  return v.filter(isRecord).map((e) => {
-    const actions = Array.isArray(e["actions"]) ? e["actions"].filter((a): a is string => typeof a === "string") : undefined;
-    return actions ? { tool: text(e["tool"]), actions } : { tool: text(e["tool"]) };
+  return v.filter(isRecord).map((r) => {
+    const e = loose<WireScopeEntry>(r);
+    const actions = Array.isArray(e.actions) ? e.actions.filter((a): a is string => typeof a === "string") : undefined;
+    return actions ? { tool: text(e.tool), actions } : { tool: text(e.tool) };
   });
 }
 
 export function connectionInfoOf(v: unknown): ConnectionInfo {
-  const c = record(v);
-  const parentId = text(c["parentId"]);
+  const c = loose<WireConnectionInfo>(v);
+  const parentId = text(c.parentId);
   return {
-    id: text(c["id"]), client: text(c["client"]), host: text(c["host"]),
-    createdAt: num(c["createdAt"]), lastUsedAt: num(c["lastUsedAt"]), scope: scopeOf(c["scope"]),
+    id: text(c.id), client: text(c.client), host: text(c.host),
+    createdAt: num(c.createdAt), lastUsedAt: num(c.lastUsedAt), scope: scopeOf(c.scope),
     ...(parentId ? { parentId } : {}),
   };
 }
 
-export function connectInfoOf(m: Record<string, unknown>): ConnectInfo {
+export function connectInfoOf(v: unknown): ConnectInfo {
+  const m = loose<WireConnectInfo>(v);
   return {
-    client: text(m["client"]), clientKind: text(m["clientKind"]), clientUrl: text(m["clientUrl"]),
-    redirectHost: text(m["redirectHost"]), redirectHostMixedScript: m["redirectHostMixedScript"] === true,
-    requestedScope: Array.isArray(m["requestedScope"]) ? scopeOf(m["requestedScope"]) : null,
-    expiresAt: num(m["expiresAt"]), startedAt: num(m["startedAt"]), device: text(m["device"]),
+    client: text(m.client), clientKind: text(m.clientKind), clientUrl: text(m.clientUrl),
+    redirectHost: text(m.redirectHost), redirectHostMixedScript: m.redirectHostMixedScript === true,
+    requestedScope: Array.isArray(m.requestedScope) ? scopeOf(m.requestedScope) : null,
+    expiresAt: num(m.expiresAt), startedAt: num(m.startedAt), device: text(m.device),
     // An older relay says nothing of these: typed codes were all it had.
-    sameAddress: m["sameAddress"] === true, crossDevice: m["crossDevice"] !== false,
-    state: text(m["state"]) || "pending", reason: text(m["reason"]),
-    ...(isRecord(m["connection"]) ? { connection: connectionInfoOf(m["connection"]) } : {}),
+    sameAddress: m.sameAddress === true, crossDevice: m.crossDevice !== false,
+    state: text(m.state) || "pending", reason: text(m.reason),
+    ...(isRecord(m.connection) ? { connection: connectionInfoOf(m.connection) } : {}),
   };
 }
 

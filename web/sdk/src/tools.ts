@@ -2,7 +2,7 @@
 // by it, and the tabrelay-bundle CLI writes it as the bundle JSON the
 // relay loads (RELAY_BUNDLE, protocol/bundle.go), so the two cannot drift.
 
-import { PROTOCOL_VERSION } from "./protocol.js";
+import { PROTOCOL_VERSION } from "./wire.js";
 
 /**
  * The kinds of question a call may raise with the person (seed 000, "The

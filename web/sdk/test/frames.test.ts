@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseFrame, type RelayMessage } from "../src/frames.js";
-import { RELAY_MESSAGE_TYPES } from "../src/protocol.js";
+import { RELAY_MESSAGE_TYPES } from "../src/wire.js";
 
 const read = (m: unknown): RelayMessage => parseFrame(JSON.stringify(m));
 /** field reads one field of a message as read. */

@@ -1,6 +1,6 @@
 // The SDK's vocabulary is the relay's: the message types and close codes
-// written in src/ agree with protocol/messages.go (the close codes are
-// generated from protocol/disconnect.go: src/close-codes.ts).
+// in src/ agree with protocol/messages.go and protocol/disconnect.go (both
+// generated from them: src/wire.ts and src/close-codes.ts).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { RECONNECT_CODES } from "../src/close-codes.js";
 import { CLOSE_REPLACED } from "../src/codes.js";
-import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, RELAY_MESSAGE_TYPES, TAB_MESSAGE_TYPES } from "../src/protocol.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, RELAY_MESSAGE_TYPES, TAB_MESSAGE_TYPES } from "../src/wire.js";
 import { repoDir } from "./paths.js";
 
 const goFile = (name: string) => readFileSync(join(repoDir, "protocol", name), "utf8");
@@ -22,6 +22,9 @@ function constBlock(src: string, comment: string): string[] {
 }
 
 test("the message types are protocol/messages.go's", () => {
+  // wire.ts is generated from protocol/messages.go (the Go test
+  // TestSDKWireTypesAreGenerated fails when it is stale); this checks it
+  // against the Go source as written, not as the generator read it.
   const src = goFile("messages.go");
   assert.deepEqual([...TAB_MESSAGE_TYPES].sort(), constBlock(src, "// Message types a tab sends").sort());
   assert.deepEqual([...RELAY_MESSAGE_TYPES].sort(), constBlock(src, "// Message types the relay sends").sort());

@@ -6,36 +6,36 @@ var V = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "p
 var S = /^[a-zA-Z0-9_-]{1,64}$/;
 var ve = /^[a-z][a-z0-9-]{0,39}$/;
 function Ge(n) {
-  let e = x(n);
+  let e = A(n);
   if (e) throw new TypeError("tabrelay: " + e);
   return n;
 }
-function x(n) {
+function A(n) {
   if (typeof n.version != "string" || !n.version.trim() || n.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
   if (!ve.test(n.app?.name ?? "")) return `app.name: ${JSON.stringify(n.app?.name)} must match ${ve}`;
   if (!n.app.title?.trim()) return "app.title: required";
   if (!Array.isArray(n.tools) || n.tools.length === 0) return "tools: at least one tool is required";
   let e = /* @__PURE__ */ new Set();
   for (let [t, r] of n.tools.entries()) {
-    let o = Xe(r);
+    let o = Qe(r);
     if (o) return `tools[${t}].${o}`;
     if (e.has(r.name)) return `tools[${t}].name: ${JSON.stringify(r.name)} appears twice`;
     e.add(r.name);
   }
-  return We(n.answersAt) ?? Ae("instructions", n.instructions, e) ?? Ae("answersAt", n.answersAt, e);
+  return Xe(n.answersAt) ?? xe("instructions", n.instructions, e) ?? xe("answersAt", n.answersAt, e);
 }
 var Te = 200;
-function We(n) {
+function Xe(n) {
   if (!(n === void 0 || n === "")) {
     if (typeof n != "string") return "answersAt: must be a string";
     if ([...n].length > Te) return `answersAt: at most ${Te} characters`;
     if (n.trim() !== n || /[<\n\r]/.test(n)) return "answersAt: one line of words, without '<' or spaces around it";
   }
 }
-function Ae(n, e, t) {
+function xe(n, e, t) {
   for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (S.test(r) && !t.has(r)) return `${n}: names the tool \`${r}\`, which the app does not have`;
 }
-function Xe(n) {
+function Qe(n) {
   if (!S.test(n.name ?? "")) return `name: ${JSON.stringify(n.name)} must match ${S}`;
   if (!n.description?.trim()) return "description: required (hosts show it)";
   if (n.result !== void 0 && !["cells", "summaries", "none"].includes(n.result)) return `result: ${JSON.stringify(n.result)} must be "cells", "summaries" or "none"`;
@@ -71,7 +71,7 @@ function Se(n, e) {
   let r = n?.find((o, s) => n.indexOf(o) !== s);
   return r === void 0 ? void 0 : `permissions: ${JSON.stringify(r)} appears twice`;
 }
-var ot = 3 * 2e4;
+var st = 3 * 2e4;
 
 // src/tools.ts
 var app = Ge({
