@@ -35,7 +35,9 @@ type Media struct {
 type TabResult struct {
 	Data   json.RawMessage `json:"data,omitempty"` // any JSON value the tool returns
 	Images []Media         `json:"images,omitempty"`
-	Error  string          `json:"error,omitempty"` // set when the call failed in the tab: the app's own sentence
+	// Error is set when the tool failed: the app's sentence for the
+	// agent, sent as data (it may quote data).
+	Error string `json:"error,omitempty"`
 	// Audio are sound clips (base64, audio/* types), held to the image
 	// byte limit.
 	Audio []Media `json:"audio,omitempty"`

@@ -264,7 +264,7 @@ const StepByPerson = "person"
 // (SPEC §8).
 type ScopeEntry struct {
 	Tool    string   `json:"tool"`
-	Actions []string `json:"actions"`
+	Actions []string `json:"actions" ts:"string[]?"` // a tab may leave it out: all actions
 }
 
 // Approve is the person's yes to a connect code, with the scope they chose;
@@ -320,13 +320,13 @@ type ConnectInfo struct {
 	// (only entries of the catalogue); null when it asked for nothing.
 	RequestedScope []ScopeEntry `json:"requestedScope"`
 	ExpiresAt      int64        `json:"expiresAt"` // when the code expires, Unix ms
-	// What the relay knows of where the request started (the waiting
-	// page's request): when, the browser family and system its
-	// User-Agent names ("" when none it knows; a User-Agent can lie), and
-	// whether it came from this tab's network address.
-	StartedAt   int64  `json:"startedAt"`
+	// StartedAt is when the request started (the waiting page's request),
+	// Unix ms.
+	StartedAt int64 `json:"startedAt"`
+	// Device is the browser family and system its User-Agent names ("" when
+	// none the relay knows; a User-Agent can lie).
 	Device      string `json:"device,omitempty"`
-	SameAddress bool   `json:"sameAddress"`
+	SameAddress bool   `json:"sameAddress"` // it came from this tab's network address
 	// CrossDevice is false when the relay's operator turned typed codes
 	// off (RELAY_CONNECT_CROSS_DEVICE=false): only a link approval in the
 	// browser that opened the waiting page connects.
@@ -448,7 +448,7 @@ func (Call) toTab() {}
 type Cancel struct {
 	Envelope
 	ID     string `json:"id"`
-	Reason string `json:"reason" ts:"CancelReason"` // "cancelled" (the host went away) | "timeout"
+	Reason string `json:"reason" ts:"CancelReason"` // "cancelled" (the host went away), "timeout" or "answered" (on another socket)
 }
 
 func (Cancel) toTab() {}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sdkWire is the path of the SDK's types of the tab protocol's messages,
@@ -39,11 +41,19 @@ func TestSDKWireTypesAreGenerated(t *testing.T) {
 	generated(t, sdkWire, want, "this package's messages")
 }
 
-// The field tag `ts:"TYPE"` names a narrower TypeScript type than the Go
-// type makes: a union of the strings the field holds, defined in the SDK's
-// protocol.ts, or a type of this package that wireCarried lists, for JSON
-// a message carries as it is (json.RawMessage).
+// A field's tag `ts:"TYPE"` is its whole TypeScript type, where the Go
+// type says less: a union of the strings the field holds (the SDK's
+// protocol.ts defines it), or a type of this package that wireCarried
+// lists, for JSON a message carries as it is (json.RawMessage). A TYPE
+// ending in "?" marks a field a tab may leave out though the relay always
+// writes it (the relay reads its absence as a default).
+//
+// tsTagNames finds the names a TYPE uses: those of wireCarried become
+// their generated names; the others, but TypeScript's own (tsBuiltins),
+// are imported from protocol.ts.
 var tsTagNames = regexp.MustCompile(`\b[A-Z]\w*\b`)
+
+var tsBuiltins = map[string]bool{"Record": true, "Array": true, "Readonly": true, "Partial": true}
 
 // wireCarried are the types ts tags may name that no message holds as a
 // Go value.
@@ -70,7 +80,8 @@ func wireTS() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &tsGen{docs: src, sections: sections, names: map[reflect.Type]string{}, carried: map[string]reflect.Type{}}
+	g := &tsGen{docs: src, sections: sections, names: map[reflect.Type]string{}, carried: map[string]reflect.Type{},
+		used: map[string]bool{}, msgLit: map[reflect.Type][]string{}}
 	for _, v := range wireCarried {
 		g.carried[reflect.TypeOf(v).Name()] = reflect.TypeOf(v)
 	}
@@ -101,7 +112,7 @@ func wireTS() ([]byte, error) {
 	for _, d := range g.decls {
 		b.WriteString("\n" + d)
 	}
-	return b.Bytes(), g.err
+	return b.Bytes(), nil
 }
 
 // tsGen writes interfaces for Go structs, each once.
@@ -111,26 +122,37 @@ type tsGen struct {
 	carried  map[string]reflect.Type
 	names    map[reflect.Type]string // written or being written
 	decls    []string
-	used     map[string]bool // the SDK's names a ts tag uses
-	msgLit   map[reflect.Type][]string
-	err      error
+	used     map[string]bool           // the SDK's names a ts tag uses
+	msgLit   map[reflect.Type][]string // a message's Go type → its message types
+	err      error                     // the first type the generator cannot write
+}
+
+// fail keeps the first error.
+func (g *tsGen) fail(format string, args ...any) {
+	if g.err == nil {
+		g.err = fmt.Errorf(format, args...)
+	}
 }
 
 // messages writes an interface for each message type of types that
 // lookup knows (one for a Go type several types share), and returns
 // their names in order.
 func (g *tsGen) messages(types []string, lookup func(string) (any, bool)) []string {
-	if g.msgLit == nil {
-		g.msgLit = map[reflect.Type][]string{}
-	}
 	var order []reflect.Type
+	mine := map[reflect.Type]bool{}
 	for _, typ := range types {
 		m, ok := lookup(typ)
 		if !ok {
 			continue // reserved (TypeScope), or the other side's
 		}
 		rt := reflect.TypeOf(m)
-		if _, seen := g.msgLit[rt]; !seen {
+		if !mine[rt] {
+			if _, other := g.msgLit[rt]; other {
+				// One Go type for a message of each side would need one
+				// interface per side.
+				g.fail("%s is a message of both sides: give each side a type of its own", rt)
+			}
+			mine[rt] = true
 			order = append(order, rt)
 		}
 		g.msgLit[rt] = append(g.msgLit[rt], typ)
@@ -147,6 +169,9 @@ func (g *tsGen) named(rt reflect.Type) string {
 	if n, ok := g.names[rt]; ok {
 		return n
 	}
+	if rt.Name() == "" || rt.PkgPath() != envelopeType.PkgPath() {
+		g.fail("%s: the wire's structs are named types of this package", rt)
+	}
 	name := "Wire" + rt.Name()
 	g.names[rt] = name
 	var b strings.Builder
@@ -156,7 +181,7 @@ func (g *tsGen) named(rt reflect.Type) string {
 	}
 	b.WriteString(tsComment("", about))
 	fmt.Fprintf(&b, "export interface %s {\n", name)
-	g.fields(&b, rt, rt)
+	g.fields(&b, rt)
 	b.WriteString("}\n")
 	g.decls = append(g.decls, b.String())
 	return name
@@ -164,15 +189,30 @@ func (g *tsGen) named(rt reflect.Type) string {
 
 var envelopeType = reflect.TypeOf(Envelope{})
 
-func (g *tsGen) fields(b *strings.Builder, owner, rt reflect.Type) {
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		if f.Anonymous && f.Type == envelopeType {
-			lits := make([]string, len(g.msgLit[owner]))
-			for i, l := range g.msgLit[owner] {
-				lits[i] = strconv.Quote(l)
+// fields writes rt's fields as encoding/json reads and writes them:
+// omitempty or omitzero ones optional, a nil slice, map or pointer
+// without them null. What it cannot say so (another embedded struct, a
+// json option it does not know) fails the generator.
+func (g *tsGen) fields(b *strings.Builder, rt reflect.Type) {
+	for _, f := range reflect.VisibleFields(rt) {
+		if len(f.Index) > 1 {
+			continue // Envelope's, written as the message's type and ref
+		}
+		if f.Anonymous {
+			if f.Type != envelopeType {
+				g.fail("%s embeds %s: only Envelope is flattened", rt, f.Type)
+				continue
 			}
-			fmt.Fprintf(b, "  type: %s;\n", strings.Join(lits, " | "))
+			lits, ok := g.msgLit[rt]
+			if !ok {
+				g.fail("%s embeds Envelope but is no message of fromTab or toTab", rt)
+				continue
+			}
+			q := make([]string, len(lits))
+			for i, l := range lits {
+				q[i] = strconv.Quote(l)
+			}
+			fmt.Fprintf(b, "  type: %s;\n", strings.Join(q, " | "))
 			b.WriteString(tsComment("  ", "A request's ref, which its answer repeats."))
 			b.WriteString("  ref?: string;\n")
 			continue
@@ -181,19 +221,32 @@ func (g *tsGen) fields(b *strings.Builder, owner, rt reflect.Type) {
 			continue
 		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		if name == "-" && opts == "" {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		tsType := g.tagType(f.Tag.Get("ts"))
-		if tsType == "" {
-			tsType = g.tsType(f.Type)
+		optional := false
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "":
+			case "omitempty", "omitzero":
+				optional = true
+			default:
+				g.fail("%s.%s: the json option %q is not one the generator writes", rt, f.Name, o)
+			}
 		}
-		optional := slices.Contains(strings.Split(opts, ","), "omitempty")
-		if k := f.Type.Kind(); !optional && f.Tag.Get("ts") == "" && (k == reflect.Slice && f.Type != rawMessage || k == reflect.Map || k == reflect.Pointer) {
-			tsType += " | null" // encoding/json writes a nil one so
+		tag := f.Tag.Get("ts")
+		tsType := ""
+		if tag != "" {
+			tag, optional = strings.TrimSuffix(tag, "?"), optional || strings.HasSuffix(tag, "?")
+			tsType = g.tagType(tag)
+		} else {
+			tsType = g.tsType(f.Type, rt.Name()+"."+f.Name)
+			if k := f.Type.Kind(); !optional && (k == reflect.Slice && f.Type != rawMessage || k == reflect.Map || k == reflect.Pointer) {
+				tsType += " | null" // encoding/json writes a nil one so
+			}
 		}
 		b.WriteString(tsComment("  ", g.docs.fieldDoc(rt.Name(), f.Name, name)))
 		q := ""
@@ -211,10 +264,7 @@ func (g *tsGen) tagType(tag string) string {
 		if rt, ok := g.carried[n]; ok {
 			return g.named(rt)
 		}
-		if n != "Record" {
-			if g.used == nil {
-				g.used = map[string]bool{}
-			}
+		if !tsBuiltins[n] {
 			g.used[n] = true
 		}
 		return n
@@ -224,10 +274,12 @@ func (g *tsGen) tagType(tag string) string {
 // messageDoc says where docs/tab-protocol.md describes the message types
 // lits, and who sends them.
 func (g *tsGen) messageDoc(lits []string) string {
-	section, ok := g.sections[lits[0]]
-	if !ok && g.err == nil {
-		g.err = fmt.Errorf("message type %q has no heading of its own (### `%s`) in %s", lits[0], lits[0], protocolDoc)
+	for _, l := range lits {
+		if _, ok := g.sections[l]; !ok {
+			g.fail("message type %q has no heading of its own (### `%s`) in %s", l, l, protocolDoc)
+		}
 	}
+	section := g.sections[lits[0]]
 	q := make([]string, len(lits))
 	for i, l := range lits {
 		q[i] = "`" + l + "`"
@@ -265,10 +317,20 @@ func docSections(path string) (map[string]string, error) {
 
 var rawMessage = reflect.TypeOf(json.RawMessage(nil))
 
-// tsType is the TypeScript type of what encoding/json makes of rt.
-func (g *tsGen) tsType(rt reflect.Type) string {
+var (
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// tsType is the TypeScript type of what encoding/json makes of rt, the
+// type of field (for the error when it has none).
+func (g *tsGen) tsType(rt reflect.Type, field string) string {
 	if rt == rawMessage {
 		return "unknown" // any JSON
+	}
+	if rt.Implements(jsonMarshaler) || rt.Implements(textMarshaler) || reflect.PointerTo(rt).Implements(jsonMarshaler) || reflect.PointerTo(rt).Implements(textMarshaler) {
+		g.fail("%s: %s writes itself as JSON of its own: give the field a ts tag", field, rt)
+		return "unknown"
 	}
 	switch rt.Kind() {
 	case reflect.String:
@@ -279,19 +341,20 @@ func (g *tsGen) tsType(rt reflect.Type) string {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return "number"
 	case reflect.Pointer:
-		return g.tsType(rt.Elem())
+		return g.tsType(rt.Elem(), field)
 	case reflect.Slice:
-		return g.tsType(rt.Elem()) + "[]"
+		if rt.Elem().Kind() == reflect.Uint8 {
+			return "string" // base64
+		}
+		return g.tsType(rt.Elem(), field) + "[]"
 	case reflect.Map:
 		if rt.Key().Kind() == reflect.String {
-			return "Record<string, " + g.tsType(rt.Elem()) + ">"
+			return "Record<string, " + g.tsType(rt.Elem(), field) + ">"
 		}
 	case reflect.Struct:
 		return g.named(rt)
 	}
-	if g.err == nil {
-		g.err = fmt.Errorf("no TypeScript type for %s: give its field a ts tag", rt)
-	}
+	g.fail("%s: no TypeScript type for %s: give the field a ts tag", field, rt)
 	return "unknown"
 }
 
@@ -445,4 +508,45 @@ func renamed(text, goName, tsName string) string {
 		paras = append(paras, strings.Join(strings.Fields(p), " "))
 	}
 	return strings.Join(paras, "\n\n")
+}
+
+// Types the generator must refuse rather than write wrong.
+type (
+	wireEmbedsOther struct {
+		Focus
+		X int `json:"x"`
+	}
+	wireStringNumber struct {
+		N int64 `json:"n,string"`
+	}
+	wireTime struct {
+		At time.Time `json:"at"`
+	}
+	wireAnonymous struct {
+		A struct{ B int } `json:"a"`
+	}
+	wireEnvelopeNoMessage struct {
+		Envelope
+	}
+	wireChan struct {
+		C chan int `json:"c"`
+	}
+)
+
+// TestWireGeneratorRefusesWhatItCannotWrite: a Go type whose JSON the
+// generator would not write truly fails it, naming the field.
+func TestWireGeneratorRefusesWhatItCannotWrite(t *testing.T) {
+	for _, v := range []any{wireEmbedsOther{}, wireStringNumber{}, wireTime{}, wireAnonymous{}, wireEnvelopeNoMessage{}, wireChan{}} {
+		g := &tsGen{docs: &goDocs{}, names: map[reflect.Type]string{}, used: map[string]bool{}, msgLit: map[reflect.Type][]string{}}
+		g.named(reflect.TypeOf(v))
+		if g.err == nil {
+			t.Errorf("%T: generated without an error:\n%s", v, strings.Join(g.decls, "\n"))
+		}
+	}
+	g := &tsGen{docs: &goDocs{}, names: map[reflect.Type]string{}, used: map[string]bool{}, msgLit: map[reflect.Type][]string{}}
+	g.messages([]string{"x"}, func(string) (any, bool) { return Focus{}, true })
+	g.messages([]string{"y"}, func(string) (any, bool) { return Focus{}, true })
+	if g.err == nil {
+		t.Error("one Go type for a message of each side: generated without an error")
+	}
 }

@@ -736,15 +736,20 @@ declare const MAX_HELLO_BYTES = 4096;
  */
 export type ConnectionKind = "connector" | "chat" | "local" | (string & {});
 /** Who calls: one approved agent host (§7 `call`), or the tab's own chat. */
-export type Connection = WireConnection;
+export interface Connection extends WireConnection {
+}
 /** One picture or sound clip of a result: standard base64 bytes. */
-export type Media = WireMedia;
+export interface Media extends WireMedia {
+}
 /** An embedded resource of a result (§6 `result`). */
-export type EmbeddedResource = WireEmbeddedResource;
+export interface EmbeddedResource extends WireEmbeddedResource {
+}
 /** One of the app's own sentences (§6 `result`): {0}, {1}… in text stand for names, marked as data by the relay. */
-export type Note = WireNote;
+export interface Note extends WireNote {
+}
 /** What a tool answers, as the `result` message carries it (§6). */
-export type TabResult = WireTabResult;
+export interface TabResult extends WireTabResult {
+}
 /** Syslog level names a `log` line may carry (§6). */
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 /** What the person's settings make of a tool for one connection (§6 `permissions`). */
@@ -867,6 +872,16 @@ declare class CallRecord {
 
 // requests.ts
 type RequestType = RequestMessage["type"];
+/**
+ * RequestOf is the request of type K as its sender writes it, typed by the
+ * relay's own (wire.ts): the ref is the Requests'.
+ */
+type RequestOf<K extends RequestType> = Of<RequestMessage, K>;
+type Of<M, K> = M extends {
+    type: infer T;
+} ? (K extends T ? Omit<M, "type" | "ref"> & {
+    type: K;
+} : never) : never;
 /** The answer each request gets (§7): connect-info its own, list-connections a connections list, the others done. */
 type AnswerTo<K extends RequestType> = K extends "connect-info" ? ConnectInfoMessage : K extends "list-connections" ? ConnectionsMessage : DoneMessage;
 /** One entry of a connection's scope (§7): a tool, and its actions ("*": all of them). */
@@ -950,9 +965,7 @@ declare class Requests {
     /** send writes on the welcomed socket; false when there is none. */
     send: (msg: TabMessage) => boolean);
     /** request sends msg with a fresh ref and resolves with what read makes of the relay's answer. */
-    request<K extends RequestType, T>(msg: {
-        type: K;
-    } & Record<string, unknown>, read: (answer: AnswerTo<K>) => T): Promise<T>;
+    request<K extends RequestType, T>(msg: RequestOf<K>, read: (answer: AnswerTo<K>) => T): Promise<T>;
     /** welcomed sends the requests that waited for a socket. */
     welcomed(): void;
     /** socketEnded rejects the requests sent on the socket that ended: they may or may not have been done (§7). */
@@ -1259,7 +1272,7 @@ interface WireTabResult {
     /** any JSON value the tool returns */
     data?: unknown;
     images?: WireMedia[];
-    /** set when the call failed in the tab: the app's own sentence */
+    /** error is set when the tool failed: the app's sentence for the agent, sent as data (it may quote data). */
     error?: string;
     /** audio are sound clips (base64, audio/* types), held to the image byte limit. */
     audio?: WireMedia[];
@@ -1328,7 +1341,8 @@ interface WirePermissionsChanged {
 /** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
 interface WireScopeEntry {
     tool: string;
-    actions: string[] | null;
+    /** a tab may leave it out: all actions */
+    actions?: string[];
 }
 /** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
 interface WireApprove {
@@ -1416,7 +1430,7 @@ interface WireCancel {
     /** A request's ref, which its answer repeats. */
     ref?: string;
     id: string;
-    /** "cancelled" (the host went away) | "timeout" */
+    /** "cancelled" (the host went away), "timeout" or "answered" (on another socket) */
     reason: CancelReason;
 }
 /** WireConnectionInfo is one connection of the browser as its tab shows it in the app's Connections panel. */
@@ -1498,9 +1512,11 @@ interface WireConnectInfo {
     requestedScope: WireScopeEntry[] | null;
     /** when the code expires, Unix ms */
     expiresAt: number;
-    /** What the relay knows of where the request started (the waiting page's request): when, the browser family and system its User-Agent names ("" when none it knows; a User-Agent can lie), and whether it came from this tab's network address. */
+    /** startedAt is when the request started (the waiting page's request), Unix ms. */
     startedAt: number;
+    /** device is the browser family and system its User-Agent names ("" when none the relay knows; a User-Agent can lie). */
     device?: string;
+    /** it came from this tab's network address */
     sameAddress: boolean;
     /** crossDevice is false when the relay's operator turned typed codes off (RELAY_CONNECT_CROSS_DEVICE=false): only a link approval in the browser that opened the waiting page connects. */
     crossDevice: boolean;

@@ -15,6 +15,7 @@ import { holdsData, SENTENCES, type CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
 import { cannotAsk, checkToolCall, runToolCall, sentCall, sending, type CheckedCall } from "./toolcall.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
+import type { WireProgress } from "./wire.js";
 
 /**
  * One call as the app's handler gets it. Args is the type of its
@@ -248,7 +249,10 @@ export class Calls<A extends AppDeclaration> {
         if (!Number.isFinite(progress) || (total !== undefined && !Number.isFinite(total))) {
           return this.o.env.warn("progress must be a finite number; this report was dropped");
         }
-        send({ type: "progress", id, progress, ...(total ? { total } : {}), ...(message ? { message: String(message) } : {}) }, false);
+        const m: WireProgress = { type: "progress", id, progress };
+        if (total) m.total = total;
+        if (message) m.message = String(message);
+        send(m, false);
       },
       // Data JSON leaves out (undefined, a function) would make the relay close with 4103: null instead.
       log: (level, data) => send({ type: "log", id, level: typeof level === "string" ? level : "info", data: ["undefined", "function", "symbol"].includes(typeof data) ? null : data }, false),

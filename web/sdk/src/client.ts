@@ -10,12 +10,12 @@ import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
 import { parseFrame, type DoneMessage, type PermissionsQueryMessage, type WelcomeMessage } from "./frames.js";
-import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION } from "./wire.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, type WireHello } from "./wire.js";
 import { overBytes, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
   checkScope, RelayError, Requests,
-  type AnswerTo, type ConnectInfo, type ConnectionInfo, type ScopeEntry,
+  type AnswerTo, type RequestOf, type ConnectInfo, type ConnectionInfo, type ScopeEntry,
 } from "./requests.js";
 import { checkApp, type AppDeclaration } from "./tools.js";
 
@@ -242,7 +242,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
 
   /** connectInfo asks who waits behind a connect code, before the person decides (§8 step 3). It uses nothing up. */
   connectInfo(code: string): Promise<ConnectInfo> {
-    return this.codeRequest("connect-info", code, {}, (a) => a.info);
+    return this.codeRequest({ type: "connect-info", code }, (a) => a.info);
   }
 
   /**
@@ -269,12 +269,12 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
   private approveVia<T>(code: string, scope: readonly ScopeEntry[], via: "typed" | "link", read: (a: DoneMessage) => T): Promise<T> {
     const bad = checkScope(scope, false);
     if (bad) return Promise.reject(new RelayError("invalid-scope", bad));
-    return this.codeRequest("approve", code, { scope: copyScope(scope), via }, read);
+    return this.codeRequest({ type: "approve", code, scope: copyScope(scope), via }, read);
   }
 
   /** decline refuses the connection asking with code. */
   decline(code: string): Promise<void> {
-    return this.codeRequest("decline", code, {}, () => undefined);
+    return this.codeRequest({ type: "decline", code }, () => undefined);
   }
 
   /** listConnections lists this browser's live connections. */
@@ -309,15 +309,16 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     return this.request({ type: "set-scope", connection: id, scope: copyScope(scope) }, (a) => a.connection);
   }
 
-  private codeRequest<K extends "connect-info" | "approve" | "decline", T>(type: K, code: string, more: Record<string, unknown>, read: (a: AnswerTo<K>) => T): Promise<T> {
+  private codeRequest<K extends "connect-info" | "approve" | "decline", T>(msg: RequestOf<K> & { code: string }, read: (a: AnswerTo<K>) => T): Promise<T> {
+    const code: unknown = msg.code;
     // An empty code would count as a wrong one at the relay (§7): say so here.
     if (typeof code !== "string" || !code.trim()) {
       return Promise.reject(new RelayError("wrong-code", "Type the connect code that the application's page shows."));
     }
-    return this.request({ type, code, ...more }, read);
+    return this.request(msg, read);
   }
 
-  private request<K extends RequestMessage["type"], T>(msg: { type: K } & Record<string, unknown>, read: (a: AnswerTo<K>) => T): Promise<T> {
+  private request<K extends RequestMessage["type"], T>(msg: RequestOf<K>, read: (a: AnswerTo<K>) => T): Promise<T> {
     const s = this.current;
     if (s.state === "stopped") return Promise.reject(new RelayError("stopped", s.message));
     return this.requests.request(msg, read);
@@ -355,12 +356,10 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
       } catch {
         // Keep the one read at start.
       }
-      this.send(sock, {
-        type: "hello", protocol: PROTOCOL_VERSION, secret: this.secret, tabId: this.tabId,
-        bundle: this.options.app.version,
-        ...(this.focusedAt ? { focusedAt: this.focusedAt } : {}),
-        ...(reconnects ? { reconnects } : {}),
-      });
+      const hello: WireHello = { type: "hello", protocol: PROTOCOL_VERSION, secret: this.secret, tabId: this.tabId, bundle: this.options.app.version };
+      if (this.focusedAt) hello.focusedAt = this.focusedAt;
+      if (reconnects) hello.reconnects = reconnects;
+      this.send(sock, hello);
     };
     ws.onmessage = (ev) => this.guarded(() => this.onFrame(sock, ev.data));
     ws.onclose = (ev) => this.guarded(() => this.ended(sock, ev.code, ev.reason));

@@ -6,7 +6,7 @@
 
 import { connectionOf, isRecord, loose, num, parseJSON, text, type CancelReason, type Connection } from "./protocol.js";
 import { connectInfoOf, connectionInfoOf, type ConnectInfo, type ConnectionInfo } from "./requests.js";
-import type { WireCall, WireCancel, WireConnections, WireDone, WireDrain, WireError, WirePermissionsQuery, WireWelcome } from "./wire.js";
+import type { WireCall, WireCancel, WireConnectInfo, WireConnections, WireDone, WireDrain, WireError, WirePermissionsQuery, WireWelcome } from "./wire.js";
 
 export interface WelcomeMessage {
   type: "welcome";
@@ -152,7 +152,7 @@ export function parseFrame(frame: string): RelayMessage {
       return { type, ref: ref(c.ref), connections: each };
     }
     case "connect-info":
-      return { type, ref: ref(m["ref"]), info: connectInfoOf(m) };
+      return { type, ref: ref(loose<WireConnectInfo>(m).ref), info: connectInfoOf(m) };
   }
   return unreadable(`a relay message of unknown type "${type.slice(0, 80)}" was ignored`);
 }

@@ -1,7 +1,9 @@
 // The tab wire protocol's vocabulary (docs/tab-protocol.md). The messages,
 // their types and what they carry are protocol/messages.go's, generated
 // into wire.ts (go generate ./protocol); this file names the SDK's narrower
-// words for some of their fields and the names the SDK's users see.
+// words for some of their fields and the names the SDK's users see (each an
+// interface of its own, as before the types were generated: an app may
+// augment them).
 
 import type {
   WireApprove, WireConnection, WireConnectInfoRequest, WireEmbeddedResource, WireForget, WireListConnections, WireMedia, WireNote,
@@ -20,19 +22,19 @@ export const MAX_HELLO_BYTES = 4096;
 export type ConnectionKind = "connector" | "chat" | "local" | (string & {});
 
 /** Who calls: one approved agent host (§7 `call`), or the tab's own chat. */
-export type Connection = WireConnection;
+export interface Connection extends WireConnection {}
 
 /** One picture or sound clip of a result: standard base64 bytes. */
-export type Media = WireMedia;
+export interface Media extends WireMedia {}
 
 /** An embedded resource of a result (§6 `result`). */
-export type EmbeddedResource = WireEmbeddedResource;
+export interface EmbeddedResource extends WireEmbeddedResource {}
 
 /** One of the app's own sentences (§6 `result`): {0}, {1}… in text stand for names, marked as data by the relay. */
-export type Note = WireNote;
+export interface Note extends WireNote {}
 
 /** What a tool answers, as the `result` message carries it (§6). */
-export type TabResult = WireTabResult;
+export interface TabResult extends WireTabResult {}
 
 /** Syslog level names a `log` line may carry (§6). */
 export type LogLevel =

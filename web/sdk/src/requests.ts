@@ -12,6 +12,13 @@ import type { WireConnectInfo, WireConnectionInfo, WireScopeEntry } from "./wire
 
 type RequestType = RequestMessage["type"];
 
+/**
+ * RequestOf is the request of type K as its sender writes it, typed by the
+ * relay's own (wire.ts): the ref is the Requests'.
+ */
+export type RequestOf<K extends RequestType> = Of<RequestMessage, K>;
+type Of<M, K> = M extends { type: infer T } ? (K extends T ? Omit<M, "type" | "ref"> & { type: K } : never) : never;
+
 /** The answer each request gets (§7): connect-info its own, list-connections a connections list, the others done. */
 export type AnswerTo<K extends RequestType> = K extends "connect-info" ? ConnectInfoMessage : K extends "list-connections" ? ConnectionsMessage : DoneMessage;
 
@@ -116,10 +123,11 @@ export class Requests {
   }
 
   /** request sends msg with a fresh ref and resolves with what read makes of the relay's answer. */
-  request<K extends RequestType, T>(msg: { type: K } & Record<string, unknown>, read: (answer: AnswerTo<K>) => T): Promise<T> {
+  request<K extends RequestType, T>(msg: RequestOf<K>, read: (answer: AnswerTo<K>) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const ref = `r${++this.seq}-${this.tag}`;
       const p: Pending = {
+        // What RequestOf<K> and a ref make is a RequestMessage; tsc does not follow a generic K that far.
         msg: { ...msg, ref } as RequestMessage,
         sent: false,
         timer: undefined,

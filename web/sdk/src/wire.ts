@@ -101,7 +101,7 @@ export interface WireTabResult {
   /** any JSON value the tool returns */
   data?: unknown;
   images?: WireMedia[];
-  /** set when the call failed in the tab: the app's own sentence */
+  /** error is set when the tool failed: the app's sentence for the agent, sent as data (it may quote data). */
   error?: string;
   /** audio are sound clips (base64, audio/* types), held to the image byte limit. */
   audio?: WireMedia[];
@@ -178,7 +178,8 @@ export interface WirePermissionsChanged {
 /** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
 export interface WireScopeEntry {
   tool: string;
-  actions: string[] | null;
+  /** a tab may leave it out: all actions */
+  actions?: string[];
 }
 
 /** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
@@ -276,7 +277,7 @@ export interface WireCancel {
   /** A request's ref, which its answer repeats. */
   ref?: string;
   id: string;
-  /** "cancelled" (the host went away) | "timeout" */
+  /** "cancelled" (the host went away), "timeout" or "answered" (on another socket) */
   reason: CancelReason;
 }
 
@@ -366,9 +367,11 @@ export interface WireConnectInfo {
   requestedScope: WireScopeEntry[] | null;
   /** when the code expires, Unix ms */
   expiresAt: number;
-  /** What the relay knows of where the request started (the waiting page's request): when, the browser family and system its User-Agent names ("" when none it knows; a User-Agent can lie), and whether it came from this tab's network address. */
+  /** startedAt is when the request started (the waiting page's request), Unix ms. */
   startedAt: number;
+  /** device is the browser family and system its User-Agent names ("" when none the relay knows; a User-Agent can lie). */
   device?: string;
+  /** it came from this tab's network address */
   sameAddress: boolean;
   /** crossDevice is false when the relay's operator turned typed codes off (RELAY_CONNECT_CROSS_DEVICE=false): only a link approval in the browser that opened the waiting page connects. */
   crossDevice: boolean;

@@ -1,48 +1,48 @@
 // ../../sdk/dist/tabrelay.js
-var te = 10 * 6e4;
-var ne = 60 * 6e4;
-var Ie = 128 * 1024;
-var V = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
+var ne = 10 * 6e4;
+var re = 60 * 6e4;
+var Le = 128 * 1024;
+var Y = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
 var S = /^[a-zA-Z0-9_-]{1,64}$/;
-var ve = /^[a-z][a-z0-9-]{0,39}$/;
-function Ge(n) {
+var Te = /^[a-z][a-z0-9-]{0,39}$/;
+function Xe(n) {
   let e = A(n);
   if (e) throw new TypeError("tabrelay: " + e);
   return n;
 }
 function A(n) {
   if (typeof n.version != "string" || !n.version.trim() || n.version.length > 200) return "version: required, at most 200 characters (every hello carries it)";
-  if (!ve.test(n.app?.name ?? "")) return `app.name: ${JSON.stringify(n.app?.name)} must match ${ve}`;
+  if (!Te.test(n.app?.name ?? "")) return `app.name: ${JSON.stringify(n.app?.name)} must match ${Te}`;
   if (!n.app.title?.trim()) return "app.title: required";
   if (!Array.isArray(n.tools) || n.tools.length === 0) return "tools: at least one tool is required";
   let e = /* @__PURE__ */ new Set();
   for (let [t, r] of n.tools.entries()) {
-    let o = Qe(r);
+    let o = Ve(r);
     if (o) return `tools[${t}].${o}`;
     if (e.has(r.name)) return `tools[${t}].name: ${JSON.stringify(r.name)} appears twice`;
     e.add(r.name);
   }
-  return Xe(n.answersAt) ?? xe("instructions", n.instructions, e) ?? xe("answersAt", n.answersAt, e);
+  return Qe(n.answersAt) ?? Se("instructions", n.instructions, e) ?? Se("answersAt", n.answersAt, e);
 }
-var Te = 200;
-function Xe(n) {
+var xe = 200;
+function Qe(n) {
   if (!(n === void 0 || n === "")) {
     if (typeof n != "string") return "answersAt: must be a string";
-    if ([...n].length > Te) return `answersAt: at most ${Te} characters`;
+    if ([...n].length > xe) return `answersAt: at most ${xe} characters`;
     if (n.trim() !== n || /[<\n\r]/.test(n)) return "answersAt: one line of words, without '<' or spaces around it";
   }
 }
-function xe(n, e, t) {
+function Se(n, e, t) {
   for (let [, r] of (e ?? "").matchAll(/`([^`\n]+)`/g)) if (S.test(r) && !t.has(r)) return `${n}: names the tool \`${r}\`, which the app does not have`;
 }
-function Qe(n) {
+function Ve(n) {
   if (!S.test(n.name ?? "")) return `name: ${JSON.stringify(n.name)} must match ${S}`;
   if (!n.description?.trim()) return "description: required (hosts show it)";
   if (n.result !== void 0 && !["cells", "summaries", "none"].includes(n.result)) return `result: ${JSON.stringify(n.result)} must be "cells", "summaries" or "none"`;
   if (n.inputSchema?.type !== "object") return 'inputSchema: must be a JSON Schema with type "object"';
-  let e = Ve(n);
+  let e = Ye(n);
   if (e) return e;
-  let t = Se(n.permissions, n.confirmAt);
+  let t = Ae(n.permissions, n.confirmAt);
   if (t) return t;
   if (!n.actions?.length) return;
   if (!n.inputSchema.properties || !("action" in n.inputSchema.properties)) return 'inputSchema: a tool with actions must declare an "action" property';
@@ -50,11 +50,11 @@ function Qe(n) {
   for (let [o, s] of n.actions.entries()) {
     if (!S.test(s.name ?? "") || r.has(s.name)) return `actions[${o}].name: ${JSON.stringify(s.name)} must match ${S} and be unique`;
     r.add(s.name);
-    let a = Se(s.permissions, s.confirmAt);
+    let a = Ae(s.permissions, s.confirmAt);
     if (a) return `actions[${o}].${a}`;
   }
 }
-function Ve(n) {
+function Ye(n) {
   let e = n.dataScope;
   if (e !== void 0) for (let t of ["singleCell", "pictures", "groups"]) {
     let r = e[t];
@@ -64,17 +64,17 @@ function Ve(n) {
     if (o) return `dataScope.groups: ${JSON.stringify(o)} is not an argument of inputSchema`;
   }
 }
-function Se(n, e) {
+function Ae(n, e) {
   if (![void 0, "start", "handler"].includes(e)) return 'confirmAt: must be "start" or "handler"';
-  let t = n?.find((o) => !V.includes(o));
-  if (t !== void 0) return `permissions: ${JSON.stringify(t)} is not one of ${V.join(", ")}`;
+  let t = n?.find((o) => !Y.includes(o));
+  if (t !== void 0) return `permissions: ${JSON.stringify(t)} is not one of ${Y.join(", ")}`;
   let r = n?.find((o, s) => n.indexOf(o) !== s);
   return r === void 0 ? void 0 : `permissions: ${JSON.stringify(r)} appears twice`;
 }
-var st = 3 * 2e4;
+var it = 3 * 2e4;
 
 // src/tools.ts
-var app = Ge({
+var app = Xe({
   version: "todo-react-1",
   app: { name: "todo", title: "Todo" },
   instructions: "These tools act in the person's open Todo tab: `list_todos` reads the list, `add_todo` adds to it.",
