@@ -59,6 +59,9 @@ func UIStylesheet() []byte { return uiStylesheet }
 // (@tabrelay/tab/ui/de), for a page that calls setMessages with it.
 func UIGerman() []byte { return uiGerman }
 
+// ChatModule is the module of <tabrelay-chat> (@tabrelay/tab/chat).
+func ChatModule() []byte { return chatModule }
+
 // Version is the package's version (package.json).
 func Version() string {
 	var p struct {

@@ -3,6 +3,10 @@ package sdk_test
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -178,5 +182,58 @@ func TestTheVersionIsSemanticAndInTheChangelog(t *testing.T) {
 	}
 	if !strings.Contains(string(changelog), "\n## "+sdk.Version()+"\n") {
 		t.Fatalf("CHANGELOG.md has no section \"## %s\"", sdk.Version())
+	}
+}
+
+// released.json holds, for each version whose bytes a relay has served
+// under /sdk/<version>/ (immutable, and pinned by apps' integrity
+// attributes), the sha384 of each file served there.
+const releasedFile = "released.json"
+
+var release = flag.Bool("release", false, "record this version's served files in released.json (at a landing)")
+
+// servedFiles are the files a relay serves under /sdk/<version>/, by name.
+var servedFiles = map[string]func() []byte{
+	"tabrelay.js": sdk.Module, "tabrelay-ui.js": sdk.UIModule, "tabrelay-ui.css": sdk.UIStylesheet,
+	"tabrelay-ui-de.js": sdk.UIGerman, "tabrelay-chat.js": sdk.ChatModule,
+}
+
+// TestAReleasedVersionKeepsItsBytes: once a version is recorded as
+// released, a build whose served files differ must carry another version
+// (package.json and CHANGELOG.md): a page that pinned the old bytes' hash
+// would stop loading them. With -release it records this version.
+func TestAReleasedVersionKeepsItsBytes(t *testing.T) {
+	released := map[string]map[string]string{}
+	raw, err := os.ReadFile(releasedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &released); err != nil {
+		t.Fatalf("%s: %v", releasedFile, err)
+	}
+	now := map[string]string{}
+	for name, body := range servedFiles {
+		sum := sha512.Sum384(body())
+		now[name] = "sha384-" + base64.StdEncoding.EncodeToString(sum[:])
+	}
+	if *release {
+		released[sdk.Version()] = now
+		out, err := json.MarshalIndent(released, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(releasedFile, append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	was, ok := released[sdk.Version()]
+	if !ok {
+		return // not released yet: its bytes may still change
+	}
+	for name, sum := range now {
+		if was[name] != sum {
+			t.Errorf("dist/%s is not the %s that was released (%s): give this build a version of its own in package.json and CHANGELOG.md", name, sdk.Version(), releasedFile)
+		}
 	}
 }
