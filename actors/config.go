@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/tabrelay/tabrelay/internal/clock"
@@ -122,9 +121,13 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// NewID returns a random id with a prefix: 80 bits, lowercase base32.
+// NewID returns a random id with a prefix: 80 bits, lowercase base32
+// (16 characters). It allocates the string only (every call makes ids).
 func NewID(prefix string) string {
 	var b [10]byte
 	_, _ = rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+	var buf [32]byte
+	return string(lowerBase32.AppendEncode(append(buf[:0], prefix...), b[:]))
 }
+
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -21,8 +21,8 @@ import (
 // as JSON (issue 13: most calls, to an instant tab).
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, p *paramsMeta, e era, g protocol.Grant) {
 	started := time.Now()
-	var logLevel string
-	if raw, ok := p.Meta[metaLogLevel]; (ok && json.Unmarshal(raw, &logLevel) != nil) || p.Name == "" {
+	logLevel, ok := logLevelOf(p.Meta)
+	if !ok || p.Name == "" {
 		writeError(w, req.ID, protocol.ErrInvalidParams.With("tools/call needs a tool name."))
 		return
 	}
@@ -77,6 +77,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 	if !st.sendLast(response{JSONRPC: "2.0", ID: req.ID, Result: out}) {
 		writeResult(w, req.ID, out) // the stream never opened
 	}
+}
+
+// logLevelOf reads a request's _meta log level ("" when it names none);
+// false when it is no string. Its string is on the heap only when there
+// is one.
+func logLevelOf(meta map[string]json.RawMessage) (string, bool) {
+	raw, ok := meta[metaLogLevel]
+	if !ok {
+		return "", true
+	}
+	var level string
+	return level, json.Unmarshal(raw, &level) == nil
 }
 
 // logOutcome tells the operator of a call that ended without the tab's
