@@ -30,6 +30,20 @@ test("without constructable stylesheets, one <style> per element kind, with the 
   setStyleNonce(undefined);
 });
 
+test("the nonce another module of the SDK set (the UI module's, for the chat's element) is the one a <style> carries", () => {
+  // Each bundle (tabrelay-ui.js, tabrelay-chat.js) has its own copy of
+  // dom/elements.ts: the nonce lives where both find it.
+  const style = elementStyle("probe-other", ":where(tabrelay-probe-other){display:block}");
+  (globalThis as Record<symbol, unknown>)[Symbol.for("tabrelay.styleNonce")] = "n0nce-2";
+  try {
+    adoptStyle(asElement(new FakeNode("tabrelay-probe-other")), style);
+    const added = doc.head.querySelectorAll('style[data-tabrelay="probe-other"]') as unknown as (FakeNode & { nonce?: string })[];
+    assert.equal(added[0]?.nonce, "n0nce-2");
+  } finally {
+    setStyleNonce(undefined);
+  }
+});
+
 test("with constructable stylesheets, the document adopts each element's sheet once, and no <style> is added", () => {
   class Sheet {
     css = "";

@@ -110,7 +110,15 @@ export interface ElementStyle {
 
 const styles: ElementStyle[] = [];
 const sheets = new Map<ElementStyle, CSSStyleSheet>();
-let styleNonce: string | undefined;
+
+/**
+ * The page's style nonce is kept where every module of the SDK in the page
+ * finds it (each bundles its own copy of this file), as the messages table
+ * is (chat-messages.ts): the UI module's setStyleNonce reaches the chat's
+ * element too.
+ */
+const page = globalThis as Record<symbol, string | undefined>;
+const STYLE_NONCE = Symbol.for("tabrelay.styleNonce");
 
 /** elementStyle registers an element's CSS (uiStylesheet joins them all: dist/tabrelay-ui.css). */
 export function elementStyle(name: string, css: string): ElementStyle {
@@ -130,7 +138,7 @@ export function uiStylesheet(): string {
  * stylesheets never need it.
  */
 export function setStyleNonce(nonce: string | undefined): void {
-  styleNonce = nonce;
+  page[STYLE_NONCE] = nonce;
 }
 
 /**
@@ -159,7 +167,8 @@ export function adoptStyle(el: Element, style: ElementStyle): void {
   const parent = root === document ? document.head : root;
   if (parent.querySelector(`style[data-tabrelay="${style.name}"]`)) return;
   const element = make("style", { "data-tabrelay": style.name }, style.css);
-  if (styleNonce) element.nonce = styleNonce;
+  const nonce = page[STYLE_NONCE];
+  if (nonce) element.nonce = nonce;
   parent.append(element);
 }
 
