@@ -458,6 +458,7 @@ export declare const DATA_SENTENCES: {
     readonly unclassified: "The person set the document shown in this tab so that agents see names and summaries only; this tool's result is not classified as summaries, so it was not run.";
     readonly shaped: "The person set the document shown in this tab so that agents see names and summaries only; this tool would summarise a group an agent made by naming single cells, so it was not run.";
     readonly pictures: "pictures";
+    readonly sounds: "sound clips";
     readonly singleCell: (fields: string) => string;
     readonly leftOut: (what: string) => string;
 };

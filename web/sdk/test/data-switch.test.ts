@@ -30,6 +30,7 @@ const app = defineApp({
     },
     { name: "values", description: "Reads cell values.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true }, result: "cells" },
     { name: "later", description: "A read nobody classified yet.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+    { name: "media", description: "A summary read aloud, with its files.", inputSchema: { type: "object" }, annotations: { readOnlyHint: true }, result: "summaries" },
     { name: "write", description: "A write that declares no kinds.", inputSchema: { type: "object" }, result: "none" },
     { name: "wipe", description: "A destructive write that declares no kinds.", inputSchema: { type: "object" }, annotations: { destructiveHint: true }, result: "none" },
   ],
@@ -56,6 +57,10 @@ function setup(o: { site?: FakeSite; browser?: FakeBrowser; confirm?: (q: Questi
     // values answers when the test says: the switch may change meanwhile.
     values: (c) => (runs.push(c.id), new Promise((resolve) => held.set(c.id, () => resolve(new Reply({ data: { cells: [1, 2, 3] }, images: [PNG] }))))),
     later: (c) => (runs.push(c.id), { rows: 1 }),
+    media: (c) => (runs.push(c.id), new Reply({
+      data: { mean: 2 }, audio: [{ mimeType: "audio/wav", data: "UklGRg==" }],
+      resources: [{ uri: "x://untyped", blob: PNG.data }, { uri: "x://t.pdf", mimeType: "application/pdf", blob: "JVBERi0=" }],
+    })),
     deep: (c) => (runs.push(c.id), { mean: 1 }),
     write: (c) => (runs.push(c.id), undefined),
     wipe: (c) => (runs.push(c.id), undefined),
@@ -154,6 +159,18 @@ describe("what the switch refuses and strips (item 2)", () => {
       data: { count: 3, mean: 2, columns: [{ name: "a", mean: 2 }, { name: "b", mean: 5 }] },
       resources: [{ uri: "x://t.txt", mimeType: "text/plain", text: "t" }],
       notes: [{ text: DATA_SENTENCES.leftOut(`pictures and ${DATA_SENTENCES.singleCell("columns.*.min, columns.*.max, median")}`) }],
+    }]);
+  });
+
+  test("sound clips, and bytes whose type is not said (a picture, maybe), are left out as pictures are; a typed file stays", async () => {
+    const t = setup();
+    t.perms.setSummariesOnly(true);
+    t.sock().receive(call("c1", "media"));
+    await flush();
+    assert.deepEqual(t.results("c1"), [{
+      data: { mean: 2 },
+      resources: [{ uri: "x://t.pdf", mimeType: "application/pdf", blob: "JVBERi0=" }],
+      notes: [{ text: DATA_SENTENCES.leftOut("pictures and sound clips") }],
     }]);
   });
 

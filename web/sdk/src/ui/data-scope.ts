@@ -32,6 +32,7 @@ export const DATA_SENTENCES = {
   unclassified: "The person set the document shown in this tab so that agents see names and summaries only; this tool's result is not classified as summaries, so it was not run.",
   shaped: "The person set the document shown in this tab so that agents see names and summaries only; this tool would summarise a group an agent made by naming single cells, so it was not run.",
   pictures: "pictures",
+  sounds: "sound clips",
   singleCell: (fields: string) => `single-cell values (${fields}: each one cell's own value)`,
   leftOut: (what: string) => `The person lets agents see names and summaries only of the document shown, so this result was sent without its ${what}.`,
 } as const;
@@ -186,12 +187,19 @@ function keyOf(doc: AgentDocument): string {
   return doc.id ? "id:" + doc.id : PAGE;
 }
 
-/** strip returns result without its pictures and single-cell values, saying what was left out. */
+/**
+ * strip returns result without its pictures, sound clips and single-cell
+ * values, saying what was left out. A resource goes as a picture when its
+ * type says image/*, and when it is bytes of no type said (it may be one);
+ * a sound clip is the data's as a picture is.
+ */
 function strip(result: TabResult, scope: ToolDataScope | undefined): TabResult {
   const out: TabResult = { ...result };
   let pictures = !!out.images?.length;
   delete out.images;
-  const kept = out.resources?.filter((r) => !/^image\//i.test(r.mimeType ?? ""));
+  const sounds = !!out.audio?.length;
+  delete out.audio;
+  const kept = out.resources?.filter((r) => !/^image\//i.test(r.mimeType ?? "") && !(r.blob !== undefined && !r.mimeType));
   if (kept && kept.length < out.resources!.length) (pictures = true), (out.resources = kept);
   const cut: string[] = [];
   for (const [fields, isPicture] of [[scope?.pictures, true], [scope?.singleCell, false]] as const) {
@@ -203,8 +211,16 @@ function strip(result: TabResult, scope: ToolDataScope | undefined): TabResult {
       else cut.push(field);
     }
   }
-  const what = [...(pictures ? [DATA_SENTENCES.pictures] : []), ...(cut.length ? [DATA_SENTENCES.singleCell(cut.join(", "))] : [])];
-  return what.length ? withNote(out, DATA_SENTENCES.leftOut(what.join(" and "))) : out;
+  const what = [
+    ...(pictures ? [DATA_SENTENCES.pictures] : []), ...(sounds ? [DATA_SENTENCES.sounds] : []),
+    ...(cut.length ? [DATA_SENTENCES.singleCell(cut.join(", "))] : []),
+  ];
+  return what.length ? withNote(out, DATA_SENTENCES.leftOut(listed(what))) : out;
+}
+
+/** listed joins items as a sentence lists them: "a", "a and b", "a, b and c". */
+function listed(items: readonly string[]): string {
+  return items.length <= 2 ? items.join(" and ") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 
 /** without returns v without the field at path ("*" for every item or value), and whether there was one. */
