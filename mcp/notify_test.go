@@ -27,13 +27,9 @@ func (eventCaller) Permissions(context.Context, string, protocol.Connection, []s
 
 // notificationsOf posts a streamed tools/call with meta and returns the
 // notifications on its stream.
-func notificationsOf(t *testing.T, c Caller, version, meta string) []map[string]any {
-	t.Helper()
-	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: c,
-		Verifier: acceptAll{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+// counterCall answers a tools/call of the probe's counter with meta as its
+// _meta (the stateless era's required members added), accepting accept.
+func counterCall(srv *Server, version, meta, accept string) *httptest.ResponseRecorder {
 	if version == ModernVersion {
 		meta = strings.Replace(meta, "{", `{"io.modelcontextprotocol/protocolVersion":"`+version+`","io.modelcontextprotocol/clientCapabilities":{},`, 1)
 		meta = strings.Replace(meta, ",}", "}", 1)
@@ -41,12 +37,23 @@ func notificationsOf(t *testing.T, c Caller, version, meta string) []map[string]
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get"},"_meta":` + meta + `}}`
 	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer tra_x")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Accept", accept)
 	req.Header.Set("Mcp-Protocol-Version", version)
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", "counter")
 	w := httptest.NewRecorder()
 	srv.ServeHTTP(w, req)
+	return w
+}
+
+func notificationsOf(t *testing.T, c Caller, version, meta string) []map[string]any {
+	t.Helper()
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: c,
+		Verifier: acceptAll{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := counterCall(srv, version, meta, "application/json, text/event-stream")
 	var out []map[string]any
 	for _, line := range strings.Split(w.Body.String(), "\n") {
 		data, ok := strings.CutPrefix(line, "data: ")
@@ -134,4 +141,37 @@ func TestAskingWithoutProgressTokenIsALog(t *testing.T) {
 func mustJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestALogLevelThatIsNoStringIsRefused: a tools/call whose _meta log level
+// is not a string is invalid params, before anything runs; one that names
+// none runs.
+func TestALogLevelThatIsNoStringIsRefused(t *testing.T) {
+	c := eventCaller{}
+	srv, err := NewServer(Config{PublicURL: "http://127.0.0.1:1", Bundle: protocol.ProbeBundle(), Caller: c, Verifier: acceptAll{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		meta      string
+		wantError bool
+	}{
+		{`{"io.modelcontextprotocol/logLevel":3}`, true},
+		{`{"io.modelcontextprotocol/logLevel":{"level":"info"}}`, true},
+		{`{}`, false},
+	} {
+		w := counterCall(srv, ModernVersion, tc.meta, "application/json")
+		var resp struct {
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+			t.Fatalf("%s: not JSON: %q", tc.meta, w.Body.String())
+		}
+		if got := resp.Error != nil && resp.Error.Code == -32602; got != tc.wantError {
+			t.Errorf("%s: answered %s, want invalid params %v", tc.meta, w.Body.String(), tc.wantError)
+		}
+	}
 }

@@ -44,9 +44,10 @@ func TestSDKWireTypesAreGenerated(t *testing.T) {
 // A field's tag `ts:"TYPE"` is its whole TypeScript type, where the Go
 // type says less: a union of the strings the field holds (the SDK's
 // protocol.ts defines it), or a type of this package that wireCarried
-// lists, for JSON a message carries as it is (json.RawMessage). A TYPE
-// ending in "?" marks a field a tab may leave out though the relay always
-// writes it (the relay reads its absence as a default).
+// lists, for JSON a message carries as it is (json.RawMessage). A tagged
+// field's TYPE is all it says: no "| null" is added. A TYPE ending in "?"
+// marks a field a tab may leave out though the relay always writes it
+// (the relay reads its absence as a default; it never writes it nil).
 //
 // tsTagNames finds the names a TYPE uses: those of wireCarried become
 // their generated names; the others, but TypeScript's own (tsBuiltins),
@@ -536,17 +537,31 @@ type (
 // TestWireGeneratorRefusesWhatItCannotWrite: a Go type whose JSON the
 // generator would not write truly fails it, naming the field.
 func TestWireGeneratorRefusesWhatItCannotWrite(t *testing.T) {
-	for _, v := range []any{wireEmbedsOther{}, wireStringNumber{}, wireTime{}, wireAnonymous{}, wireEnvelopeNoMessage{}, wireChan{}} {
-		g := &tsGen{docs: &goDocs{}, names: map[reflect.Type]string{}, used: map[string]bool{}, msgLit: map[reflect.Type][]string{}}
-		g.named(reflect.TypeOf(v))
-		if g.err == nil {
-			t.Errorf("%T: generated without an error:\n%s", v, strings.Join(g.decls, "\n"))
+	newGen := func() *tsGen {
+		return &tsGen{docs: &goDocs{}, names: map[reflect.Type]string{}, used: map[string]bool{}, msgLit: map[reflect.Type][]string{}}
+	}
+	for _, tc := range []struct {
+		v    any
+		want string // in the error
+	}{
+		{wireEmbedsOther{}, "embeds protocol.Focus"},
+		{wireStringNumber{}, `wireStringNumber.N: the json option "string"`},
+		{wireTime{}, "wireTime.At: time.Time writes itself"},
+		{wireAnonymous{}, "the wire's structs are named types"},
+		{wireEnvelopeNoMessage{}, "embeds Envelope but is no message"},
+		{wireChan{}, "wireChan.C: no TypeScript type for chan int"},
+	} {
+		g := newGen()
+		g.named(reflect.TypeOf(tc.v))
+		if g.err == nil || !strings.Contains(g.err.Error(), tc.want) {
+			t.Errorf("%T: error %v, want one saying %q; wrote:\n%s", tc.v, g.err, tc.want, strings.Join(g.decls, "\n"))
 		}
 	}
-	g := &tsGen{docs: &goDocs{}, names: map[reflect.Type]string{}, used: map[string]bool{}, msgLit: map[reflect.Type][]string{}}
+	g := newGen()
+	g.sections = map[string]string{"x": "§0", "y": "§0"}
 	g.messages([]string{"x"}, func(string) (any, bool) { return Focus{}, true })
 	g.messages([]string{"y"}, func(string) (any, bool) { return Focus{}, true })
-	if g.err == nil {
-		t.Error("one Go type for a message of each side: generated without an error")
+	if g.err == nil || !strings.Contains(g.err.Error(), "a message of both sides") {
+		t.Errorf("one Go type for a message of each side: error %v", g.err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,9 +59,6 @@ func UIStylesheet() []byte { return uiStylesheet }
 // UIGerman is the module of the UI elements' German sentences
 // (@tabrelay/tab/ui/de), for a page that calls setMessages with it.
 func UIGerman() []byte { return uiGerman }
-
-// ChatModule is the module of <tabrelay-chat> (@tabrelay/tab/chat).
-func ChatModule() []byte { return chatModule }
 
 // Version is the package's version (package.json).
 func Version() string {
@@ -140,25 +138,7 @@ func UIGermanVersionPath() string { return "/sdk/" + Version() + "/tabrelay-ui-d
 // relay (on the first request for it), with an ETag of its own per
 // encoding and Vary: Accept-Encoding.
 func Handler() http.Handler {
-	const year, hour = "public, max-age=31536000, immutable", "public, max-age=3600"
-	const js, css = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
-	type file struct {
-		variants     func() encodings
-		ctype, cache string
-	}
-	// Each compressed once, on its first request.
-	core := sync.OnceValue(func() encodings { return encode(module) })
-	ui := sync.OnceValue(func() encodings { return encode(uiModule) })
-	sheet := sync.OnceValue(func() encodings { return encode(uiStylesheet) })
-	german := sync.OnceValue(func() encodings { return encode(uiGerman) })
-	chat := sync.OnceValue(func() encodings { return encode(chatModule) })
-	paths := map[string]file{
-		VersionPath(): {core, js, year}, MajorPath: {core, js, hour},
-		UIVersionPath(): {ui, js, year}, UIMajorPath: {ui, js, hour},
-		ChatVersionPath(): {chat, js, year}, ChatMajorPath: {chat, js, hour},
-		UIStylesheetVersionPath(): {sheet, css, year}, UIStylesheetMajorPath: {sheet, css, hour},
-		UIGermanVersionPath(): {german, js, year}, UIGermanMajorPath: {german, js, hour},
-	}
+	paths := servedFiles()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		f, ok := paths[r.URL.Path]
@@ -180,6 +160,46 @@ func Handler() http.Handler {
 		// If-None-Match (304), HEAD and Content-Length, as net/http does them.
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(v.body))
 	})
+}
+
+const immutable, hour = "public, max-age=31536000, immutable", "public, max-age=3600"
+
+// A servedFile is what Handler serves at a path: its variants (each
+// compressed once, on its first request), its type and its caching.
+type servedFile struct {
+	variants     func() encodings
+	ctype, cache string
+}
+
+// servedFiles maps each path Handler serves to its file.
+func servedFiles() map[string]servedFile {
+	const js, css = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+	core := sync.OnceValue(func() encodings { return encode(module) })
+	ui := sync.OnceValue(func() encodings { return encode(uiModule) })
+	sheet := sync.OnceValue(func() encodings { return encode(uiStylesheet) })
+	german := sync.OnceValue(func() encodings { return encode(uiGerman) })
+	chat := sync.OnceValue(func() encodings { return encode(chatModule) })
+	return map[string]servedFile{
+		VersionPath(): {core, js, immutable}, MajorPath: {core, js, hour},
+		UIVersionPath(): {ui, js, immutable}, UIMajorPath: {ui, js, hour},
+		ChatVersionPath(): {chat, js, immutable}, ChatMajorPath: {chat, js, hour},
+		UIStylesheetVersionPath(): {sheet, css, immutable}, UIStylesheetMajorPath: {sheet, css, hour},
+		UIGermanVersionPath(): {german, js, immutable}, UIGermanMajorPath: {german, js, hour},
+	}
+}
+
+// ImmutablePaths are the paths Handler serves as immutable: the files under
+// /sdk/<version>/, whose bytes must never change once a relay served them
+// (apps pin their integrity).
+func ImmutablePaths() []string {
+	var out []string
+	for p, f := range servedFiles() {
+		if f.cache == immutable {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // A variant is one encoding of a file: its bytes, its Content-Encoding

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -187,21 +188,17 @@ func TestTheVersionIsSemanticAndInTheChangelog(t *testing.T) {
 
 // released.json holds, for each version whose bytes a relay has served
 // under /sdk/<version>/ (immutable, and pinned by apps' integrity
-// attributes), the sha384 of each file served there.
+// attributes), the sha384 of each file served there, by name.
 const releasedFile = "released.json"
 
-var release = flag.Bool("release", false, "record this version's served files in released.json (at a landing)")
-
-// servedFiles are the files a relay serves under /sdk/<version>/, by name.
-var servedFiles = map[string]func() []byte{
-	"tabrelay.js": sdk.Module, "tabrelay-ui.js": sdk.UIModule, "tabrelay-ui.css": sdk.UIStylesheet,
-	"tabrelay-ui-de.js": sdk.UIGerman, "tabrelay-chat.js": sdk.ChatModule,
-}
+var release = flag.Bool("release", false, "record this version's served files in released.json (as it lands)")
 
 // TestAReleasedVersionKeepsItsBytes: once a version is recorded as
-// released, a build whose served files differ must carry another version
-// (package.json and CHANGELOG.md): a page that pinned the old bytes' hash
-// would stop loading them. With -release it records this version.
+// released, a build whose immutable files (as Handler serves them) differ
+// must carry another version (package.json and CHANGELOG.md): a page that
+// pinned the old bytes' hash would stop loading them. With -release it
+// records this version, and refuses to record other bytes under a version
+// recorded already.
 func TestAReleasedVersionKeepsItsBytes(t *testing.T) {
 	released := map[string]map[string]string{}
 	raw, err := os.ReadFile(releasedFile)
@@ -211,29 +208,30 @@ func TestAReleasedVersionKeepsItsBytes(t *testing.T) {
 	if err := json.Unmarshal(raw, &released); err != nil {
 		t.Fatalf("%s: %v", releasedFile, err)
 	}
+	srv := httptest.NewServer(sdk.Handler())
+	defer srv.Close()
 	now := map[string]string{}
-	for name, body := range servedFiles {
-		sum := sha512.Sum384(body())
-		now[name] = "sha384-" + base64.StdEncoding.EncodeToString(sum[:])
+	for _, path := range sdk.ImmutablePaths() {
+		resp, body := get(t, srv, path)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("GET %s: %d %q", path, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+		}
+		sum := sha512.Sum384(body)
+		now[path[strings.LastIndexByte(path, '/')+1:]] = "sha384-" + base64.StdEncoding.EncodeToString(sum[:])
 	}
-	if *release {
-		released[sdk.Version()] = now
-		out, err := json.MarshalIndent(released, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(releasedFile, append(out, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	was, recorded := released[sdk.Version()]
+	if recorded && !maps.Equal(was, now) {
+		t.Fatalf("the files under /sdk/%s/ are not the ones %s records for it: give this build a version of its own in package.json and CHANGELOG.md", sdk.Version(), releasedFile)
+	}
+	if !*release || recorded {
 		return
 	}
-	was, ok := released[sdk.Version()]
-	if !ok {
-		return // not released yet: its bytes may still change
+	released[sdk.Version()] = now
+	out, err := json.MarshalIndent(released, "", "  ")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, sum := range now {
-		if was[name] != sum {
-			t.Errorf("dist/%s is not the %s that was released (%s): give this build a version of its own in package.json and CHANGELOG.md", name, sdk.Version(), releasedFile)
-		}
+	if err := os.WriteFile(releasedFile, append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -10,7 +10,7 @@ import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
 import { parseFrame, type DoneMessage, type PermissionsQueryMessage, type WelcomeMessage } from "./frames.js";
-import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, type WireHello } from "./wire.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, type WireHello, type WireScopeEntry } from "./wire.js";
 import { overBytes, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
@@ -606,6 +606,7 @@ export function socketURL(relay: string): string {
   return u.href;
 }
 
-function copyScope(scope: readonly ScopeEntry[]): ScopeEntry[] {
-  return scope.map((e) => (e.actions ? { tool: e.tool, actions: [...e.actions] } : { tool: e.tool }));
+/** copyScope is scope as the relay reads it (wire.ts: a renamed field fails tsc here). */
+function copyScope(scope: readonly ScopeEntry[]): WireScopeEntry[] {
+  return scope.map((e): WireScopeEntry => (e.actions ? { tool: e.tool, actions: [...e.actions] } : { tool: e.tool }));
 }
