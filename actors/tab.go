@@ -131,11 +131,18 @@ func (t *Tab) forward(m any) {
 	if pairing == nil || t.closed.Load() {
 		return
 	}
+	if testHookForwarding != nil {
+		testHookForwarding(t)
+	}
 	if msg, ok := m.(protocol.FromTab); ok && pairing.Address != t.hub.system.Address() {
 		m = fromTab(msg)
 	}
 	t.hub.system.Root.RequestWithCustomSender(pairing, m, t.pid)
 }
+
+// testHookForwarding, when set (by a test), runs in forward between its
+// check that the tab is open and its send, as net/http's testHook vars do.
+var testHookForwarding func(*Tab)
 
 // Close ends the tab: its socket is closed, and its pairing hears that it
 // stopped. Its calls in flight go to the browser's other tabs, or wait for

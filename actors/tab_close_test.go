@@ -1,0 +1,103 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tabrelay/tabrelay/protocol"
+)
+
+// TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd: a tab's socket
+// reads a result while something else closes the tab (a replacement, a
+// drain). Either the result was forwarded, and then the pairing reads it
+// before it hears the tab ended (so the call never goes to the browser's
+// other tab), or the closed tab dropped it, and the other tab gets the
+// call and answers. A call answered by the closing tab that also went to
+// the other tab is the end overtaking the result (Tab.Close tells its
+// pairing after the forwards under way).
+//
+// In half the rounds the forward waits, past its check that the tab is
+// open, until the tab is closed and a little more (testHookForwarding): the
+// end, told without waiting for the forward, would reach the pairing
+// first there.
+func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
+	r := newRig(t, nil)
+	var held atomic.Pointer[Tab]
+	testHookForwarding = func(tab *Tab) {
+		if tab != held.Load() {
+			return
+		}
+		for deadline := time.Now().Add(time.Second); !tab.closed.Load() && time.Now().Before(deadline); {
+			runtime.Gosched()
+		}
+		time.Sleep(2 * time.Millisecond) // the pairing's time to read an end told meanwhile
+	}
+	defer func() { testHookForwarding = nil }()
+	var answeredByA, answeredByB int
+	for i := range 200 {
+		pairing := fmt.Sprintf("p%d", i)
+		b := r.connect(pairing, "tab-b", epoch.Add(-time.Minute))
+		a := r.connect(pairing, "tab-a", epoch)
+		waiting := r.call(pairing, "c1", "whoami")
+		c := a.nextCall()
+		start := make(chan struct{})
+		var both sync.WaitGroup
+		both.Add(2)
+		if i%2 == 0 {
+			held.Store(a.tab)
+		}
+		result := resultOf(t, c.ID, protocol.TabResult{Data: json.RawMessage(`{"text":"a"}`)})
+		go func() { defer both.Done(); <-start; a.tab.Forward(result) }()
+		go func() {
+			defer both.Done()
+			<-start
+			for range i % 4 { // let the forward get further, more often as i grows
+				runtime.Gosched()
+			}
+			a.tab.Close()
+		}()
+		close(start)
+		both.Wait()
+
+		redelivered := false
+		var o protocol.Outcome
+	wait:
+		for {
+			select {
+			case o = <-waiting.done:
+				break wait
+			case m := <-b.in:
+				if call, ok := m.(protocol.Call); ok {
+					redelivered = true
+					b.answer(call.ID, "b")
+				}
+			case <-time.After(patience):
+				t.Fatalf("%s: the call did not end", pairing)
+			}
+		}
+		// A call sent to b before the pairing read a's result is in b's
+		// queue by now: the pairing sent it before it answered the waiter.
+		for len(b.in) > 0 {
+			if _, ok := (<-b.in).(protocol.Call); ok {
+				redelivered = true
+			}
+		}
+		byA := answerText(t, o) == "a"
+		if byA && redelivered {
+			t.Fatalf("%s: the closing tab's result was read after its end: the call went to the other tab too", pairing)
+		}
+		if byA {
+			answeredByA++
+		} else {
+			answeredByB++
+		}
+		b.tab.Close()
+		held.Store(nil)
+	}
+	t.Logf("answered by the closing tab %d times, by the other %d times", answeredByA, answeredByB)
+}
