@@ -58,13 +58,23 @@ const (
 // fromTab method, its fromTab entry), its handler, its heading in
 // docs/tab-protocol.md, and the SDK's code that sends it, typed by the
 // SDK's web/sdk/src/wire.ts, which go generate ./protocol makes from
-// this file. What tabsocket does not handle itself (the socket, the
+// this file; one the relay answers by its ref is a Request too (its
+// request method), which is all tabsocket and the SDK need to know of it.
+// What tabsocket does not handle itself (the socket, the
 // connection requests) goes to the browser's pairing actor, which may be
 // on another node (actors/wire carries it as the JSON it is).
 type FromTab interface{ fromTab() }
 
 // ToTab is a message the relay sends a tab: one of the types toTab lists.
 type ToTab interface{ toTab() }
+
+// Request is a message a tab sends that the relay answers by its ref:
+// with its answer, or an Error (tabsocket/requests.go). The SDK's type of
+// them is generated from the types that are one (WireRequestMessage).
+type Request interface {
+	FromTab
+	request()
+}
 
 // fromTab is every message a tab sends, by type: DecodeFromTab reads data
 // of the type into a value of the message's Go type.
@@ -287,6 +297,7 @@ const (
 )
 
 func (Approve) fromTab() {}
+func (Approve) request() {}
 
 // ConnectInfoRequest asks who waits behind a connect code (answered with
 // ConnectInfo, by Ref), so that the person sees who asks before deciding.
@@ -296,6 +307,7 @@ type ConnectInfoRequest struct {
 }
 
 func (ConnectInfoRequest) fromTab() {}
+func (ConnectInfoRequest) request() {}
 
 // ConnectInfo answers a tab's connect-info (by Ref): who waits behind a
 // connect code, so that the person sees who asks before approving.
@@ -357,6 +369,7 @@ type Forget struct {
 }
 
 func (Forget) fromTab() {}
+func (Forget) request() {}
 
 // SetScope replaces one connection's scope with the person's choice.
 type SetScope struct {
@@ -366,12 +379,14 @@ type SetScope struct {
 }
 
 func (SetScope) fromTab() {}
+func (SetScope) request() {}
 
 // ListConnections asks for the browser's connections (answered with
 // Connections, by Ref).
 type ListConnections struct{ Envelope }
 
 func (ListConnections) fromTab() {}
+func (ListConnections) request() {}
 
 // ConnectionInfo is one connection of the browser as its tab shows it in
 // the app's Connections panel.

@@ -109,7 +109,15 @@ func wireTS() ([]byte, error) {
 	fmt.Fprintf(&b, "/** Message types a tab sends (§4). */\nexport const TAB_MESSAGE_TYPES = %s as const;\n\n", tsStrings(tabTypes))
 	fmt.Fprintf(&b, "/** Message types the relay sends (§4); a connect-info request is answered with its own type too. */\nexport const RELAY_MESSAGE_TYPES = %s as const;\n\n", tsStrings(relayTypes))
 	b.WriteString("/** Every message a tab sends. */\nexport type WireTabMessage =\n  | " + strings.Join(tabMsgs, "\n  | ") + ";\n\n")
-	b.WriteString("/** Every message the relay sends (`scope` is reserved: never sent). */\nexport type WireRelayMessage =\n  | " + strings.Join(relayMsgs, "\n  | ") + ";\n")
+	b.WriteString("/** Every message the relay sends (`scope` is reserved: never sent). */\nexport type WireRelayMessage =\n  | " + strings.Join(relayMsgs, "\n  | ") + ";\n\n")
+	var requests []string
+	for rt, name := range g.names {
+		if rt.Implements(reflect.TypeFor[Request]()) {
+			requests = append(requests, name)
+		}
+	}
+	slices.Sort(requests)
+	b.WriteString("/** The tab's requests, which the relay answers by their ref (protocol.Request). */\nexport type WireRequestMessage =\n  | " + strings.Join(requests, "\n  | ") + ";\n")
 	for _, d := range g.decls {
 		b.WriteString("\n" + d)
 	}

@@ -47,7 +47,7 @@ func (c *conn) dispatch(data []byte) protocol.CloseCode {
 		tab.Forward(msg) // the pairing forgets the permissions answers it keeps
 	case protocol.Focus:
 		tab.Focus(focusTime(m.At, c.s.cfg.Clock.Now()))
-	case protocol.ConnectInfoRequest, protocol.Approve, protocol.ListConnections, protocol.Forget, protocol.SetScope:
+	case protocol.Request:
 		if c.s.cfg.Connections == nil {
 			c.unsupported(env)
 			break

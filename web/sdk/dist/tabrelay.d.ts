@@ -757,7 +757,7 @@ export type Permission = "asks" | "runs" | "refused";
 /** Every message the tab sends (wire.ts, generated from the relay's). */
 type TabMessage = WireTabMessage;
 /** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
-type RequestMessage = WireConnectInfoRequest | WireApprove | WireListConnections | WireForget | WireSetScope;
+type RequestMessage = WireRequestMessage;
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";
 /**
@@ -1225,6 +1225,8 @@ declare const RELAY_MESSAGE_TYPES: readonly ["welcome", "call", "cancel", "conne
 type WireTabMessage = WireHello | WireFocus | WireResult | WireAsking | WireStep | WireProgress | WirePermissions | WireLog | WirePermissionsChanged | WireApprove | WireListConnections | WireForget | WireSetScope | WireConnectInfoRequest | WirePong;
 /** Every message the relay sends (`scope` is reserved: never sent). */
 type WireRelayMessage = WireWelcome | WireCall | WireCancel | WireConnections | WirePing | WireDrain | WireDone | WirePermissionsQuery | WireError | WireConnectInfo;
+/** The tab's requests, which the relay answers by their ref (protocol.Request). */
+type WireRequestMessage = WireApprove | WireConnectInfoRequest | WireForget | WireListConnections | WireSetScope;
 /** The `hello` message: docs/tab-protocol.md, §5, "`hello` (tab → relay)". */
 interface WireHello {
     type: "hello";

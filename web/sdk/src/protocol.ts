@@ -5,10 +5,7 @@
 // interface of its own, as before the types were generated: an app may
 // augment them).
 
-import type {
-  WireApprove, WireConnection, WireConnectInfoRequest, WireEmbeddedResource, WireForget, WireListConnections, WireMedia, WireNote,
-  WireSetScope, WireTabMessage, WireTabResult,
-} from "./wire.js";
+import type { WireConnection, WireEmbeddedResource, WireMedia, WireNote, WireRequestMessage, WireTabMessage, WireTabResult } from "./wire.js";
 
 /** The largest hello the relay reads (§2). */
 export const MAX_HELLO_BYTES = 4096;
@@ -47,7 +44,7 @@ export type Permission = "asks" | "runs" | "refused";
 export type TabMessage = WireTabMessage;
 
 /** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
-export type RequestMessage = WireConnectInfoRequest | WireApprove | WireListConnections | WireForget | WireSetScope;
+export type RequestMessage = WireRequestMessage;
 
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";

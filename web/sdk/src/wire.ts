@@ -49,6 +49,14 @@ export type WireRelayMessage =
   | WireError
   | WireConnectInfo;
 
+/** The tab's requests, which the relay answers by their ref (protocol.Request). */
+export type WireRequestMessage =
+  | WireApprove
+  | WireConnectInfoRequest
+  | WireForget
+  | WireListConnections
+  | WireSetScope;
+
 /** The `hello` message: docs/tab-protocol.md, §5, "`hello` (tab → relay)". */
 export interface WireHello {
   type: "hello";
