@@ -2,12 +2,8 @@ package protocol_test
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -115,33 +111,9 @@ func TestProtocolDocListsEveryType(t *testing.T) {
 // with prefix (and are longer than it), with their values.
 func declaredConsts(t *testing.T, file, prefix string) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	declared, err := protocol.DeclaredConsts(file, prefix)
 	if err != nil {
-		t.Fatalf("parse %s: %v", file, err)
-	}
-	declared := map[string]string{}
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				if !strings.HasPrefix(n.Name, prefix) || len(n.Name) == len(prefix) || i >= len(vs.Values) {
-					continue
-				}
-				lit, ok := vs.Values[i].(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					continue
-				}
-				v, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					t.Fatalf("%s: %v", n.Name, err)
-				}
-				declared[n.Name] = v
-			}
-		}
+		t.Fatal(err)
 	}
 	return declared
 }

@@ -54,15 +54,16 @@ const (
 )
 
 // FromTab is a message a tab sends: one of the types fromTab lists, or
-// Unknown. Adding one is its type here (a Type constant, the struct, its
-// fromTab method, its fromTab entry), its handler, its heading in
-// docs/tab-protocol.md, and the SDK's code that sends it, typed by the
-// SDK's web/sdk/src/wire.ts, which go generate ./protocol makes from
-// this file; one the relay answers by its ref is a Request too (its
-// request method), which is all tabsocket and the SDK need to know of it.
-// What tabsocket does not handle itself (the socket, the
-// connection requests) goes to the browser's pairing actor, which may be
-// on another node (actors/wire carries it as the JSON it is).
+// Unknown. Adding one takes:
+//   - here, a Type constant, the struct, its fromTab method and its
+//     fromTab entry (and a request method when the relay answers it by
+//     its ref: a Request);
+//   - its handler: tabsocket's, or, for what tabsocket does not handle
+//     itself, the pairing actor's (on any node: actors/wire carries it as
+//     the JSON it is);
+//   - its heading in docs/tab-protocol.md;
+//   - the SDK's code that sends it, typed by web/sdk/src/wire.ts, which
+//     go generate ./protocol writes from this file.
 type FromTab interface{ fromTab() }
 
 // ToTab is a message the relay sends a tab: one of the types toTab lists.

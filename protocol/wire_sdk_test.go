@@ -69,14 +69,21 @@ func wireTS() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tabTypes, err := src.constBlock("TypeHello")
+	types, err := DeclaredConsts("messages.go", "Type")
 	if err != nil {
 		return nil, err
 	}
-	relayTypes, err := src.constBlock("TypeWelcome")
-	if err != nil {
-		return nil, err
+	// The tab's are those fromTab reads; every other the relay's (scope, reserved, too).
+	var tabTypes, relayTypes []string
+	for _, typ := range types {
+		if _, ok := fromTab[typ]; ok {
+			tabTypes = append(tabTypes, typ)
+		} else {
+			relayTypes = append(relayTypes, typ)
+		}
 	}
+	slices.Sort(tabTypes)
+	slices.Sort(relayTypes)
 	sections, err := docSections(protocolDoc)
 	if err != nil {
 		return nil, err
@@ -404,12 +411,11 @@ func tsComment(indent, text string) string {
 	return b.String()
 }
 
-// goDocs is the doc comments of a package's types and their fields, and
-// its const blocks, read from its source.
+// goDocs is the doc comments of a package's types and their fields, read
+// from its source.
 type goDocs struct {
 	types  map[string]string            // type name → doc
 	fields map[string]map[string]string // type name → field name → doc (or line comment)
-	consts [][]*ast.ValueSpec
 }
 
 func parseDocs(dir string) (*goDocs, error) {
@@ -431,13 +437,6 @@ func parseDocs(dir string) (*goDocs, error) {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok {
 				continue
-			}
-			if gd.Tok == token.CONST {
-				var block []*ast.ValueSpec
-				for _, s := range gd.Specs {
-					block = append(block, s.(*ast.ValueSpec))
-				}
-				d.consts = append(d.consts, block)
 			}
 			for _, s := range gd.Specs {
 				ts, ok := s.(*ast.TypeSpec)
@@ -468,31 +467,6 @@ func parseDocs(dir string) (*goDocs, error) {
 		}
 	}
 	return d, nil
-}
-
-// constBlock is the string values of the const block that declares first.
-func (d *goDocs) constBlock(first string) ([]string, error) {
-	for _, block := range d.consts {
-		if len(block[0].Names) == 0 || block[0].Names[0].Name != first {
-			continue
-		}
-		var values []string
-		for _, s := range block {
-			for _, v := range s.Values {
-				lit, ok := v.(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return nil, fmt.Errorf("const block of %s: %s is not a string literal", first, s.Names[0].Name)
-				}
-				u, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					return nil, err
-				}
-				values = append(values, u)
-			}
-		}
-		return values, nil
-	}
-	return nil, fmt.Errorf("no const block begins with %s", first)
 }
 
 // typeDoc is the doc of Go type goName, speaking of it as tsName.

@@ -1218,15 +1218,59 @@ export declare const PROTOCOL_VERSION = 1;
 /** The largest message either side may send after the welcome (§2). */
 declare const MAX_MESSAGE_BYTES = 16777216;
 /** Message types a tab sends (§4). */
-declare const TAB_MESSAGE_TYPES: readonly ["hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log", "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong"];
+declare const TAB_MESSAGE_TYPES: readonly ["answered", "approve", "asking", "connect-info", "decline", "focus", "forget", "hello", "list-connections", "log", "permissions", "permissions-changed", "pong", "progress", "result", "set-scope", "step"];
 /** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
-declare const RELAY_MESSAGE_TYPES: readonly ["welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done", "permissions-query", "error"];
+declare const RELAY_MESSAGE_TYPES: readonly ["call", "cancel", "connections", "done", "drain", "error", "permissions-query", "ping", "scope", "welcome"];
 /** Every message a tab sends. */
-type WireTabMessage = WireHello | WireFocus | WireResult | WireAsking | WireStep | WireProgress | WirePermissions | WireLog | WirePermissionsChanged | WireApprove | WireListConnections | WireForget | WireSetScope | WireConnectInfoRequest | WirePong;
+type WireTabMessage = WireAsking | WireApprove | WireConnectInfoRequest | WireFocus | WireForget | WireHello | WireListConnections | WireLog | WirePermissions | WirePermissionsChanged | WirePong | WireProgress | WireResult | WireSetScope | WireStep;
 /** Every message the relay sends (`scope` is reserved: never sent). */
-type WireRelayMessage = WireWelcome | WireCall | WireCancel | WireConnections | WirePing | WireDrain | WireDone | WirePermissionsQuery | WireError | WireConnectInfo;
+type WireRelayMessage = WireCall | WireCancel | WireConnections | WireDone | WireDrain | WireError | WirePermissionsQuery | WirePing | WireWelcome | WireConnectInfo;
 /** The tab's requests, which the relay answers by their ref (protocol.Request). */
 type WireRequestMessage = WireApprove | WireConnectInfoRequest | WireForget | WireListConnections | WireSetScope;
+/** The `answered` or `asking` message: docs/tab-protocol.md, §6, "`asking` and `answered`". */
+interface WireAsking {
+    type: "answered" | "asking";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+}
+/** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
+interface WireScopeEntry {
+    tool: string;
+    /** a tab may leave it out: all actions */
+    actions?: string[];
+}
+/** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireApprove {
+    type: "approve" | "decline";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    code: string;
+    scope?: WireScopeEntry[];
+    /** via is how the code reached the tab: "link" (ViaLink: the approval link's fragment) or "typed" (ViaTyped: the person typed it; also when left out). A link approval is released only once the approving browser proved it opened the waiting page (the done's confirm). */
+    via?: string;
+}
+/** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireConnectInfoRequest {
+    type: "connect-info";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    code: string;
+}
+/** The `focus` message: docs/tab-protocol.md, §6, "`focus`". */
+interface WireFocus {
+    type: "focus";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    at: number;
+}
+/** The `forget` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireForget {
+    type: "forget";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    connection: string;
+}
 /** The `hello` message: docs/tab-protocol.md, §5, "`hello` (tab → relay)". */
 interface WireHello {
     type: "hello";
@@ -1245,12 +1289,50 @@ interface WireHello {
     /** reconnects counts this tab's earlier connections in this page load (for the reconnects metric). */
     reconnects?: number;
 }
-/** The `focus` message: docs/tab-protocol.md, §6, "`focus`". */
-interface WireFocus {
-    type: "focus";
+/** The `list-connections` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+interface WireListConnections {
+    type: "list-connections";
     /** A request's ref, which its answer repeats. */
     ref?: string;
-    at: number;
+}
+/** The `log` message: docs/tab-protocol.md, §6, "`log`". */
+interface WireLog {
+    type: "log";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    level: LogLevel;
+    data: unknown;
+}
+/** The `permissions` message: docs/tab-protocol.md, §6, "`permissions`". */
+interface WirePermissions {
+    type: "permissions";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    tools: Record<string, Permission>;
+}
+/** The `permissions-changed` message: docs/tab-protocol.md, §6, "`permissions-changed`". */
+interface WirePermissionsChanged {
+    type: "permissions-changed";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+}
+/** The `pong` message: docs/tab-protocol.md, §6, "`pong`". */
+interface WirePong {
+    type: "pong";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+}
+/** The `progress` message: docs/tab-protocol.md, §6, "`progress`". */
+interface WireProgress {
+    type: "progress";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    id: string;
+    progress: number;
+    total?: number;
+    message?: string;
 }
 /** WireMedia is one picture or sound clip of a result: its standard base64 bytes and their MIME type. */
 interface WireMedia {
@@ -1293,82 +1375,6 @@ interface WireResult {
     id: string;
     result: WireTabResult;
 }
-/** The `asking` or `answered` message: docs/tab-protocol.md, §6, "`asking` and `answered`". */
-interface WireAsking {
-    type: "asking" | "answered";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    id: string;
-}
-/** The `step` message: docs/tab-protocol.md, §6, "`step`". */
-interface WireStep {
-    type: "step";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    by: string;
-}
-/** The `progress` message: docs/tab-protocol.md, §6, "`progress`". */
-interface WireProgress {
-    type: "progress";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    id: string;
-    progress: number;
-    total?: number;
-    message?: string;
-}
-/** The `permissions` message: docs/tab-protocol.md, §6, "`permissions`". */
-interface WirePermissions {
-    type: "permissions";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    id: string;
-    tools: Record<string, Permission>;
-}
-/** The `log` message: docs/tab-protocol.md, §6, "`log`". */
-interface WireLog {
-    type: "log";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    id: string;
-    level: LogLevel;
-    data: unknown;
-}
-/** The `permissions-changed` message: docs/tab-protocol.md, §6, "`permissions-changed`". */
-interface WirePermissionsChanged {
-    type: "permissions-changed";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-}
-/** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
-interface WireScopeEntry {
-    tool: string;
-    /** a tab may leave it out: all actions */
-    actions?: string[];
-}
-/** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-interface WireApprove {
-    type: "approve" | "decline";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    code: string;
-    scope?: WireScopeEntry[];
-    /** via is how the code reached the tab: "link" (ViaLink: the approval link's fragment) or "typed" (ViaTyped: the person typed it; also when left out). A link approval is released only once the approving browser proved it opened the waiting page (the done's confirm). */
-    via?: string;
-}
-/** The `list-connections` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-interface WireListConnections {
-    type: "list-connections";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-}
-/** The `forget` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-interface WireForget {
-    type: "forget";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    connection: string;
-}
 /** The `set-scope` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
 interface WireSetScope {
     type: "set-scope";
@@ -1377,30 +1383,12 @@ interface WireSetScope {
     connection: string;
     scope: WireScopeEntry[] | null;
 }
-/** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-interface WireConnectInfoRequest {
-    type: "connect-info";
+/** The `step` message: docs/tab-protocol.md, §6, "`step`". */
+interface WireStep {
+    type: "step";
     /** A request's ref, which its answer repeats. */
     ref?: string;
-    code: string;
-}
-/** The `pong` message: docs/tab-protocol.md, §6, "`pong`". */
-interface WirePong {
-    type: "pong";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-}
-/** The `welcome` message: docs/tab-protocol.md, §5, "`welcome` (relay → tab)". */
-interface WireWelcome {
-    type: "welcome";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    protocol: number;
-    /** the pairing's id (derived from the secret's hash; not a secret) */
-    pairing: string;
-    /** the relay pings this often; answer each with pong */
-    pingIntervalMs: number;
-    maxMessageBytes: number;
+    by: string;
 }
 /** WireConnection is who a call comes from: one approved grant of one host. */
 interface WireConnection {
@@ -1455,20 +1443,6 @@ interface WireConnections {
     ref?: string;
     connections: WireConnectionInfo[] | null;
 }
-/** The `ping` message: docs/tab-protocol.md, §7, "`ping`". */
-interface WirePing {
-    type: "ping";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    at: number;
-}
-/** The `drain` message: docs/tab-protocol.md, §7, "`drain`". */
-interface WireDrain {
-    type: "drain";
-    /** A request's ref, which its answer repeats. */
-    ref?: string;
-    reconnectAfterMs: number;
-}
 /** The `done` message: docs/tab-protocol.md, §7, "`done`". */
 interface WireDone {
     type: "done";
@@ -1477,6 +1451,21 @@ interface WireDone {
     connection?: WireConnectionInfo;
     /** confirm answers a link approval: the relay's page the approving browser opens as a top-level window to prove it holds the waiting page's cookie; the connection exists only once it did. Its fragment holds a single-use handle, never sent in a request line. */
     confirm?: string;
+}
+/** The `drain` message: docs/tab-protocol.md, §7, "`drain`". */
+interface WireDrain {
+    type: "drain";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    reconnectAfterMs: number;
+}
+/** The `error` message: docs/tab-protocol.md, §7, "`error`". */
+interface WireError {
+    type: "error";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    code: string;
+    message: string;
 }
 /** The `permissions-query` message: docs/tab-protocol.md, §7, "`permissions-query`". */
 interface WirePermissionsQuery {
@@ -1487,13 +1476,24 @@ interface WirePermissionsQuery {
     connection: WireConnection;
     tools: string[] | null;
 }
-/** The `error` message: docs/tab-protocol.md, §7, "`error`". */
-interface WireError {
-    type: "error";
+/** The `ping` message: docs/tab-protocol.md, §7, "`ping`". */
+interface WirePing {
+    type: "ping";
     /** A request's ref, which its answer repeats. */
     ref?: string;
-    code: string;
-    message: string;
+    at: number;
+}
+/** The `welcome` message: docs/tab-protocol.md, §5, "`welcome` (relay → tab)". */
+interface WireWelcome {
+    type: "welcome";
+    /** A request's ref, which its answer repeats. */
+    ref?: string;
+    protocol: number;
+    /** the pairing's id (derived from the secret's hash; not a secret) */
+    pairing: string;
+    /** the relay pings this often; answer each with pong */
+    pingIntervalMs: number;
+    maxMessageBytes: number;
 }
 /** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
 interface WireConnectInfo {

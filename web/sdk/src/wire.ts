@@ -13,40 +13,40 @@ export const PROTOCOL_VERSION = 1;
 export const MAX_MESSAGE_BYTES = 16777216;
 
 /** Message types a tab sends (§4). */
-export const TAB_MESSAGE_TYPES = ["hello", "focus", "result", "asking", "answered", "step", "progress", "permissions", "log", "permissions-changed", "approve", "decline", "list-connections", "forget", "set-scope", "connect-info", "pong"] as const;
+export const TAB_MESSAGE_TYPES = ["answered", "approve", "asking", "connect-info", "decline", "focus", "forget", "hello", "list-connections", "log", "permissions", "permissions-changed", "pong", "progress", "result", "set-scope", "step"] as const;
 
 /** Message types the relay sends (§4); a connect-info request is answered with its own type too. */
-export const RELAY_MESSAGE_TYPES = ["welcome", "call", "cancel", "connections", "scope", "ping", "drain", "done", "permissions-query", "error"] as const;
+export const RELAY_MESSAGE_TYPES = ["call", "cancel", "connections", "done", "drain", "error", "permissions-query", "ping", "scope", "welcome"] as const;
 
 /** Every message a tab sends. */
 export type WireTabMessage =
-  | WireHello
-  | WireFocus
-  | WireResult
   | WireAsking
-  | WireStep
-  | WireProgress
-  | WirePermissions
-  | WireLog
-  | WirePermissionsChanged
   | WireApprove
-  | WireListConnections
-  | WireForget
-  | WireSetScope
   | WireConnectInfoRequest
-  | WirePong;
+  | WireFocus
+  | WireForget
+  | WireHello
+  | WireListConnections
+  | WireLog
+  | WirePermissions
+  | WirePermissionsChanged
+  | WirePong
+  | WireProgress
+  | WireResult
+  | WireSetScope
+  | WireStep;
 
 /** Every message the relay sends (`scope` is reserved: never sent). */
 export type WireRelayMessage =
-  | WireWelcome
   | WireCall
   | WireCancel
   | WireConnections
-  | WirePing
-  | WireDrain
   | WireDone
-  | WirePermissionsQuery
+  | WireDrain
   | WireError
+  | WirePermissionsQuery
+  | WirePing
+  | WireWelcome
   | WireConnectInfo;
 
 /** The tab's requests, which the relay answers by their ref (protocol.Request). */
@@ -56,6 +56,56 @@ export type WireRequestMessage =
   | WireForget
   | WireListConnections
   | WireSetScope;
+
+/** The `answered` or `asking` message: docs/tab-protocol.md, §6, "`asking` and `answered`". */
+export interface WireAsking {
+  type: "answered" | "asking";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  id: string;
+}
+
+/** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
+export interface WireScopeEntry {
+  tool: string;
+  /** a tab may leave it out: all actions */
+  actions?: string[];
+}
+
+/** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+export interface WireApprove {
+  type: "approve" | "decline";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  code: string;
+  scope?: WireScopeEntry[];
+  /** via is how the code reached the tab: "link" (ViaLink: the approval link's fragment) or "typed" (ViaTyped: the person typed it; also when left out). A link approval is released only once the approving browser proved it opened the waiting page (the done's confirm). */
+  via?: string;
+}
+
+/** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+export interface WireConnectInfoRequest {
+  type: "connect-info";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  code: string;
+}
+
+/** The `focus` message: docs/tab-protocol.md, §6, "`focus`". */
+export interface WireFocus {
+  type: "focus";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  at: number;
+}
+
+/** The `forget` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+export interface WireForget {
+  type: "forget";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  connection: string;
+}
 
 /** The `hello` message: docs/tab-protocol.md, §5, "`hello` (tab → relay)". */
 export interface WireHello {
@@ -76,12 +126,55 @@ export interface WireHello {
   reconnects?: number;
 }
 
-/** The `focus` message: docs/tab-protocol.md, §6, "`focus`". */
-export interface WireFocus {
-  type: "focus";
+/** The `list-connections` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
+export interface WireListConnections {
+  type: "list-connections";
   /** A request's ref, which its answer repeats. */
   ref?: string;
-  at: number;
+}
+
+/** The `log` message: docs/tab-protocol.md, §6, "`log`". */
+export interface WireLog {
+  type: "log";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  id: string;
+  level: LogLevel;
+  data: unknown;
+}
+
+/** The `permissions` message: docs/tab-protocol.md, §6, "`permissions`". */
+export interface WirePermissions {
+  type: "permissions";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  id: string;
+  tools: Record<string, Permission>;
+}
+
+/** The `permissions-changed` message: docs/tab-protocol.md, §6, "`permissions-changed`". */
+export interface WirePermissionsChanged {
+  type: "permissions-changed";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+}
+
+/** The `pong` message: docs/tab-protocol.md, §6, "`pong`". */
+export interface WirePong {
+  type: "pong";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+}
+
+/** The `progress` message: docs/tab-protocol.md, §6, "`progress`". */
+export interface WireProgress {
+  type: "progress";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  id: string;
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /** WireMedia is one picture or sound clip of a result: its standard base64 bytes and their MIME type. */
@@ -130,92 +223,6 @@ export interface WireResult {
   result: WireTabResult;
 }
 
-/** The `asking` or `answered` message: docs/tab-protocol.md, §6, "`asking` and `answered`". */
-export interface WireAsking {
-  type: "asking" | "answered";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  id: string;
-}
-
-/** The `step` message: docs/tab-protocol.md, §6, "`step`". */
-export interface WireStep {
-  type: "step";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  by: string;
-}
-
-/** The `progress` message: docs/tab-protocol.md, §6, "`progress`". */
-export interface WireProgress {
-  type: "progress";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  id: string;
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
-/** The `permissions` message: docs/tab-protocol.md, §6, "`permissions`". */
-export interface WirePermissions {
-  type: "permissions";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  id: string;
-  tools: Record<string, Permission>;
-}
-
-/** The `log` message: docs/tab-protocol.md, §6, "`log`". */
-export interface WireLog {
-  type: "log";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  id: string;
-  level: LogLevel;
-  data: unknown;
-}
-
-/** The `permissions-changed` message: docs/tab-protocol.md, §6, "`permissions-changed`". */
-export interface WirePermissionsChanged {
-  type: "permissions-changed";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-}
-
-/** WireScopeEntry grants one tool, and of it the named actions ("*", AllActions: all of them, including actions added later); scope.go holds the rule (SPEC §8). */
-export interface WireScopeEntry {
-  tool: string;
-  /** a tab may leave it out: all actions */
-  actions?: string[];
-}
-
-/** The `approve` or `decline` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-export interface WireApprove {
-  type: "approve" | "decline";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  code: string;
-  scope?: WireScopeEntry[];
-  /** via is how the code reached the tab: "link" (ViaLink: the approval link's fragment) or "typed" (ViaTyped: the person typed it; also when left out). A link approval is released only once the approving browser proved it opened the waiting page (the done's confirm). */
-  via?: string;
-}
-
-/** The `list-connections` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-export interface WireListConnections {
-  type: "list-connections";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-}
-
-/** The `forget` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-export interface WireForget {
-  type: "forget";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  connection: string;
-}
-
 /** The `set-scope` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
 export interface WireSetScope {
   type: "set-scope";
@@ -225,32 +232,12 @@ export interface WireSetScope {
   scope: WireScopeEntry[] | null;
 }
 
-/** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
-export interface WireConnectInfoRequest {
-  type: "connect-info";
+/** The `step` message: docs/tab-protocol.md, §6, "`step`". */
+export interface WireStep {
+  type: "step";
   /** A request's ref, which its answer repeats. */
   ref?: string;
-  code: string;
-}
-
-/** The `pong` message: docs/tab-protocol.md, §6, "`pong`". */
-export interface WirePong {
-  type: "pong";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-}
-
-/** The `welcome` message: docs/tab-protocol.md, §5, "`welcome` (relay → tab)". */
-export interface WireWelcome {
-  type: "welcome";
-  /** A request's ref, which its answer repeats. */
-  ref?: string;
-  protocol: number;
-  /** the pairing's id (derived from the secret's hash; not a secret) */
-  pairing: string;
-  /** the relay pings this often; answer each with pong */
-  pingIntervalMs: number;
-  maxMessageBytes: number;
+  by: string;
 }
 
 /** WireConnection is who a call comes from: one approved grant of one host. */
@@ -311,12 +298,14 @@ export interface WireConnections {
   connections: WireConnectionInfo[] | null;
 }
 
-/** The `ping` message: docs/tab-protocol.md, §7, "`ping`". */
-export interface WirePing {
-  type: "ping";
+/** The `done` message: docs/tab-protocol.md, §7, "`done`". */
+export interface WireDone {
+  type: "done";
   /** A request's ref, which its answer repeats. */
   ref?: string;
-  at: number;
+  connection?: WireConnectionInfo;
+  /** confirm answers a link approval: the relay's page the approving browser opens as a top-level window to prove it holds the waiting page's cookie; the connection exists only once it did. Its fragment holds a single-use handle, never sent in a request line. */
+  confirm?: string;
 }
 
 /** The `drain` message: docs/tab-protocol.md, §7, "`drain`". */
@@ -327,14 +316,13 @@ export interface WireDrain {
   reconnectAfterMs: number;
 }
 
-/** The `done` message: docs/tab-protocol.md, §7, "`done`". */
-export interface WireDone {
-  type: "done";
+/** The `error` message: docs/tab-protocol.md, §7, "`error`". */
+export interface WireError {
+  type: "error";
   /** A request's ref, which its answer repeats. */
   ref?: string;
-  connection?: WireConnectionInfo;
-  /** confirm answers a link approval: the relay's page the approving browser opens as a top-level window to prove it holds the waiting page's cookie; the connection exists only once it did. Its fragment holds a single-use handle, never sent in a request line. */
-  confirm?: string;
+  code: string;
+  message: string;
 }
 
 /** The `permissions-query` message: docs/tab-protocol.md, §7, "`permissions-query`". */
@@ -347,13 +335,25 @@ export interface WirePermissionsQuery {
   tools: string[] | null;
 }
 
-/** The `error` message: docs/tab-protocol.md, §7, "`error`". */
-export interface WireError {
-  type: "error";
+/** The `ping` message: docs/tab-protocol.md, §7, "`ping`". */
+export interface WirePing {
+  type: "ping";
   /** A request's ref, which its answer repeats. */
   ref?: string;
-  code: string;
-  message: string;
+  at: number;
+}
+
+/** The `welcome` message: docs/tab-protocol.md, §5, "`welcome` (relay → tab)". */
+export interface WireWelcome {
+  type: "welcome";
+  /** A request's ref, which its answer repeats. */
+  ref?: string;
+  protocol: number;
+  /** the pairing's id (derived from the secret's hash; not a secret) */
+  pairing: string;
+  /** the relay pings this often; answer each with pong */
+  pingIntervalMs: number;
+  maxMessageBytes: number;
 }
 
 /** The `connect-info` message: docs/tab-protocol.md, §6, "Requests with `ref`: `connect-info`, `approve`, `decline`, `list-connections`, `forget`, `set-scope`". */
