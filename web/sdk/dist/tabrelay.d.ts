@@ -193,9 +193,9 @@ interface CallsOptions<A extends AppDeclaration> {
     env: Environment;
     record: CallRecord;
     /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
-    deliver(msg: TabMessage, keep: boolean): void;
+    deliver(msg: WireTabMessage, keep: boolean): void;
     /** The messages kept for the next socket: results among them are held too. */
-    unsent?: TabMessage[];
+    unsent?: WireTabMessage[];
     maxMessageBytes(): number;
     maxArgumentBytes: number;
 }
@@ -754,10 +754,6 @@ export interface TabResult extends WireTabResult {
 export type LogLevel = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 /** What the person's settings make of a tool for one connection (§6 `permissions`). */
 export type Permission = "asks" | "runs" | "refused";
-/** Every message the tab sends (wire.ts, generated from the relay's). */
-type TabMessage = WireTabMessage;
-/** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
-type RequestMessage = WireRequestMessage;
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";
 /**
@@ -871,12 +867,12 @@ declare class CallRecord {
 }
 
 // requests.ts
-type RequestType = RequestMessage["type"];
+type RequestType = WireRequestMessage["type"];
 /**
  * RequestOf is the request of type K as its sender writes it, typed by the
  * relay's own (wire.ts): the ref is the Requests'.
  */
-type RequestOf<K extends RequestType> = Of<RequestMessage, K>;
+type RequestOf<K extends RequestType> = Of<WireRequestMessage, K>;
 type Of<M, K> = M extends {
     type: infer T;
 } ? (K extends T ? Omit<M, "type" | "ref"> & {
@@ -963,7 +959,7 @@ declare class Requests {
     private readonly tag;
     constructor(env: Environment, 
     /** send writes on the welcomed socket; false when there is none. */
-    send: (msg: TabMessage) => boolean);
+    send: (msg: WireTabMessage) => boolean);
     /** request sends msg with a fresh ref and resolves with what read makes of the relay's answer. */
     request<K extends RequestType, T>(msg: RequestOf<K>, read: (answer: AnswerTo<K>) => T): Promise<T>;
     /** welcomed sends the requests that waited for a socket. */

@@ -8,14 +8,14 @@ import type { CallMessage, CancelMessage } from "./frames.js";
 import {
   isRecord, overBytes,
   type CancelReason, type Connection, type LogLevel, type Media,
-  type EmbeddedResource, type Note, type TabMessage, type TabResult,
+  type EmbeddedResource, type Note, type TabResult,
 } from "./protocol.js";
 import { noteText, refusal } from "./notes.js";
 import { holdsData, SENTENCES, type CallRecord } from "./record.js";
 import type { FromSchema, JsonChecked, JsonObject } from "./schema.js";
 import { cannotAsk, checkToolCall, runToolCall, sentCall, sending, type CheckedCall } from "./toolcall.js";
 import type { AppDeclaration, ToolDeclaration, ToolName } from "./tools.js";
-import type { WireProgress } from "./wire.js";
+import type { WireProgress, WireTabMessage } from "./wire.js";
 
 /**
  * One call as the app's handler gets it. Args is the type of its
@@ -154,9 +154,9 @@ export interface CallsOptions<A extends AppDeclaration> {
   env: Environment;
   record: CallRecord;
   /** deliver sends msg on the current socket; keep: or on the next one once it is welcomed. */
-  deliver(msg: TabMessage, keep: boolean): void;
+  deliver(msg: WireTabMessage, keep: boolean): void;
   /** The messages kept for the next socket: results among them are held too. */
-  unsent?: TabMessage[];
+  unsent?: WireTabMessage[];
   maxMessageBytes(): number;
   maxArgumentBytes: number;
 }
@@ -237,7 +237,7 @@ export class Calls<A extends AppDeclaration> {
 
   private toolCall(id: string, { connection, turn, deadline, redelivery }: CallMessage, c: CheckedCall, running: Running): ToolCall {
     const live = () => this.running.get(id) === running && !running.cancelled;
-    const send = (m: TabMessage, keep: boolean) => {
+    const send = (m: WireTabMessage, keep: boolean) => {
       if (live()) this.o.deliver(m, keep); // after its result the relay drops them
     };
     return {

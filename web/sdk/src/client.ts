@@ -10,8 +10,8 @@ import { CLOSE_REPLACED, STOP_MESSAGES, stopReasonOf, type StopReason } from "./
 import { defaultEnvironment, SOCKET_OPEN, type Environment, type SocketLike, type StorageLike, type TimerId } from "./env.js";
 import { forgetSecret, loadOrCreateSecret, TabId } from "./identity.js";
 import { parseFrame, type DoneMessage, type PermissionsQueryMessage, type WelcomeMessage } from "./frames.js";
-import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, type WireHello, type WireScopeEntry } from "./wire.js";
-import { overBytes, type Connection, type Permission, type RequestMessage, type TabMessage } from "./protocol.js";
+import { MAX_MESSAGE_BYTES, PROTOCOL_VERSION, type WireHello, type WireRequestMessage, type WireScopeEntry, type WireTabMessage } from "./wire.js";
+import { overBytes, type Connection, type Permission } from "./protocol.js";
 import { CallRecord } from "./record.js";
 import {
   checkScope, RelayError, Requests,
@@ -100,7 +100,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
   private readonly prefix: string;
   private readonly retries = new Retries();
   private readonly listeners = new Set<(s: Status) => void>();
-  private readonly outbox: TabMessage[] = [];
+  private readonly outbox: WireTabMessage[] = [];
   private readonly warned = new Set<string>();
   private current: Status = { state: "idle" };
   private sock: Socket | undefined;
@@ -318,7 +318,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
     return this.request(msg, read);
   }
 
-  private request<K extends RequestMessage["type"], T>(msg: RequestOf<K>, read: (a: AnswerTo<K>) => T): Promise<T> {
+  private request<K extends WireRequestMessage["type"], T>(msg: RequestOf<K>, read: (a: AnswerTo<K>) => T): Promise<T> {
     const s = this.current;
     if (s.state === "stopped") return Promise.reject(new RelayError("stopped", s.message));
     return this.requests.request(msg, read);
@@ -511,7 +511,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
   }
 
   /** deliver sends msg on the welcomed socket; keep: else it waits for the next welcome. */
-  private deliver(msg: TabMessage, keep: boolean): void {
+  private deliver(msg: WireTabMessage, keep: boolean): void {
     const sock = this.sock;
     if (sock?.welcomedAt !== undefined && this.send(sock, msg)) return;
     if (!keep) return;
@@ -527,7 +527,7 @@ export class TabClient<const A extends AppDeclaration, H = Handlers<A>> {
    * message over the relay's limit is dropped with a warning (and counts
    * as sent): the relay would close the socket with 1009, a stop code.
    */
-  private send(sock: Socket, msg: TabMessage): boolean {
+  private send(sock: Socket, msg: WireTabMessage): boolean {
     if (sock.ws.readyState !== SOCKET_OPEN) return false;
     let frame: string;
     try {

@@ -5,7 +5,7 @@
 // interface of its own, as before the types were generated: an app may
 // augment them).
 
-import type { WireConnection, WireEmbeddedResource, WireMedia, WireNote, WireRequestMessage, WireTabMessage, WireTabResult } from "./wire.js";
+import type { WireConnection, WireEmbeddedResource, WireMedia, WireNote, WireTabResult } from "./wire.js";
 
 /** The largest hello the relay reads (§2). */
 export const MAX_HELLO_BYTES = 4096;
@@ -39,12 +39,6 @@ export type LogLevel =
 
 /** What the person's settings make of a tool for one connection (§6 `permissions`). */
 export type Permission = "asks" | "runs" | "refused";
-
-/** Every message the tab sends (wire.ts, generated from the relay's). */
-export type TabMessage = WireTabMessage;
-
-/** The tab's requests with ref (§6): the person's answers to connect codes, and their connections. */
-export type RequestMessage = WireRequestMessage;
 
 /** Why the relay no longer waits for a call on this socket (§7 `cancel`). */
 export type CancelReason = "cancelled" | "timeout" | "answered";

@@ -7,16 +7,16 @@
 
 import type { Environment, TimerId } from "./env.js";
 import type { Answer, ConnectInfoMessage, ConnectionsMessage, DoneMessage, ErrorMessage } from "./frames.js";
-import { isRecord, loose, num, text, type RequestMessage, type TabMessage } from "./protocol.js";
-import type { WireConnectInfo, WireConnectionInfo, WireScopeEntry } from "./wire.js";
+import { isRecord, loose, num, text } from "./protocol.js";
+import type { WireConnectInfo, WireConnectionInfo, WireRequestMessage, WireScopeEntry, WireTabMessage } from "./wire.js";
 
-type RequestType = RequestMessage["type"];
+type RequestType = WireRequestMessage["type"];
 
 /**
  * RequestOf is the request of type K as its sender writes it, typed by the
  * relay's own (wire.ts): the ref is the Requests'.
  */
-export type RequestOf<K extends RequestType> = Of<RequestMessage, K>;
+export type RequestOf<K extends RequestType> = Of<WireRequestMessage, K>;
 type Of<M, K> = M extends { type: infer T } ? (K extends T ? Omit<M, "type" | "ref"> & { type: K } : never) : never;
 
 /** The answer each request gets (§7): connect-info its own, list-connections a connections list, the others done. */
@@ -101,7 +101,7 @@ export const REQUEST_MESSAGES = {
 } as const;
 
 interface Pending {
-  msg: RequestMessage;
+  msg: WireRequestMessage;
   sent: boolean;
   timer: TimerId;
   answer: (a: Answer) => void;
@@ -117,7 +117,7 @@ export class Requests {
   constructor(
     private readonly env: Environment,
     /** send writes on the welcomed socket; false when there is none. */
-    private readonly send: (msg: TabMessage) => boolean,
+    private readonly send: (msg: WireTabMessage) => boolean,
   ) {
     this.tag = Math.floor(env.random() * 36 ** 4).toString(36);
   }
@@ -127,8 +127,8 @@ export class Requests {
     return new Promise<T>((resolve, reject) => {
       const ref = `r${++this.seq}-${this.tag}`;
       const p: Pending = {
-        // What RequestOf<K> and a ref make is a RequestMessage; tsc does not follow a generic K that far.
-        msg: { ...msg, ref } as RequestMessage,
+        // What RequestOf<K> and a ref make is a WireRequestMessage; tsc does not follow a generic K that far.
+        msg: { ...msg, ref } as WireRequestMessage,
         sent: false,
         timer: undefined,
         answer: (a) => {
