@@ -22,20 +22,25 @@ import (
 // pairing after the forwards under way).
 //
 // In half the rounds the forward waits, past its check that the tab is
-// open, until the tab is closed and a little more (testHookForwarding): the
-// end, told without waiting for the forward, would reach the pairing
-// first there.
+// open, until Tab.Close has returned, and a little more (testHookForwarding):
+// an end told without waiting for the forward would reach the pairing
+// first there. The little more is real time: the pairing reads a tab's
+// end in a goroutine of its mailbox's own, which no clock drives.
 func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
 	r := newRig(t, nil)
-	var held atomic.Pointer[Tab]
+	type hold struct {
+		tab    *Tab
+		closed chan struct{} // Close returned
+	}
+	var held atomic.Pointer[hold]
 	testHookForwarding = func(tab *Tab) {
-		if tab != held.Load() {
-			return
+		if h := held.Load(); h != nil && h.tab == tab {
+			select {
+			case <-h.closed:
+			case <-time.After(patience):
+			}
+			time.Sleep(2 * time.Millisecond) // the pairing's time to read an end told meanwhile
 		}
-		for deadline := time.Now().Add(time.Second); !tab.closed.Load() && time.Now().Before(deadline); {
-			runtime.Gosched()
-		}
-		time.Sleep(2 * time.Millisecond) // the pairing's time to read an end told meanwhile
 	}
 	defer func() { testHookForwarding = nil }()
 	var answeredByA, answeredByB int
@@ -48,8 +53,9 @@ func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
 		start := make(chan struct{})
 		var both sync.WaitGroup
 		both.Add(2)
+		closed := make(chan struct{})
 		if i%2 == 0 {
-			held.Store(a.tab)
+			held.Store(&hold{a.tab, closed})
 		}
 		result := resultOf(t, c.ID, protocol.TabResult{Data: json.RawMessage(`{"text":"a"}`)})
 		go func() { defer both.Done(); <-start; a.tab.Forward(result) }()
@@ -60,6 +66,7 @@ func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
 				runtime.Gosched()
 			}
 			a.tab.Close()
+			close(closed)
 		}()
 		close(start)
 		both.Wait()
