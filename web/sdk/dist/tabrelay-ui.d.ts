@@ -510,6 +510,8 @@ declare class DocumentScopes {
     private write;
     private load;
 }
+/** listed joins items as a sentence lists them: "a", "a and b", "a, b and c". */
+declare function listed(items: readonly string[]): string;
 
 // ui/data-switch.ts
 export declare class TabrelayDataSwitch extends Showing<Permissions> {

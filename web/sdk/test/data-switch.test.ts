@@ -10,7 +10,7 @@ import { Reply, type Handlers } from "../src/calls.js";
 import { refusal } from "../src/notes.js";
 import { SENTENCES } from "../src/record.js";
 import { defineApp } from "../src/tools.js";
-import { DATA_SENTENCES } from "../src/ui/data-scope.js";
+import { DATA_SENTENCES, listed } from "../src/ui/data-scope.js";
 import { ANOTHER_DOCUMENT, createPermissions, type Answer, type Question } from "../src/ui/permissions-model.js";
 import { FakeBrowser, FakeSite, flush } from "./fakes.js";
 
@@ -160,6 +160,12 @@ describe("what the switch refuses and strips (item 2)", () => {
       resources: [{ uri: "x://t.txt", mimeType: "text/plain", text: "t" }],
       notes: [{ text: DATA_SENTENCES.leftOut(`pictures and ${DATA_SENTENCES.singleCell("columns.*.min, columns.*.max, median")}`) }],
     }]);
+  });
+
+  test("what was left out (and what the settings refuse) is listed as a sentence lists it", () => {
+    assert.equal(listed(["pictures"]), "pictures");
+    assert.equal(listed(["pictures", "sound clips"]), "pictures and sound clips");
+    assert.equal(listed(["pictures", "sound clips", "single-cell values"]), "pictures, sound clips and single-cell values");
   });
 
   test("sound clips, and bytes whose type is not said (a picture, maybe), are left out as pictures are; a typed file stays", async () => {

@@ -219,7 +219,7 @@ function strip(result: TabResult, scope: ToolDataScope | undefined): TabResult {
 }
 
 /** listed joins items as a sentence lists them: "a", "a and b", "a, b and c". */
-function listed(items: readonly string[]): string {
+export function listed(items: readonly string[]): string {
   return items.length <= 2 ? items.join(" and ") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
 }
 

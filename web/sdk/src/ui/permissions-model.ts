@@ -8,7 +8,7 @@
 
 import type { CallGate, Connection, Permission, PermissionKind, PermissionsQuery, SentCall, StorageLike, TabResult, ToolCall, ToolDeclaration } from "../index.js";
 import { noteText, PERMISSION_KINDS, permissionKindsOf, refusal, ToolError, type AppDeclaration, type ConfirmAt, type JsonObject, type ToolArguments, type ToolName } from "../index.js";
-import { DocumentScopes, type AgentDocument } from "./data-scope.js";
+import { DocumentScopes, listed, type AgentDocument } from "./data-scope.js";
 import { messages } from "./messages.js";
 import { Turns, whoOf, type UndoTurn } from "./turns.js";
 
@@ -403,7 +403,7 @@ export class Permissions<A extends AppDeclaration = AppDeclaration> implements C
       const d = this.decisionFor(tool, call.action, call.connection.id, estimate);
       if (d.setting === "allow" || (d.setting === "ask" && detail === null)) return undefined;
       if (d.setting === "deny") {
-        return refusal(`The person's settings in this tab refuse ${d.kinds.map((k) => KIND_PHRASES[k]).join(" and ")} to agents, so “${title}” was not run.`);
+        return refusal(`The person's settings in this tab refuse ${listed(d.kinds.map((k) => KIND_PHRASES[k]))} to agents, so “${title}” was not run.`);
       }
       if (!this.confirmer) return refusal(`“${title}” needs the person's confirmation, and this tab has no way to ask; it was not run.`);
       const answer = await this.ask(this.confirmer, call, tool, d.kinds, estimate, detail ?? undefined);
