@@ -86,9 +86,11 @@ func (p *pairing) onAskLost(ctx actor.Context, tab *actor.PID) {
 		return
 	}
 	l.asks++
+	// The next ask is armed before this one goes: whoever hears an ask
+	// (a test on a fake clock) may move the clock on at once.
+	p.armAsk(ctx, l)
 	ctx.Watch(tab)
 	ctx.Request(tab, &actor.Touch{})
-	p.armAsk(ctx, l)
 }
 
 // lostEnded reads the end of a watch of who, if it is a tab a lost link
