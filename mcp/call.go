@@ -31,17 +31,16 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request, req *request, 
 		writeError(w, req.ID, protocol.ErrInvalidParams.With("Unknown tool: "+protocol.Clip(p.Name, 100)))
 		return
 	}
-	args, canonical, ok := canonicalArguments(p.Arguments)
-	if !ok {
-		writeError(w, req.ID, protocol.ErrInvalidParams.With("tools/call arguments must be an object."))
+	args, err := protocol.DecodeArguments(p.Arguments)
+	if err != nil {
+		writeError(w, req.ID, protocol.ErrInvalidParams.With(err.Error()+"."))
 		return
 	}
-	p.Arguments = canonical
 	action := actionOf(tool, args)
-	if !s.guardCall(w, req, e, g, tool, action, started) || !s.checkArguments(w, req, g, tool, p.Arguments, started) {
+	if !s.guardCall(w, req, e, g, tool, action, started) || !s.checkArguments(w, req, g, tool, args, started) {
 		return
 	}
-	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: p.Arguments, Connection: g.Connection()}
+	call := protocol.CallRequest{Pairing: g.PairingID, Tool: p.Name, Arguments: args.JSON, Connection: g.Connection()}
 	ctx, cancel, done := s.calls.start(r.Context(), g.ConnectionID, req.ID)
 	defer done()
 	grant := s.watchGrant(ctx, cancel, r, g.PairingID, tool.Name, action)

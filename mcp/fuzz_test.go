@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tabrelay/tabrelay/protocol"
 )
@@ -37,7 +38,8 @@ func (acceptAll) Verify(context.Context, string) (protocol.Grant, error) {
 // stateless era's Mcp-Method and Mcp-Name, the protocol version, the
 // content type): the front end must
 // answer every one with a status of its own (never panic, never 5xx) and
-// never let a call past the guard that the scope does not grant.
+// never let a call past the guard that the scope does not grant, nor
+// arguments a browser's socket would refuse (bytes that are no UTF-8).
 func FuzzServeHTTP(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
@@ -52,6 +54,7 @@ func FuzzServeHTTP(f *testing.F) {
 		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"ui://demo/view"}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"counter","arguments":[1]}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"counter","arguments":{"action":"get","action":"reset"}}}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"counter\",\"arguments\":{\"action\":\"get\",\"note\":\"a\xffb\xed\xa0\x80\"}}}",
 		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`,
 		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
 	} {
@@ -92,6 +95,9 @@ func FuzzServeHTTP(f *testing.F) {
 			}
 			if !protocol.Allows(scope, call.Tool, action) {
 				t.Fatalf("a call outside the scope reached the tab: %s %s from %q", call.Tool, call.Arguments, body)
+			}
+			if !utf8.Valid(call.Arguments) {
+				t.Fatalf("arguments that are no UTF-8 reached the tab: %q from %q", call.Arguments, body)
 			}
 		}
 	})

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -10,40 +9,16 @@ import (
 )
 
 // actionOf is the named action a call asks for: its "action" argument,
-// when the tool declares actions.
-//
-// args are the call's arguments as canonicalArguments left them: one
-// object, exact keys. Go's struct decoding would match "ACTION" too (and
-// the last of several), while the tab reads the exact key: the guard and
-// the tab must read the same field.
-func actionOf(t *protocol.Tool, args map[string]json.RawMessage) string {
+// when the tool declares actions. It reads the arguments the tab gets
+// (protocol.DecodeArguments): the exact key, its last value when written
+// twice, as the tab's parser reads it. Go's struct decoding would match
+// "ACTION" too, and the guard and the tab must read the same field.
+func actionOf(t *protocol.Tool, args protocol.Arguments) string {
 	if len(t.Actions) == 0 {
 		return ""
 	}
-	var a string
-	if json.Unmarshal(args["action"], &a) != nil {
-		return "" // absent or not a string: only protocol.AllActions grants it
-	}
+	a, _ := args.String("action") // absent or not a string: only protocol.AllActions grants it
 	return a
-}
-
-// canonicalArguments decodes a call's arguments into one object with
-// exact keys (a repeated key keeps its last value, as JavaScript's parser
-// does) and encodes it again, so that what the guard checked is byte for
-// byte what the tab gets. Anything but an object is refused.
-func canonicalArguments(raw json.RawMessage) (map[string]json.RawMessage, json.RawMessage, bool) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return map[string]json.RawMessage{}, json.RawMessage("{}"), true
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || m == nil {
-		return nil, nil, false
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return nil, nil, false
-	}
-	return m, out, true
 }
 
 // guardCall is the control of SPEC §8: a call the connection's scope does
@@ -96,7 +71,7 @@ func (s *Server) refusal(tool, action string) string {
 // (issue 24 item 10): arguments it refuses never reach the tab, and the
 // host reads -32602 with the schema's complaint. It answers and returns
 // false when refused.
-func (s *Server) checkArguments(w http.ResponseWriter, req *request, g protocol.Grant, t *protocol.Tool, args json.RawMessage, started time.Time) bool {
+func (s *Server) checkArguments(w http.ResponseWriter, req *request, g protocol.Grant, t *protocol.Tool, args protocol.Arguments, started time.Time) bool {
 	err := t.CheckArguments(args)
 	if err == nil {
 		return true

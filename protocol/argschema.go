@@ -87,54 +87,36 @@ func compileArgumentSchema(raw json.RawMessage) (*argumentSchema, error) {
 	return &argumentSchema{resolved: resolved, parts: parts}, nil
 }
 
-// CheckArguments checks a call's arguments (a JSON object) against the
-// tool's inputSchema, compiled once by LoadBundle; the error is the
-// complaint a host reads. A tool LoadBundle did not check has no compiled
-// schema, and every call of it is refused: compiling it per call instead
-// hid, for a day, that LoadBundle kept the compiled schemas on copies
-// (issue 27: a fifth of the relay's CPU).
-func (t *Tool) CheckArguments(args json.RawMessage) error {
+// CheckArguments checks a call's arguments against the tool's
+// inputSchema, compiled once by LoadBundle; the error is the complaint a
+// host reads. A tool LoadBundle did not check has no compiled schema, and
+// every call of it is refused: compiling it per call instead hid, for a
+// day, that LoadBundle kept the compiled schemas on copies (issue 27: a
+// fifth of the relay's CPU per call).
+func (t *Tool) CheckArguments(args Arguments) error {
 	if t.args == nil {
 		return errors.New("the tool's inputSchema was not compiled (the tool did not come from LoadBundle)")
 	}
 	return t.args.check(args)
 }
 
-func (a *argumentSchema) check(args json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("the arguments hold a %s, too large for a JSON Schema check", Clip(te.Value, 40))
-		}
-		return errors.New("the arguments are not JSON")
+func (a *argumentSchema) check(args Arguments) error {
+	if args.value == nil {
+		return errors.New("the arguments were not decoded (DecodeArguments)")
 	}
-	if size := countValues(v) + len(args); size > maxCheckWork/a.parts {
+	if args.tooLarge != "" {
+		return fmt.Errorf("the arguments hold a number %s, too large for a JSON Schema check", Clip(string(args.tooLarge), 40))
+	}
+	if size := args.values + len(args.JSON); size > maxCheckWork/a.parts {
 		return fmt.Errorf("the arguments are too large for this tool's schema to be checked: "+
 			"%s bytes and values, and it takes at most %s", formatCount(size), formatCount(maxCheckWork/a.parts))
 	}
-	err := a.resolved.Validate(v)
+	err := a.resolved.Validate(args.value)
 	if err == nil {
 		return nil
 	}
 	msg := strings.TrimPrefix(err.Error(), "validating root: ")
 	return errors.New(Clip(strings.Join(strings.Fields(msg), " "), maxComplaint))
-}
-
-// countValues counts the JSON values of v, v included.
-func countValues(v any) int {
-	n := 1
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			n += countValues(e)
-		}
-	case map[string]any:
-		for _, e := range x {
-			n += countValues(e)
-		}
-	}
-	return n
 }
 
 // Keywords whose values are subschemas applied to the value itself or

@@ -8,6 +8,16 @@ import (
 	"unicode/utf8"
 )
 
+// decoded is args as DecodeArguments hands them to the check.
+func decoded(t testing.TB, args string) Arguments {
+	t.Helper()
+	a, err := DecodeArguments(json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("%.80s: %v", args, err)
+	}
+	return a
+}
+
 func mustCompile(t testing.TB, schema string) *argumentSchema {
 	t.Helper()
 	a, err := compileArgumentSchema(json.RawMessage(schema))
@@ -34,13 +44,13 @@ func TestArgumentCheckSaysTheSchemasComplaint(t *testing.T) {
 		`{"title":"a","tags":["a","c"]}`: `enum`,
 		`{"title":"a","n":1e400}`:        `number 1e400, too large`,
 	} {
-		err := a.check(json.RawMessage(args))
+		err := a.check(decoded(t, args))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a complaint with %q", args, err, want)
 		}
 	}
 	for _, args := range []string{`{"title":"a"}`, `{"title":"abc","n":3,"tags":["b"]}`, `{"title":"a","n":2.0}`} {
-		if err := a.check(json.RawMessage(args)); err != nil {
+		if err := a.check(decoded(t, args)); err != nil {
 			t.Errorf("%s: %v", args, err)
 		}
 	}
@@ -52,7 +62,7 @@ func TestArgumentCheckSaysTheSchemasComplaint(t *testing.T) {
 func TestArgumentCheckClipsWhatItQuotes(t *testing.T) {
 	long := strings.Repeat("é", 2*maxComplaint)
 	a := mustCompile(t, `{"type":"object","properties":{"a":{"const":"`+long+`"}}}`)
-	err := a.check(json.RawMessage(`{"a":"x"}`))
+	err := a.check(decoded(t, `{"a":"x"}`))
 	if err == nil || !strings.HasSuffix(err.Error(), "…") || utf8.RuneCountInString(err.Error()) != maxComplaint+1 {
 		t.Errorf("a complaint quoting %d characters: %d characters: %v", 2*maxComplaint, utf8.RuneCountInString(fmt.Sprint(err)), err)
 	}
@@ -102,10 +112,10 @@ func TestHostileSchemasAreRefusedAtLoad(t *testing.T) {
 	if a.parts < 1<<10 {
 		t.Fatalf("fan-out of 10 levels counted %d parts", a.parts)
 	}
-	if err := a.check(json.RawMessage(`{"x":5}`)); err == nil {
+	if err := a.check(decoded(t, `{"x":5}`)); err == nil {
 		t.Fatal("5 passed a schema of strings")
 	}
-	if err := a.check(json.RawMessage(`{"x":"s"}`)); err != nil {
+	if err := a.check(decoded(t, `{"x":"s"}`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -115,12 +125,12 @@ func TestHostileSchemasAreRefusedAtLoad(t *testing.T) {
 func TestArgumentsTooLargeForTheSchemaAreRefusedUnchecked(t *testing.T) {
 	a := mustCompile(t, fanOut(10))
 	args := `{"x":"` + strings.Repeat("s", maxCheckWork/a.parts) + `"}`
-	if err := a.check(json.RawMessage(args)); err == nil || !strings.Contains(err.Error(), "too large for this tool's schema to be checked") {
+	if err := a.check(decoded(t, args)); err == nil || !strings.Contains(err.Error(), "too large for this tool's schema to be checked") {
 		t.Fatalf("%d bytes against %d parts: %v", len(args), a.parts, err)
 	}
 	// The request limit's worth of text, for a plain schema.
 	a = mustCompile(t, `{"type":"object","properties":{"text":{"type":"string"}}}`)
-	if err := a.check(json.RawMessage(`{"text":"` + strings.Repeat("s", 4<<20-20) + `"}`)); err != nil {
+	if err := a.check(decoded(t, `{"text":"`+strings.Repeat("s", 4<<20-20)+`"}`)); err != nil {
 		t.Fatalf("4 MiB of text: %v", err)
 	}
 }
@@ -148,7 +158,7 @@ func BenchmarkArgumentCheckAtTheBound(b *testing.B) {
 				args = json.RawMessage(`{"x":["` + strings.Repeat("s", budget-3) + `"]}`)
 			}
 			for b.Loop() {
-				if err := a.check(args); err == nil || strings.Contains(err.Error(), "too large") {
+				if err := a.check(decoded(b, string(args))); err == nil || strings.Contains(err.Error(), "too large") {
 					b.Fatalf("%d bytes passed, or were refused unchecked: %v", len(args), err)
 				}
 			}
@@ -172,12 +182,12 @@ func TestLoadBundleKeepsEachToolsCompiledSchema(t *testing.T) {
 	if !ok {
 		t.Fatal("the probe bundle has no echo tool")
 	}
-	args := json.RawMessage(`{"value":"hi"}`)
+	args := decoded(t, `{"value":"hi"}`)
 	if err := echo.CheckArguments(args); err != nil {
-		t.Fatalf("a loaded echo refuses %s: %v", args, err)
+		t.Fatalf("a loaded echo refuses %s: %v", args.JSON, err)
 	}
 	if n := testing.AllocsPerRun(20, func() { _ = echo.CheckArguments(args) }); n > 40 {
-		t.Errorf("a check of %s allocates %.0f times: is its schema compiled for the call?", args, n)
+		t.Errorf("a check of %s allocates %.0f times: is its schema compiled for the call?", args.JSON, n)
 	}
 	unloaded := Tool{Name: "echo", InputSchema: echo.InputSchema}
 	if err := unloaded.CheckArguments(args); err == nil {

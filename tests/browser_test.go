@@ -157,14 +157,7 @@ func TestBrowserTabAnswersACall(t *testing.T) {
 		tab := openTab(t, e, pageURL)
 		waitStateIn(t, tab, "connected")
 
-		// The person approves in the page: the waiting page's code typed into
-		// its Connect panel, which shows who asks before they choose.
-		h := newHost(t, relayURL)
-		h.register()
-		f := h.authorize()
-		approveInPage(t, tab, f.code)
-		_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
-		c := &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
+		c := hostApprovedInPage(t, tab, relayURL)
 		answeredByPage := func(value string) {
 			t.Helper()
 			rep := c.send("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"value": value}}, false, nil)
@@ -186,6 +179,19 @@ func TestBrowserTabAnswersACall(t *testing.T) {
 			t.Fatalf("the page ran %d calls, want 2", runs)
 		}
 	})
+}
+
+// hostApprovedInPage is a host's MCP client of relayURL, whose connection
+// the person approved in tab: the waiting page's code typed into its
+// Connect panel, which shows who asks before they choose (approveInPage).
+func hostApprovedInPage(t *testing.T, tab engineTab, relayURL string) *mcpClient {
+	t.Helper()
+	h := newHost(t, relayURL)
+	h.register()
+	f := h.authorize()
+	approveInPage(t, tab, f.code)
+	_, tokens := h.exchange(f, h.codeFrom(f, h.status(f)["redirect"]))
+	return &mcpClient{t: t, url: relayURL + "/", token: tokens["access_token"].(string)}
 }
 
 // approveInPage types code into the page's <tabrelay-connect>, checks that
