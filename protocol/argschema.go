@@ -49,6 +49,11 @@ const (
 	maxComplaint = 600
 )
 
+// A call's arguments pass the check only within maxCheckWork bytes, so a
+// checked call fits in one message to the tab, with room for the rest of
+// the call: this does not compile when the limits part.
+const _ = uint(MaxMessageBytes - maxCheckWork - 64<<10)
+
 // argumentSchema is one tool's inputSchema, compiled.
 type argumentSchema struct {
 	resolved *jsonschema.Resolved

@@ -16,10 +16,12 @@ type Arguments struct {
 	// JSON is the value encoded again. It is one object; its keys are
 	// sorted at every depth, and a key written twice keeps its last value,
 	// as JavaScript's parser does; numbers are as the host wrote them.
-	// Its strings are UTF-8: bytes of the host's that were none are
-	// U+FFFD, as a browser's own decoding makes them. A browser fails a
-	// WebSocket whose text frame is not UTF-8, and a host's raw bytes in
-	// a call cut the tab's socket, every other call on it with it.
+	// Its strings are UTF-8: each byte of the host's that is none, and
+	// each escaped lone surrogate ("\ud800"), is U+FFFD (Go's decoding:
+	// a browser's makes one U+FFFD of a cut sequence, Go one per byte). A
+	// browser fails a WebSocket whose text frame is not UTF-8, and a
+	// host's raw bytes in a call cut the tab's socket, every other call
+	// on it with it.
 	JSON json.RawMessage
 
 	value    map[string]any // numbers as float64, for the checker
