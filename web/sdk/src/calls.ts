@@ -286,9 +286,9 @@ export class Calls<A extends AppDeclaration> {
     if (malformed) return refusal(`The tool's result could not be sent: its ${malformed} is malformed.`);
     let text: string;
     try {
-      text = JSON.stringify(result);
+      text = JSON.stringify({ result }); // as deep as the message it goes in
     } catch {
-      return refusal("The tool's result could not be sent: it is not JSON (a cycle or a BigInt).");
+      return refusal("The tool's result could not be sent: it is not JSON (a cycle, a BigInt, or nesting deeper than this browser writes).");
     }
     const limit = this.o.maxMessageBytes() - ENVELOPE_BYTES;
     if (overBytes(text.length, limit, () => text)) {

@@ -249,6 +249,19 @@ describe("bad input from the relay", () => {
     assert.match(said(results(t.sock())["c1"]), /not JSON/);
   });
 
+  test("a result nested deeper than the browser writes gets an error result that says so", async () => {
+    // Firefox stops writing JSON between 4,000 and 5,000 levels ("too much
+    // recursion"), and said the result was "a cycle or a BigInt".
+    const t = await connected();
+    t.sock().receive(callMsg("c1", "slow"));
+    await flush();
+    let deep: unknown = [];
+    for (let i = 0; i < 1_000_000; i++) deep = [deep];
+    t.h.finish("c1", deep);
+    await flush();
+    assert.match(said(results(t.sock())["c1"]), /not JSON \(a cycle, a BigInt, or nesting deeper than this browser writes\)/);
+  });
+
   test("malformed frames, unknown types, binary frames and calls without ids are ignored with a warning", async () => {
     const t = await connected();
     const sock = t.sock();
