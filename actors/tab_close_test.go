@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -22,15 +23,16 @@ import (
 // pairing after the forwards under way).
 //
 // In half the rounds the forward waits, past its check that the tab is
-// open, until Tab.Close has returned, and a little more (testHookForwarding):
-// an end told without waiting for the forward would reach the pairing
-// first there. The little more is real time: the pairing reads a tab's
-// end in a goroutine of its mailbox's own, which no clock drives.
+// open, until Tab.Close has returned and the pairing has answered a
+// request (testHookForwarding): it reads the system messages sent to it
+// before a request first, so an end told without waiting for the forward
+// has reached it by then.
 func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
 	r := newRig(t, nil)
 	type hold struct {
-		tab    *Tab
-		closed chan struct{} // Close returned
+		tab     *Tab
+		pairing string
+		closed  chan struct{} // Close returned
 	}
 	var held atomic.Pointer[hold]
 	testHookForwarding = func(tab *Tab) {
@@ -39,7 +41,7 @@ func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
 			case <-h.closed:
 			case <-time.After(patience):
 			}
-			time.Sleep(2 * time.Millisecond) // the pairing's time to read an end told meanwhile
+			_, _ = r.caller.Inspect(context.Background(), h.pairing) // an error fails the round's call instead
 		}
 	}
 	defer func() { testHookForwarding = nil }()
@@ -55,7 +57,7 @@ func TestAResultForwardedAsItsTabClosesIsNotOvertakenByTheEnd(t *testing.T) {
 		both.Add(2)
 		closed := make(chan struct{})
 		if i%2 == 0 {
-			held.Store(&hold{a.tab, closed})
+			held.Store(&hold{a.tab, pairing, closed})
 		}
 		result := resultOf(t, c.ID, protocol.TabResult{Data: json.RawMessage(`{"text":"a"}`)})
 		go func() { defer both.Done(); <-start; a.tab.Forward(result) }()
