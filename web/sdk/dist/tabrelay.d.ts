@@ -726,8 +726,6 @@ export declare function withNote(result: TabResult, text: string, ...names: stri
 export declare function noteText(n: Note): string;
 
 // protocol.ts
-/** The largest hello the relay reads (§2). */
-declare const MAX_HELLO_BYTES = 4096;
 /**
  * The way in a call came (issue 28): `connector`, an agent host through the
  * relay; `chat`, the chat in the tab with the person's own key; `local`, an

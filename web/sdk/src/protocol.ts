@@ -7,9 +7,6 @@
 
 import type { WireConnection, WireEmbeddedResource, WireMedia, WireNote, WireTabResult } from "./wire.js";
 
-/** The largest hello the relay reads (§2). */
-export const MAX_HELLO_BYTES = 4096;
-
 /**
  * The way in a call came (issue 28): `connector`, an agent host through the
  * relay; `chat`, the chat in the tab with the person's own key; `local`, an

@@ -1,7 +1,7 @@
 // ../../sdk/dist/tabrelay.js
 var ne = 10 * 6e4;
 var re = 60 * 6e4;
-var Le = 128 * 1024;
+var Ne = 128 * 1024;
 var Y = ["change", "heavy", "writes-file", "deletes-saved", "large-download", "publishes", "pauses-recording"];
 var S = /^[a-zA-Z0-9_-]{1,64}$/;
 var Te = /^[a-z][a-z0-9-]{0,39}$/;
