@@ -224,11 +224,7 @@ func (g *tsGen) fields(b *strings.Builder, rt reflect.Type) {
 				g.fail("%s embeds Envelope but is no message of fromTab or toTab", rt)
 				continue
 			}
-			q := make([]string, len(lits))
-			for i, l := range lits {
-				q[i] = strconv.Quote(l)
-			}
-			fmt.Fprintf(b, "  type: %s;\n", strings.Join(q, " | "))
+			fmt.Fprintf(b, "  type: %s;\n", strings.Join(literals(lits), " | "))
 			b.WriteString(tsComment("  ", "A request's ref, which its answer repeats."))
 			b.WriteString("  ref?: string;\n")
 			continue
@@ -385,11 +381,16 @@ func (g *tsGen) imports() []string {
 }
 
 func tsStrings(ss []string) string {
+	return "[" + strings.Join(literals(ss), ", ") + "]"
+}
+
+// literals is each of ss as a string literal.
+func literals(ss []string) []string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
 		q[i] = strconv.Quote(s)
 	}
-	return "[" + strings.Join(q, ", ") + "]"
+	return q
 }
 
 // tsComment is text as a TSDoc comment indented by indent ("" for none).
